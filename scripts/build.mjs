@@ -1,0 +1,54 @@
+// Bundles what ships: the CLI, the Pi package and the VS Code extension.
+import { build } from "esbuild";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const at = (p) => join(root, p);
+
+const targets = [
+  {
+    entry: "core/src/cli.ts",
+    outfile: "core/dist/cli.js",
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  },
+  {
+    entry: "pi-extension/src/index.ts",
+    outfile: "pi-extension/dist/index.js",
+    format: "esm",
+    platform: "node",
+    target: "node22",
+    external: ["@earendil-works/*", "typebox"],
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  },
+  {
+    entry: "vscode-extension/src/extension.ts",
+    outfile: "vscode-extension/dist/extension.cjs",
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    external: ["vscode"],
+  },
+];
+
+const quiet = process.argv.includes("--quiet");
+for (const t of targets) {
+  if (!existsSync(at(t.entry))) continue;
+  await build({
+    entryPoints: [at(t.entry)],
+    outfile: at(t.outfile),
+    bundle: true,
+    format: t.format,
+    platform: t.platform,
+    target: t.target,
+    external: t.external ?? [],
+    banner: t.banner,
+    sourcemap: "linked",
+    logLevel: "warning",
+  });
+  if (!quiet) console.log(`built ${t.outfile}`);
+}
