@@ -1,0 +1,235 @@
+// `pi-pruner`: a thin command line over core. Exit codes: 0 done, 1 a user error, 2 an unreadable input.
+import { parseArgs } from "node:util";
+import { resolve } from "node:path";
+import { readSessionFile, type SessionData } from "./session.ts";
+import { buildSessionView, type SessionView } from "./view.ts";
+import { agentDirFrom, loadConfig, resolveConfig, settingsPaths, type ConfigWarning } from "./config.ts";
+import { protectingPattern } from "./protected.ts";
+import { addProtectedPath, SettingsFileError } from "./settings-file.ts";
+import { estimateTokens } from "./size.ts";
+
+export interface CliIO {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+class UsageError extends Error {}
+class InputError extends Error {}
+
+const HELP = `pi-pruner — see what the Pi pruner did, and decide what it must never touch
+
+Usage:
+  pi-pruner inspect <session.jsonl> [--leaf ID] [--json] [--cwd DIR]
+      Summaries, pruned calls and their states, chains, protected calls, markers, sizes.
+  pi-pruner check <path>... [--cwd DIR] [--json]
+      Is each path protected from pruning under the effective settings, and by which pattern.
+  pi-pruner protect <glob> [--global] [--cwd DIR]
+      Add a pattern to contextPrune.protectedPaths in the project (.pi/settings.json) or global settings.
+  pi-pruner help
+
+Exit codes: 0 done, 1 a usage error, 2 an unreadable input.
+`;
+
+export async function main(argv: string[], io: CliIO = defaultIO()): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "inspect":
+        return await inspect(rest, io);
+      case "check":
+        return check(rest, io);
+      case "protect":
+        return protect(rest, io);
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        io.out(HELP);
+        return command === undefined ? 1 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`pi-pruner: ${error.message}\nRun "pi-pruner help" for usage.\n`);
+      return 1;
+    }
+    if (error instanceof InputError || error instanceof SettingsFileError) {
+      io.err(`pi-pruner: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+function defaultIO(): CliIO {
+  return {
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    env: process.env,
+    cwd: process.cwd(),
+  };
+}
+
+function parse(args: string[], options: Record<string, { type: "string" | "boolean" }>) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function reportWarnings(warnings: readonly ConfigWarning[], io: CliIO): void {
+  for (const w of warnings) io.err(`warning: ${w.source ? `${w.source} settings: ` : ""}${w.message}\n`);
+}
+
+async function loadSession(file: string): Promise<SessionData> {
+  try {
+    return await readSessionFile(file);
+  } catch (error) {
+    throw new InputError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+async function inspect(args: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parse(args, { leaf: { type: "string" }, json: { type: "boolean" }, cwd: { type: "string" } });
+  if (positionals.length !== 1) throw new UsageError("inspect takes exactly one session file");
+  const file = resolve(io.cwd, positionals[0]!);
+  const data = await loadSession(file);
+  if (values.leaf && !data.byId.has(values.leaf)) throw new UsageError(`no entry with id "${values.leaf}" in ${file}`);
+  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : (data.header?.cwd ?? io.cwd);
+  const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
+  reportWarnings(loaded.warnings, io);
+  const view = buildSessionView(data, { leafId: values.leaf, config: loaded.config });
+  if (values.json) io.out(JSON.stringify(inspectJson(view), null, 2) + "\n");
+  else io.out(inspectText(view, file));
+  return 0;
+}
+
+/** The documented JSON shape of `inspect --json`. */
+export function inspectJson(view: SessionView) {
+  return {
+    session: { id: view.session.id ?? null, cwd: view.session.cwd ?? null },
+    leafId: view.leafId,
+    errors: view.errors.map((e) => ({ line: e.line, message: e.message })),
+    summaries: view.summaries.map((s) => ({ entryId: s.entryId, refs: s.refs, toolCallIds: s.toolCallIds })),
+    calls: view.calls.map((c) => ({
+      toolCallId: c.toolCallId,
+      occurrenceKey: c.occurrenceKey,
+      toolName: c.toolName,
+      shortRef: c.shortRef ?? null,
+      state: c.state,
+      rawChars: c.rawChars,
+      path: c.path ?? null,
+    })),
+    chains: view.chains.map((c) => ({ blockId: c.blockId, toolRefs: c.toolRefs, protectedToolCallIds: c.protectedToolCallIds })),
+    protected: view.protected.map((p) => ({ toolCallId: p.toolCallId, toolName: p.toolName, path: p.path ?? null })),
+    markers: view.markers.map((m) => ({ entryId: m.entryId, kind: m.kind, markerId: m.markerId, cancelled: m.cancelled })),
+    totals: view.totals.modelChars === undefined ? { rawChars: view.totals.rawChars } : { rawChars: view.totals.rawChars, modelChars: view.totals.modelChars },
+  };
+}
+
+function pad(text: string, width: number): string {
+  return text.length >= width ? text : text + " ".repeat(width - text.length);
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? flat.slice(0, max - 1) + "…" : flat;
+}
+
+export function inspectText(view: SessionView, file: string): string {
+  const lines: string[] = [];
+  const n = (x: number) => x.toLocaleString("en-US");
+  lines.push(`Session ${view.session.id ?? "(no header)"}${view.session.name ? ` "${view.session.name}"` : ""}`);
+  lines.push(`  file: ${file}`);
+  if (view.session.cwd) lines.push(`  cwd:  ${view.session.cwd}`);
+  lines.push(`  leaf: ${view.leafId ?? "(empty)"}`);
+  if (view.errors.length) {
+    lines.push(`  bad lines: ${view.errors.length} (${view.errors.map((e) => e.line).join(", ")})`);
+    for (const e of view.errors.slice(0, 20)) lines.push(`    line ${e.line}: ${e.message}`);
+    if (view.errors.length > 20) lines.push(`    … ${view.errors.length - 20} more`);
+  }
+  for (const p of view.problems) lines.push(`  problem: ${p}`);
+
+  const counts = new Map<string, number>();
+  for (const c of view.calls) counts.set(c.state, (counts.get(c.state) ?? 0) + 1);
+  lines.push("");
+  lines.push(`Tool calls: ${view.calls.length}${counts.size ? ` (${[...counts].map(([k, v]) => `${v} ${k}`).join(", ")})` : ""}`);
+  for (const c of view.calls) {
+    const target = c.path ?? c.command ?? "";
+    lines.push(
+      `  ${pad(c.shortRef ?? "-", 5)} ${pad(c.toolName, 10)} ${pad(c.state, 11)} ${pad(n(c.rawChars), 9)} ${c.isError ? "error " : ""}${oneLine(target, 60)}`,
+    );
+  }
+  lines.push("");
+  lines.push(`Summaries: ${view.summaries.length}`);
+  for (const s of view.summaries) {
+    lines.push(`  ${s.entryId}${s.turnIndex !== undefined ? ` turn ${s.turnIndex}` : ""} · ${s.refs.join(", ")} · ${oneLine(s.text, 70)}`);
+  }
+  if (view.chains.length) {
+    lines.push("");
+    lines.push(`Compressed chains: ${view.chains.length}`);
+    for (const c of view.chains) lines.push(`  ${c.blockId} · tools ${c.toolRefs.join(",") || "-"}${c.protectedToolCallIds.length ? ` · ${c.protectedToolCallIds.length} protected output(s) kept` : ""}`);
+  }
+  if (view.protected.length) {
+    lines.push("");
+    lines.push(`Protected calls: ${view.protected.length}`);
+    for (const p of view.protected) lines.push(`  ${pad(p.toolName, 10)} ${p.path ?? ""} (${p.reason})`);
+  }
+  if (view.markers.length) {
+    lines.push("");
+    lines.push(`pi-mulligan markers: ${view.markers.length}`);
+    for (const m of view.markers) lines.push(`  ${pad(m.kind, 10)} ${m.markerId}${m.cancelled ? " (cancelled)" : ""}`);
+  }
+  if (view.compactions.length) {
+    lines.push("");
+    lines.push(`Pi compactions: ${view.compactions.length}`);
+    for (const c of view.compactions) lines.push(`  ${c.entryId} · ${oneLine(c.summary, 70)}`);
+  }
+  lines.push("");
+  const raw = view.totals.rawChars;
+  let size = `Size: ${n(raw)} chars raw (≈${n(estimateTokens(raw))} tokens, estimate)`;
+  if (view.totals.modelChars !== undefined) {
+    size += ` → ${n(view.totals.modelChars)} chars sent (≈${n(estimateTokens(view.totals.modelChars))} tokens, estimate)`;
+  }
+  lines.push(size);
+  return lines.join("\n") + "\n";
+}
+
+function check(args: string[], io: CliIO): number {
+  const { values, positionals } = parse(args, { cwd: { type: "string" }, json: { type: "boolean" } });
+  if (positionals.length === 0) throw new UsageError("check needs at least one path");
+  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : io.cwd;
+  const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
+  reportWarnings(loaded.warnings, io);
+  const results = positionals.map((path) => {
+    const pattern = protectingPattern(path, loaded.config.protectedPaths);
+    return { path, protected: pattern !== undefined, pattern: pattern ?? null };
+  });
+  if (values.json) io.out(JSON.stringify(results, null, 2) + "\n");
+  else for (const r of results) io.out(r.protected ? `protected  ${r.path}  (by \`${r.pattern}\`)\n` : `prunable   ${r.path}\n`);
+  return 0;
+}
+
+function protect(args: string[], io: CliIO): number {
+  const { values, positionals } = parse(args, { global: { type: "boolean" }, cwd: { type: "string" } });
+  if (positionals.length !== 1) throw new UsageError("protect takes exactly one glob");
+  const pattern = positionals[0]!.trim();
+  if (!pattern) throw new UsageError("the glob is empty");
+  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : io.cwd;
+  const agentDir = agentDirFrom(io.env);
+  const loaded = loadConfig({ agentDir, cwd });
+  reportWarnings(loaded.warnings, io);
+  const paths = settingsPaths({ agentDir, cwd });
+  const file = values.global ? paths.global : paths.project;
+  // The global file starts from the global list (or the default); the project file from the merged list.
+  const effective = values.global ? resolveConfig(loaded.globalBlock, undefined).config.protectedPaths : loaded.config.protectedPaths;
+  const result = addProtectedPath({ file, pattern, effective });
+  if (result.added) io.out(`added \`${pattern}\` to contextPrune.protectedPaths in ${file}\n`);
+  else io.out(`\`${pattern}\` is already protected; ${file} unchanged\n`);
+  io.out(`protectedPaths: ${JSON.stringify(result.list)}\n`);
+  return 0;
+}

@@ -1,0 +1,286 @@
+// The pruner's index, rebuilt from one branch's entries: which tool results were pruned, under
+// which short ref, by which summary, which were aliased or spilled, and which chains were compressed.
+// Short refs (tN) and block ids (bN) are numbered per branch, so an index is never shared across leaves.
+import type {
+  AnyEntry,
+  ChainData,
+  DedupAliasData,
+  FrontierData,
+  IndexData,
+  StatsData,
+  SummaryDetails,
+  ToolCallRecord,
+  ToolCallRef,
+} from "./entries.ts";
+import { PRUNE_CHAIN, PRUNE_DEDUP_ALIAS, PRUNE_FRONTIER, PRUNE_INDEX, PRUNE_STATS, PRUNE_SUMMARY } from "./entries.ts";
+import { contentText, occurrenceKey } from "./messages.ts";
+
+export interface IndexedCall {
+  record: ToolCallRecord;
+  /** Occurrence key `toolCallId@resultTimestamp` (bare id on records written before keys existed). */
+  key: string;
+  shortRef: string;
+  indexEntryId?: string;
+  summaryEntryId?: string;
+}
+
+export interface SummaryInfo {
+  entryId: string;
+  text: string;
+  refs: Required<Pick<ToolCallRef, "shortId" | "toolCallId">>[] & ToolCallRef[];
+  /** Occurrence keys of the results this summary covers. */
+  keys: string[];
+  toolNames: string[];
+  turnIndex?: number;
+  timestamp?: number;
+}
+
+export interface AliasInfo {
+  entryId: string;
+  newKey: string;
+  originalKey: string;
+  data: DedupAliasData;
+}
+
+export interface ChainInfo extends ChainData {
+  entryId: string;
+}
+
+export interface PruneIndex {
+  calls: Map<string, IndexedCall>;
+  /** Raw provider id → every indexed occurrence with that id, oldest first. */
+  byToolCallId: Map<string, IndexedCall[]>;
+  byShortRef: Map<string, IndexedCall>;
+  /** Occurrence key of a duplicate result → key of the original it aliases. */
+  aliases: Map<string, AliasInfo>;
+  summaries: SummaryInfo[];
+  chains: ChainInfo[];
+  frontier?: FrontierData;
+  frontierEntryId?: string;
+  stats: StatsData;
+  /** Highest tN number in use on this branch. */
+  lastRefNumber: number;
+  /** Highest bN number in use on this branch. */
+  lastBlockNumber: number;
+}
+
+export function emptyIndex(): PruneIndex {
+  return {
+    calls: new Map(),
+    byToolCallId: new Map(),
+    byShortRef: new Map(),
+    aliases: new Map(),
+    summaries: [],
+    chains: [],
+    stats: {},
+    lastRefNumber: 0,
+    lastBlockNumber: 0,
+  };
+}
+
+export function recordKey(record: Pick<ToolCallRecord, "toolCallId" | "resultTimestamp">): string {
+  return occurrenceKey(record.toolCallId, typeof record.resultTimestamp === "number" ? record.resultTimestamp : undefined);
+}
+
+function refNumber(ref: string | undefined): number {
+  const m = ref ? /^t(\d+)$/.exec(ref) : null;
+  return m ? Number(m[1]) : 0;
+}
+
+function blockNumber(id: string | undefined): number {
+  const m = id ? /^b(\d+)$/.exec(id) : null;
+  return m ? Number(m[1]) : 0;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function asRecord(value: unknown): ToolCallRecord | undefined {
+  if (!isObject(value) || typeof value.toolCallId !== "string" || typeof value.toolName !== "string") return undefined;
+  return value as unknown as ToolCallRecord;
+}
+
+function refsOfSummary(details: SummaryDetails | undefined): ToolCallRef[] {
+  if (!details) return [];
+  if (Array.isArray(details.toolCallRefs)) {
+    return details.toolCallRefs.filter((r): r is ToolCallRef => isObject(r) && typeof r.toolCallId === "string");
+  }
+  if (Array.isArray(details.toolCallIds)) {
+    return details.toolCallIds.filter((id): id is string => typeof id === "string").map((toolCallId) => ({ toolCallId }));
+  }
+  return [];
+}
+
+/** Adds a call to the index (used by the rebuild and by the live pruner when it indexes a batch). */
+export function addIndexedCall(index: PruneIndex, call: IndexedCall): void {
+  index.calls.set(call.key, call);
+  const list = index.byToolCallId.get(call.record.toolCallId);
+  if (list) {
+    if (!list.includes(call)) list.push(call);
+  } else index.byToolCallId.set(call.record.toolCallId, [call]);
+  index.byShortRef.set(call.shortRef, call);
+  index.lastRefNumber = Math.max(index.lastRefNumber, refNumber(call.shortRef));
+}
+
+export function nextShortRef(index: PruneIndex): string {
+  index.lastRefNumber += 1;
+  return `t${index.lastRefNumber}`;
+}
+
+export function nextBlockId(index: PruneIndex): string {
+  index.lastBlockNumber += 1;
+  return `b${index.lastBlockNumber}`;
+}
+
+/**
+ * Rebuilds the index from a branch (root → leaf). Tolerant: payloads with missing or wrong
+ * fields are skipped, never fatal. Returns the problems it skipped over.
+ */
+export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; problems: string[] } {
+  const index = emptyIndex();
+  const problems: string[] = [];
+  // Refs named by summaries and index entries win over sequential numbering.
+  const namedRefs = new Map<string, string>();
+  const pending: { record: ToolCallRecord; entryId: string }[] = [];
+
+  for (const entry of branch) {
+    if (entry.type === "custom_message" && (entry as { customType?: unknown }).customType === PRUNE_SUMMARY) {
+      const details = (entry as { details?: unknown }).details;
+      for (const ref of refsOfSummary(isObject(details) ? (details as SummaryDetails) : undefined)) {
+        if (ref.shortId) namedRefs.set(recordKey(ref), ref.shortId);
+      }
+    } else if (entry.type === "custom" && (entry as { customType?: unknown }).customType === PRUNE_INDEX) {
+      const data = (entry as { data?: unknown }).data;
+      if (!isObject(data) || !Array.isArray((data as IndexData).toolCalls)) {
+        problems.push(`entry ${entry.id}: ${PRUNE_INDEX} without a toolCalls list`);
+        continue;
+      }
+      const refs = (data as IndexData).refs;
+      if (Array.isArray(refs)) {
+        for (const ref of refs) if (isObject(ref) && typeof ref.toolCallId === "string" && typeof ref.shortId === "string") namedRefs.set(recordKey(ref), ref.shortId);
+      }
+      for (const raw of (data as IndexData).toolCalls ?? []) {
+        const record = asRecord(raw);
+        if (record) pending.push({ record, entryId: entry.id });
+        else problems.push(`entry ${entry.id}: a tool-call record without toolCallId/toolName`);
+      }
+    }
+  }
+
+  for (const ref of namedRefs.values()) index.lastRefNumber = Math.max(index.lastRefNumber, refNumber(ref));
+  for (const { record, entryId } of pending) {
+    const key = recordKey(record);
+    const shortRef = namedRefs.get(key) ?? namedRefs.get(record.toolCallId) ?? nextShortRef(index);
+    addIndexedCall(index, { record, key, shortRef, indexEntryId: entryId });
+  }
+
+  for (const entry of branch) {
+    const customType = (entry as { customType?: unknown }).customType;
+    if (entry.type === "custom_message" && customType === PRUNE_SUMMARY) {
+      const e = entry as { id: string; content?: unknown; details?: unknown };
+      const details = isObject(e.details) ? (e.details as SummaryDetails) : undefined;
+      const refs = refsOfSummary(details);
+      const keys: string[] = [];
+      const normalized = refs.map((ref) => {
+        const call = lookupRef(index, ref);
+        if (call) {
+          call.summaryEntryId ??= e.id;
+          keys.push(call.key);
+        } else keys.push(recordKey(ref));
+        return { ...ref, shortId: ref.shortId ?? call?.shortRef ?? ref.toolCallId };
+      });
+      index.summaries.push({
+        entryId: e.id,
+        text: contentText(e.content as string),
+        refs: normalized,
+        keys,
+        toolNames: Array.isArray(details?.toolNames) ? details.toolNames.filter((n): n is string => typeof n === "string") : [],
+        turnIndex: typeof details?.turnIndex === "number" ? details.turnIndex : undefined,
+        timestamp: typeof details?.timestamp === "number" ? details.timestamp : undefined,
+      });
+    } else if (entry.type === "custom" && customType === PRUNE_DEDUP_ALIAS) {
+      const data = (entry as { data?: unknown }).data;
+      if (!isObject(data) || typeof data.newToolCallId !== "string" || typeof data.originalToolCallId !== "string") {
+        problems.push(`entry ${entry.id}: ${PRUNE_DEDUP_ALIAS} without newToolCallId/originalToolCallId`);
+        continue;
+      }
+      const alias = data as unknown as DedupAliasData;
+      const newKey = occurrenceKey(alias.newToolCallId, numberOr(alias.newResultTimestamp));
+      const originalKey = occurrenceKey(alias.originalToolCallId, numberOr(alias.originalResultTimestamp));
+      index.aliases.set(newKey, { entryId: entry.id, newKey, originalKey, data: alias });
+    } else if (entry.type === "custom" && customType === PRUNE_CHAIN) {
+      const data = (entry as { data?: unknown }).data;
+      if (!isObject(data) || typeof data.blockId !== "string" || typeof data.startUserTimestamp !== "number") {
+        problems.push(`entry ${entry.id}: ${PRUNE_CHAIN} without blockId/startUserTimestamp`);
+        continue;
+      }
+      const chain = data as unknown as ChainData;
+      index.chains.push({ ...chain, entryId: entry.id });
+      index.lastBlockNumber = Math.max(index.lastBlockNumber, blockNumber(chain.blockId));
+    } else if (entry.type === "custom" && customType === PRUNE_FRONTIER) {
+      const data = (entry as { data?: unknown }).data;
+      if (isObject(data)) {
+        index.frontier = data as FrontierData;
+        index.frontierEntryId = entry.id;
+      }
+    } else if (entry.type === "custom" && customType === PRUNE_STATS) {
+      const data = (entry as { data?: unknown }).data;
+      if (isObject(data)) index.stats = data as StatsData;
+    }
+  }
+  return { index, problems };
+}
+
+function numberOr(v: unknown): number | undefined {
+  return typeof v === "number" ? v : undefined;
+}
+
+function lookupRef(index: PruneIndex, ref: ToolCallRef): IndexedCall | undefined {
+  return index.calls.get(recordKey(ref)) ?? (ref.shortId ? index.byShortRef.get(ref.shortId) : undefined) ?? index.calls.get(ref.toolCallId);
+}
+
+/**
+ * The indexed call that covers the tool result with this id and timestamp, following dedup
+ * aliases to their original. Exact occurrence keys first; a bare-id record (older sessions)
+ * matches only when no keyed record exists for that id.
+ */
+export function findCallForResult(index: PruneIndex, toolCallId: string, resultTimestamp: number): { call: IndexedCall; aliased: boolean } | undefined {
+  const key = occurrenceKey(toolCallId, resultTimestamp);
+  const direct = index.calls.get(key);
+  if (direct) return { call: direct, aliased: false };
+  const alias = index.aliases.get(key) ?? index.aliases.get(toolCallId);
+  if (alias) {
+    const original = index.calls.get(alias.originalKey) ?? firstById(index, alias.data.originalToolCallId);
+    if (original) return { call: original, aliased: true };
+  }
+  const legacy = index.calls.get(toolCallId);
+  if (legacy) return { call: legacy, aliased: false };
+  return undefined;
+}
+
+function firstById(index: PruneIndex, toolCallId: string): IndexedCall | undefined {
+  return index.byToolCallId.get(toolCallId)?.[0];
+}
+
+/**
+ * Resolves what the model asked for: a short ref or a raw tool-call id. A raw id may name
+ * several occurrences (ids repeat across responses); each is returned.
+ */
+export function resolveRequest(index: PruneIndex, idOrRef: string): IndexedCall[] {
+  const byRef = index.byShortRef.get(idOrRef);
+  if (byRef) return [byRef];
+  const byKey = index.calls.get(idOrRef);
+  if (byKey) return [byKey];
+  const occurrences = index.byToolCallId.get(idOrRef);
+  if (occurrences?.length) return [...occurrences];
+  // A duplicate's id resolves to its original.
+  const out: IndexedCall[] = [];
+  for (const alias of index.aliases.values()) {
+    if (alias.data.newToolCallId === idOrRef || alias.newKey === idOrRef) {
+      const original = index.calls.get(alias.originalKey) ?? firstById(index, alias.data.originalToolCallId);
+      if (original && !out.includes(original)) out.push(original);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,118 @@
+// The pure transform from the messages Pi would send to the messages the model sees.
+// The same function serves Pi live (the `context` event) and the editor's model view.
+//
+// Invariants: nothing to change → the input array itself comes back (no copy, no serialisation);
+// stubs are deterministic so the rendered prefix stays byte-stable between turns (prompt cache);
+// protected output is never replaced.
+import type { AgentMessage, ToolResultMessage } from "./messages.ts";
+import { occurrenceKey } from "./messages.ts";
+import type { PruneIndex, IndexedCall } from "./records.ts";
+import { findCallForResult } from "./records.ts";
+import { isProtected } from "./protected.ts";
+import type { PruneConfig } from "./config.ts";
+
+export const QUERY_TOOL = "context_tree_query";
+
+export type RenderConfig = Pick<PruneConfig, "enabled" | "protectedTools" | "protectedPaths" | "recoveryGraceTurns">;
+
+export interface RenderStats {
+  stubbed: number;
+  keptProtected: number;
+  keptInGrace: number;
+}
+
+export interface RenderResult {
+  messages: AgentMessage[];
+  stats: RenderStats;
+}
+
+export function summarizedStub(call: IndexedCall): string {
+  return `[Output of ${call.record.toolName} pruned: see ref \`${call.shortRef}\` in the pruner summary. Call ${QUERY_TOOL} with ["${call.shortRef}"] for the full text.]`;
+}
+
+export function spilledStub(call: IndexedCall): string {
+  const r = call.record;
+  const size = r.spillBytes ?? 0;
+  const preview = r.resultPreview ?? "";
+  return (
+    `[Output of ${r.toolName} spilled to disk (${size} bytes), ref \`${call.shortRef}\`. First part:\n` +
+    `${preview}\n` +
+    `Full output: ${r.spillPath}. Call ${QUERY_TOOL} with ["${call.shortRef}"] to read it.]`
+  );
+}
+
+export function stubFor(call: IndexedCall): string {
+  return call.record.spillPath ? spilledStub(call) : summarizedStub(call);
+}
+
+// Protection is re-checked on every render (a pattern added mid-session must un-stub old reads),
+// but each record is matched once per pattern list.
+const protectionCache = new WeakMap<IndexedCall, { tools: readonly string[]; paths: readonly string[]; value: boolean }>();
+
+function callIsProtected(call: IndexedCall, config: RenderConfig): boolean {
+  const cached = protectionCache.get(call);
+  if (cached && cached.tools === config.protectedTools && cached.paths === config.protectedPaths) return cached.value;
+  const value = isProtected(call.record.toolName, call.record.args, config);
+  protectionCache.set(call, { tools: config.protectedTools, paths: config.protectedPaths, value });
+  return value;
+}
+
+/**
+ * For each message index, how many user turns follow it. Computed only when a recovery
+ * result is present, since only those need it.
+ */
+function userTurnsAfter(messages: readonly AgentMessage[]): Int32Array {
+  const after = new Int32Array(messages.length);
+  let count = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    after[i] = count;
+    if (messages[i]!.role === "user") count++;
+  }
+  return after;
+}
+
+/** Step 1: summarized and spilled tool results become deterministic stubs. */
+export function stubResults(messages: AgentMessage[], index: PruneIndex, config: RenderConfig, stats: RenderStats): AgentMessage[] {
+  if (index.calls.size === 0) return messages;
+  let out: AgentMessage[] | undefined;
+  let turnsAfter: Int32Array | undefined;
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!;
+    if (message.role !== "toolResult") continue;
+    const found = findCallForResult(index, message.toolCallId, message.timestamp);
+    if (!found) continue;
+    if (callIsProtected(found.call, config)) {
+      stats.keptProtected++;
+      continue;
+    }
+    if (message.toolName === QUERY_TOOL) {
+      turnsAfter ??= userTurnsAfter(messages);
+      if (turnsAfter[i]! < config.recoveryGraceTurns) {
+        stats.keptInGrace++;
+        continue;
+      }
+    }
+    const stub: ToolResultMessage = {
+      ...message,
+      content: [{ type: "text", text: stubFor(found.call) }],
+      isError: false,
+    };
+    out ??= messages.slice();
+    out[i] = stub;
+    stats.stubbed++;
+  }
+  return out ?? messages;
+}
+
+export function renderModelView(messages: AgentMessage[], index: PruneIndex, config: RenderConfig): RenderResult {
+  const stats: RenderStats = { stubbed: 0, keptProtected: 0, keptInGrace: 0 };
+  if (!config.enabled) return { messages, stats };
+  let current = messages;
+  current = stubResults(current, index, config, stats);
+  return { messages: current, stats };
+}
+
+/** The occurrence key of a tool result message, the identity every transform uses. */
+export function resultKey(message: ToolResultMessage): string {
+  return occurrenceKey(message.toolCallId, message.timestamp);
+}

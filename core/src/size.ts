@@ -1,0 +1,73 @@
+// One measure of size for every surface: characters of what a message carries to the model,
+// and a token figure derived from it. The token figure is an estimate (chars / 4), always labelled so.
+import type { AgentMessage } from "./messages.ts";
+
+export function messageChars(message: AgentMessage): number {
+  switch (message.role) {
+    case "user":
+    case "custom":
+    case "system":
+      return contentChars(message.content);
+    case "toolResult":
+      return contentChars(message.content);
+    case "assistant": {
+      let n = 0;
+      if (!Array.isArray(message.content)) return 0;
+      for (const block of message.content) {
+        if (!block) continue;
+        if (block.type === "text") n += block.text?.length ?? 0;
+        else if (block.type === "thinking") n += (block.thinking?.length ?? 0) + (block.thinkingSignature?.length ?? 0);
+        else if (block.type === "toolCall") n += block.name.length + argsChars(block.arguments);
+      }
+      return n;
+    }
+    case "bashExecution":
+      return (message.command?.length ?? 0) + (message.output?.length ?? 0);
+    case "branchSummary":
+    case "compactionSummary":
+      return message.summary?.length ?? 0;
+    default:
+      return 0;
+  }
+}
+
+export function messagesChars(messages: readonly AgentMessage[]): number {
+  let n = 0;
+  for (const m of messages) n += messageChars(m);
+  return n;
+}
+
+export function contentChars(content: unknown): number {
+  if (typeof content === "string") return content.length;
+  if (!Array.isArray(content)) return 0;
+  let n = 0;
+  for (const block of content) {
+    if (block && typeof block === "object") {
+      const b = block as { type?: string; text?: unknown; data?: unknown };
+      if (b.type === "text" && typeof b.text === "string") n += b.text.length;
+      else if (b.type === "image" && typeof b.data === "string") n += b.data.length;
+    }
+  }
+  return n;
+}
+
+export function argsChars(args: unknown): number {
+  if (args === undefined || args === null) return 0;
+  try {
+    return JSON.stringify(args)?.length ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** A rough token figure: characters / 4. Callers label it as an estimate. */
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
+
+/** 92345 → "92k", 950 → "950", 1_250_000 → "1.3M". */
+export function formatCount(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}

@@ -1,0 +1,318 @@
+// A session → what a person wants to see: summaries with their pruned calls, every tool call
+// with its state, compressed chains, protected calls, pi-mulligan markers, compactions and sizes.
+// Shared by the command line, the VS Code trees and `/pruner tree`.
+import type { AnyEntry, SessionHeader, StatsData, FrontierData } from "./entries.ts";
+import { MULLIGAN_CHECKPOINT_PREFIX, MULLIGAN_CUSTOM_TYPES, MULLIGAN_NOTE, PRUNE_SUMMARY } from "./entries.ts";
+import type { AgentMessage, ToolCallBlock, ToolResultMessage } from "./messages.ts";
+import { contentText, occurrenceKey } from "./messages.ts";
+import type { BadLine, SessionData } from "./session.ts";
+import { getBranch } from "./session.ts";
+import { rebuildIndex, findCallForResult, type PruneIndex } from "./records.ts";
+import { protectionReason } from "./protected.ts";
+import type { PruneConfig } from "./config.ts";
+import { argsChars, contentChars, messageChars } from "./size.ts";
+import { buildContext } from "./context.ts";
+
+export type CallState = "raw" | "summarized" | "deduped" | "spilled" | "compressed" | "protected";
+
+export interface CallView {
+  toolCallId: string;
+  occurrenceKey: string;
+  toolName: string;
+  shortRef?: string;
+  state: CallState;
+  /** Characters of the raw result text. */
+  rawChars: number;
+  argsChars: number;
+  /** `args.path` when it is a string. */
+  path?: string;
+  /** `args.command` when it is a string (bash and friends). */
+  command?: string;
+  args: Record<string, unknown>;
+  isError: boolean;
+  /** Session entry holding the tool result. */
+  resultEntryId?: string;
+  assistantEntryId?: string;
+  resultTimestamp?: number;
+  summaryEntryId?: string;
+  chainBlockId?: string;
+  spillPath?: string;
+  spillBytes?: number;
+  /** For a duplicate: the short ref of the original it aliases. */
+  aliasOf?: string;
+  protectedBy?: { kind: "tool"; name: string } | { kind: "path"; pattern: string };
+}
+
+export interface SummaryView {
+  entryId: string;
+  refs: string[];
+  toolCallIds: string[];
+  /** Occurrence keys of the calls under this summary. */
+  keys: string[];
+  toolNames: string[];
+  turnIndex?: number;
+  text: string;
+}
+
+export interface ChainView {
+  entryId: string;
+  blockId: string;
+  toolRefs: string[];
+  protectedToolCallIds: string[];
+  droppedToolCallIds: string[];
+  startUserTimestamp: number;
+  finalAssistantTimestamp?: number;
+  rangeSummaryText?: string;
+  bodySource?: string;
+}
+
+export interface ProtectedView {
+  toolCallId: string;
+  occurrenceKey: string;
+  toolName: string;
+  path?: string;
+  reason: string;
+}
+
+export type MarkerKind = "rewind" | "shrink" | "checkpoint" | "note";
+
+export interface MarkerView {
+  entryId: string;
+  kind: MarkerKind;
+  markerId: string;
+  cancelled: boolean;
+  text?: string;
+}
+
+export interface CompactionView {
+  entryId: string;
+  summary: string;
+  tokensBefore?: number;
+  firstKeptEntryId?: string;
+}
+
+export interface SessionView {
+  session: { id?: string; cwd?: string; name?: string; firstPrompt?: string; version?: number };
+  leafId: string | null;
+  errors: BadLine[];
+  /** Structural problems: parent cycles, dangling parents, payloads the index skipped. */
+  problems: string[];
+  summaries: SummaryView[];
+  calls: CallView[];
+  chains: ChainView[];
+  protected: ProtectedView[];
+  markers: MarkerView[];
+  compactions: CompactionView[];
+  frontier?: FrontierData;
+  stats: StatsData;
+  totals: { rawChars: number; modelChars?: number; note: string };
+}
+
+export interface ViewOptions {
+  leafId?: string;
+  config: Pick<PruneConfig, "protectedTools" | "protectedPaths">;
+}
+
+export interface BranchCall {
+  toolCall: ToolCallBlock;
+  result: ToolResultMessage;
+  resultEntryId: string;
+  assistantEntryId: string;
+}
+
+/** Pairs every tool result on the branch with the call in the assistant turn it answers. */
+export function pairToolCalls(branch: readonly AnyEntry[]): BranchCall[] {
+  const out: BranchCall[] = [];
+  let calls = new Map<string, ToolCallBlock>();
+  let assistantEntryId = "";
+  for (const entry of branch) {
+    if (entry.type !== "message") continue;
+    const message = (entry as { message: AgentMessage }).message;
+    if (message.role === "assistant") {
+      calls = new Map();
+      assistantEntryId = entry.id;
+      if (Array.isArray(message.content)) {
+        for (const block of message.content) if (block && block.type === "toolCall") calls.set(block.id, block);
+      }
+    } else if (message.role === "toolResult") {
+      const toolCall = calls.get(message.toolCallId) ?? {
+        type: "toolCall" as const,
+        id: message.toolCallId,
+        name: message.toolName,
+        arguments: {},
+      };
+      out.push({ toolCall, result: message, resultEntryId: entry.id, assistantEntryId });
+    }
+  }
+  return out;
+}
+
+function chainMembership(index: PruneIndex): { byKey: Map<string, string>; byId: Map<string, string> } {
+  const byKey = new Map<string, string>();
+  const byId = new Map<string, string>();
+  for (const chain of index.chains) {
+    for (const key of chain.droppedOccurrenceKeys ?? []) byKey.set(key, chain.blockId);
+    if (!chain.droppedOccurrenceKeys) for (const id of chain.droppedToolCallIds ?? []) byId.set(id, chain.blockId);
+  }
+  return { byKey, byId };
+}
+
+function stringArg(args: Record<string, unknown>, name: string): string | undefined {
+  const v = args[name];
+  return typeof v === "string" ? v : undefined;
+}
+
+function describeReason(reason: NonNullable<CallView["protectedBy"]>): string {
+  return reason.kind === "tool" ? `tool \`${reason.name}\` is in protectedTools` : `path matches \`${reason.pattern}\``;
+}
+
+export function collectMarkers(branch: readonly AnyEntry[]): MarkerView[] {
+  const markers: MarkerView[] = [];
+  const cancelledIds = new Set<string>();
+  for (const entry of branch) {
+    const customType = (entry as { customType?: unknown }).customType;
+    if (entry.type === "custom" && typeof customType === "string" && (MULLIGAN_CUSTOM_TYPES as readonly string[]).includes(customType)) {
+      const data = (entry as { data?: unknown }).data as Record<string, unknown> | undefined;
+      const kind = customType.slice("mulligan:".length);
+      if (kind === "cancel") {
+        const target = data && (typeof data.markerId === "string" ? data.markerId : typeof data.targetMarkerId === "string" ? data.targetMarkerId : undefined);
+        if (target) cancelledIds.add(target);
+        continue;
+      }
+      if (kind !== "rewind" && kind !== "shrink") continue;
+      const markerId = data && typeof data.markerId === "string" ? data.markerId : entry.id;
+      markers.push({ entryId: entry.id, kind, markerId, cancelled: false });
+    } else if (entry.type === "label") {
+      const label = (entry as { label?: unknown }).label;
+      if (typeof label === "string" && label.startsWith(MULLIGAN_CHECKPOINT_PREFIX)) {
+        markers.push({ entryId: entry.id, kind: "checkpoint", markerId: label.slice(MULLIGAN_CHECKPOINT_PREFIX.length), cancelled: false });
+      }
+    } else if (entry.type === "custom_message" && customType === MULLIGAN_NOTE) {
+      const text = contentText((entry as { content?: unknown }).content as string);
+      markers.push({ entryId: entry.id, kind: "note", markerId: entry.id, cancelled: false, text });
+    }
+  }
+  for (const m of markers) if (cancelledIds.has(m.markerId) || cancelledIds.has(m.entryId)) m.cancelled = true;
+  return markers;
+}
+
+function sessionInfo(header: SessionHeader | undefined, branch: readonly AnyEntry[]): SessionView["session"] {
+  let name: string | undefined;
+  let firstPrompt: string | undefined;
+  for (const entry of branch) {
+    if (entry.type === "session_info" && typeof (entry as { name?: unknown }).name === "string") name = (entry as { name: string }).name;
+    if (firstPrompt === undefined && entry.type === "message") {
+      const message = (entry as { message: AgentMessage }).message;
+      if (message.role === "user") firstPrompt = contentText(message.content).slice(0, 200);
+    }
+  }
+  return { id: header?.id, cwd: header?.cwd, version: header?.version, name, firstPrompt };
+}
+
+export function buildSessionView(data: SessionData, options: ViewOptions): SessionView {
+  const branch = getBranch(data, options.leafId);
+  const { index, problems } = rebuildIndex(branch.entries);
+  const membership = chainMembership(index);
+
+  const calls: CallView[] = [];
+  const protectedCalls: ProtectedView[] = [];
+  // Raw size: what Pi would send for this leaf without the pruner (its own summaries left out).
+  const context = buildContext(branch.entries);
+  let rawChars = 0;
+  for (const { message } of context) {
+    if (message.role === "custom" && message.customType === PRUNE_SUMMARY) continue;
+    rawChars += messageChars(message);
+  }
+
+  for (const pair of pairToolCalls(branch.entries)) {
+    const { toolCall, result } = pair;
+    const args = (toolCall.arguments && typeof toolCall.arguments === "object" ? toolCall.arguments : {}) as Record<string, unknown>;
+    const key = occurrenceKey(result.toolCallId, result.timestamp);
+    const found = findCallForResult(index, result.toolCallId, result.timestamp);
+    const reason = protectionReason(result.toolName, args, options.config);
+    const chainBlockId = membership.byKey.get(key) ?? membership.byId.get(result.toolCallId);
+    let state: CallState = "raw";
+    if (reason) state = "protected";
+    else if (chainBlockId) state = "compressed";
+    else if (found?.aliased) state = "deduped";
+    else if (found?.call.record.spillPath) state = "spilled";
+    else if (found) state = "summarized";
+    const view: CallView = {
+      toolCallId: result.toolCallId,
+      occurrenceKey: key,
+      toolName: result.toolName,
+      shortRef: found?.call.shortRef,
+      state,
+      rawChars: contentChars(result.content),
+      argsChars: argsChars(args),
+      path: stringArg(args, "path"),
+      command: stringArg(args, "command"),
+      args,
+      isError: result.isError === true,
+      resultEntryId: pair.resultEntryId,
+      assistantEntryId: pair.assistantEntryId || undefined,
+      resultTimestamp: result.timestamp,
+      summaryEntryId: found && !found.aliased ? found.call.summaryEntryId : undefined,
+      chainBlockId,
+      spillPath: found?.call.record.spillPath,
+      spillBytes: found?.call.record.spillBytes,
+      aliasOf: found?.aliased ? found.call.shortRef : undefined,
+      protectedBy: reason,
+    };
+    calls.push(view);
+    if (reason) {
+      protectedCalls.push({ toolCallId: view.toolCallId, occurrenceKey: key, toolName: view.toolName, path: view.path, reason: describeReason(reason) });
+    }
+  }
+
+  const summaries: SummaryView[] = index.summaries.map((s) => ({
+    entryId: s.entryId,
+    refs: s.refs.map((r) => r.shortId),
+    toolCallIds: s.refs.map((r) => r.toolCallId),
+    keys: s.keys,
+    toolNames: s.toolNames,
+    turnIndex: s.turnIndex,
+    text: s.text,
+  }));
+
+  const chains: ChainView[] = index.chains.map((c) => ({
+    entryId: c.entryId,
+    blockId: c.blockId,
+    toolRefs: Array.isArray(c.toolRefs) ? c.toolRefs : [],
+    protectedToolCallIds: Array.isArray(c.protectedToolCallIds) ? c.protectedToolCallIds : [],
+    droppedToolCallIds: Array.isArray(c.droppedToolCallIds) ? c.droppedToolCallIds : [],
+    startUserTimestamp: c.startUserTimestamp,
+    finalAssistantTimestamp: c.finalAssistantTimestamp,
+    rangeSummaryText: c.rangeSummaryText,
+    bodySource: c.bodySource,
+  }));
+
+  const compactions: CompactionView[] = [];
+  for (const entry of branch.entries) {
+    if (entry.type === "compaction") {
+      const c = entry as { id: string; summary?: unknown; tokensBefore?: unknown; firstKeptEntryId?: unknown };
+      compactions.push({
+        entryId: c.id,
+        summary: typeof c.summary === "string" ? c.summary : "",
+        tokensBefore: typeof c.tokensBefore === "number" ? c.tokensBefore : undefined,
+        firstKeptEntryId: typeof c.firstKeptEntryId === "string" ? c.firstKeptEntryId : undefined,
+      });
+    }
+  }
+
+  return {
+    session: sessionInfo(data.header, branch.entries),
+    leafId: branch.leafId,
+    errors: data.errors,
+    problems: [...branch.problems, ...problems],
+    summaries,
+    calls,
+    chains,
+    protected: protectedCalls,
+    markers: collectMarkers(branch.entries),
+    compactions,
+    frontier: index.frontier,
+    stats: index.stats,
+    totals: { rawChars, note: "characters; tokens ≈ characters / 4 (an estimate)" },
+  };
+}
