@@ -1,0 +1,99 @@
+// `context_tree_query`: the model pages pruned output back in by short ref or raw tool-call id.
+import { readFileSync } from "node:fs";
+import { resolve, sep } from "node:path";
+import { Type } from "typebox";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateHead, type ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { resolveRequest, type IndexedCall, type PruneIndex } from "../../core/src/records.ts";
+import { QUERY_TOOL } from "../../core/src/render.ts";
+
+export interface QueryHost {
+  index(): PruneIndex;
+  /** The session's blobs folder: spilled output is read only from inside it. */
+  blobsDir(): string | undefined;
+}
+
+function readSpill(call: IndexedCall, blobsDir: string | undefined): string {
+  const path = call.record.spillPath;
+  if (!path) return call.record.resultText ?? "";
+  const absolute = resolve(path);
+  if (!blobsDir || !absolute.startsWith(resolve(blobsDir) + sep)) {
+    return `[The spill file ${path} is outside this session's blobs folder; not read. Preview:]\n${call.record.resultPreview ?? ""}`;
+  }
+  try {
+    return readFileSync(absolute, "utf8");
+  } catch (error) {
+    return `[The spill file ${path} could not be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}). Preview:]\n${call.record.resultPreview ?? ""}`;
+  }
+}
+
+export function formatQueryResult(ids: readonly string[], index: PruneIndex, blobsDir: string | undefined): string {
+  const parts: string[] = [];
+  for (const raw of ids) {
+    const id = String(raw).trim().replace(/^`|`$/g, "");
+    const calls = resolveRequest(index, id);
+    if (!calls.length) {
+      parts.push(`## ${id}\nUnknown: no pruned output has this ref or tool-call id.`);
+      continue;
+    }
+    calls.forEach((call, i) => {
+      const r = call.record;
+      const label = calls.length > 1 ? ` (occurrence ${i + 1} of ${calls.length})` : "";
+      const header = [
+        `## ${call.shortRef} — ${r.toolName}${label}`,
+        `Tool call id: ${r.toolCallId}`,
+        `Arguments: ${safeJson(r.args ?? {})}`,
+        `Status: ${r.isError ? "error" : "ok"}`,
+        r.turnIndex !== undefined ? `Turn: ${r.turnIndex}` : undefined,
+      ].filter(Boolean);
+      parts.push(`${header.join("\n")}\nOutput:\n${readSpill(call, blobsDir)}`);
+    });
+  }
+  const text = parts.join("\n\n");
+  const truncated = truncateHead(text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
+  if (!truncated.truncated) return text;
+  return `${truncated.content}\n\n[Output truncated: ${truncated.outputLines} of ${truncated.totalLines} lines shown. Ask for fewer refs at a time to see more.]`;
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return "{}";
+  }
+}
+
+export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
+  pi.registerTool({
+    name: QUERY_TOOL,
+    label: "Context tree query",
+    description:
+      "Return the full original output of tool calls whose results were pruned from context. " +
+      "Pass the short refs shown in pruner summaries and stubs (e.g. t3) or raw tool-call ids.",
+    promptSnippet: "Recover the full output of pruned tool calls by ref (t1, t2, …)",
+    promptGuidelines: [
+      `When a pruner summary or stub is not enough, call ${QUERY_TOOL} with its refs (e.g. ["t3"]) instead of re-running the tool.`,
+    ],
+    parameters: Type.Object({
+      toolCallIds: Type.Array(Type.String(), { description: "Short refs like t3, or raw tool-call ids", minItems: 1 }),
+    }),
+    prepareArguments(args: unknown) {
+      // Some models send the list as a JSON string or a single string.
+      if (args && typeof args === "object" && "toolCallIds" in args) {
+        const v = (args as { toolCallIds: unknown }).toolCallIds;
+        if (typeof v === "string") {
+          try {
+            const parsed = JSON.parse(v);
+            if (Array.isArray(parsed)) return { toolCallIds: parsed.map(String) };
+          } catch {
+            return { toolCallIds: v.split(/[\s,]+/).filter(Boolean) };
+          }
+        }
+      }
+      return args as { toolCallIds: string[] };
+    },
+    async execute(_toolCallId, params) {
+      const text = formatQueryResult(params.toolCallIds, host.index(), host.blobsDir());
+      return { content: [{ type: "text", text }], details: { ids: params.toolCallIds } };
+    },
+  });
+}

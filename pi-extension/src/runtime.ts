@@ -1,0 +1,198 @@
+// The pruner's live state inside one Pi session, and what each Pi event does to it.
+// Pure decisions live in core; this file keeps state and turns them into Pi entries.
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../core/src/messages.ts";
+import type { AnyEntry } from "../../core/src/entries.ts";
+import type { PruneConfig, ConfigWarning } from "../../core/src/config.ts";
+import { emptyIndex, rebuildIndex, type PruneIndex } from "../../core/src/records.ts";
+import { captureBatch, flushBatches, spillOversized, type Batch, type FlushResult, type PersistEntry, type SpillIO } from "../../core/src/pipeline.ts";
+import { renderModelView } from "../../core/src/render.ts";
+import { messagesChars } from "../../core/src/size.ts";
+import type { Summarizer } from "../../core/src/summarize.ts";
+import { PRUNE_STATS, type StatsData } from "../../core/src/entries.ts";
+import { occurrenceKey, toolCallsOf } from "../../core/src/messages.ts";
+
+/** Reports each distinct problem once per session, so a broken summarizer cannot flood the screen. */
+export class OnceReporter {
+  private seen = new Set<string>();
+  private readonly sink: (message: string, level: "info" | "warning" | "error") => void;
+  constructor(sink: (message: string, level: "info" | "warning" | "error") => void) {
+    this.sink = sink;
+  }
+  report(key: string, message: string, level: "info" | "warning" | "error" = "warning"): void {
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    this.sink(message, level);
+  }
+  info(message: string): void {
+    this.sink(message, "info");
+  }
+  reset(): void {
+    this.seen.clear();
+  }
+}
+
+export interface Reclaim {
+  rawChars: number;
+  sentChars: number;
+}
+
+export type FlushReason = "final-reply" | "command" | "budget" | "budget-delta";
+
+export class PrunerRuntime {
+  index: PruneIndex = emptyIndex();
+  pending: Batch[] = [];
+  reclaim: Reclaim | undefined;
+  private previousFraction: number | null = null;
+  private flushing: Promise<FlushResult | undefined> | undefined;
+
+  config: PruneConfig;
+  readonly reporter: OnceReporter;
+
+  constructor(config: PruneConfig, reporter: OnceReporter) {
+    this.config = config;
+    this.reporter = reporter;
+  }
+
+  applyWarnings(warnings: readonly ConfigWarning[]): void {
+    for (const w of warnings) this.reporter.report(`config:${w.key}:${w.message}`, `pi-pruner: ${w.message}`);
+  }
+
+  /**
+   * Rebuilds everything from the branch: the index from the pruner's entries, and the pending
+   * queue from tool results after the frontier that no entry covers yet (so a reload loses nothing).
+   */
+  rebuild(branch: readonly AnyEntry[]): void {
+    const { index, problems } = rebuildIndex(branch);
+    this.index = index;
+    for (const p of problems) this.reporter.report(`rebuild:${p}`, `pi-pruner: skipped a damaged entry (${p})`);
+    this.pending = this.unflushedBatches(branch);
+    this.previousFraction = null;
+  }
+
+  private unflushedBatches(branch: readonly AnyEntry[]): Batch[] {
+    const batches: Batch[] = [];
+    let assistant: AssistantMessage | undefined;
+    let results: ToolResultMessage[] = [];
+    let turn = 0;
+    const close = () => {
+      if (assistant && results.length) {
+        const { batch } = captureBatch(assistant, results, turn, this.config);
+        if (batch) {
+          const fresh = batch.calls.filter((c) => !this.isCovered(c.toolCallId, c.resultTimestamp));
+          if (fresh.length) batches.push({ turnIndex: turn, calls: fresh });
+        }
+      }
+      assistant = undefined;
+      results = [];
+    };
+    for (const entry of branch) {
+      if (entry.type !== "message") continue;
+      const message = (entry as { message: AgentMessage }).message;
+      if (message.role === "assistant") {
+        close();
+        turn++;
+        if (toolCallsOf(message).length) assistant = message;
+      } else if (message.role === "toolResult" && assistant) {
+        results.push(message);
+      } else if (message.role === "user") close();
+    }
+    close();
+    return batches;
+  }
+
+  private isCovered(toolCallId: string, resultTimestamp: number): boolean {
+    const key = occurrenceKey(toolCallId, resultTimestamp);
+    if (this.index.calls.has(key) || this.index.aliases.has(key)) return true;
+    const frontier = this.index.frontier?.lastAttemptedTimestamp;
+    return typeof frontier === "number" && resultTimestamp <= frontier;
+  }
+
+  /** A finished tool-using turn: capture the batch and spill oversized results at once. */
+  captureTurn(message: AssistantMessage, results: readonly ToolResultMessage[], turnIndex: number, spill: SpillIO): PersistEntry[] {
+    if (!this.config.enabled) return [];
+    const { batch } = captureBatch(message, results, turnIndex, this.config);
+    if (!batch) return [];
+    const spilled = spillOversized(batch, this.index, this.config, spill);
+    for (const f of spilled.failures) {
+      this.reporter.report(`spill:${f.error}`, `pi-pruner: could not write a spill file (${f.error}); the output stays inline`);
+    }
+    if (spilled.rest) this.pending.push(spilled.rest);
+    return spilled.entries;
+  }
+
+  /** The budget triggers: the context share reached autoBudgetThreshold, or jumped by budgetTurnDelta in one turn. */
+  budgetTrigger(tokens: number | null | undefined, contextWindow: number | undefined): FlushReason | undefined {
+    if (tokens === null || tokens === undefined || !contextWindow) return undefined;
+    const fraction = tokens / contextWindow;
+    const previous = this.previousFraction;
+    this.previousFraction = fraction;
+    const { autoBudgetThreshold, budgetTurnDelta } = this.config;
+    if (autoBudgetThreshold !== null && fraction >= autoBudgetThreshold) return "budget";
+    if (budgetTurnDelta !== null && previous !== null && fraction - previous >= budgetTurnDelta) return "budget-delta";
+    return undefined;
+  }
+
+  hasPending(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /** Runs the pre-flush pipeline over everything pending. Concurrent calls share one flush. */
+  async flush(summarize: Summarizer): Promise<FlushResult | undefined> {
+    if (this.flushing) return this.flushing;
+    if (!this.pending.length) return undefined;
+    const batches = this.pending;
+    this.pending = [];
+    this.flushing = (async () => {
+      try {
+        const result = await flushBatches(batches, this.index, this.config, summarize);
+        this.pending = [...result.retry, ...this.pending];
+        for (const o of result.outcomes) {
+          if (o.outcome === "failed") {
+            this.reporter.report(`summarizer:${o.error}`, `pi-pruner: summarizer failed (${o.error}); raw outputs stay in context and the batch will be retried`);
+          } else if (o.outcome === "skipped-oversized" && !this.config.quietOversizedSkips) {
+            this.reporter.info(`pi-pruner: summary (${o.summaryChars} chars) was not smaller than the outputs (${o.rawChars} chars); kept them raw`);
+          }
+        }
+        if (result.summarizerCalls > 0 && (result.usage.input || result.usage.output || result.usage.cost)) {
+          result.entries.push(this.statsEntry(result));
+        }
+        return result;
+      } catch (error) {
+        this.pending = [...batches, ...this.pending];
+        this.reporter.report(`flush:${(error as Error).message}`, `pi-pruner: flush failed (${(error as Error).message}); nothing was changed`);
+        return undefined;
+      } finally {
+        this.flushing = undefined;
+      }
+    })();
+    return this.flushing;
+  }
+
+  private statsEntry(result: FlushResult): PersistEntry {
+    const previous = this.index.stats;
+    const stats: StatsData = {
+      totalInputTokens: (previous.totalInputTokens ?? 0) + result.usage.input,
+      totalOutputTokens: (previous.totalOutputTokens ?? 0) + result.usage.output,
+      totalCost: (previous.totalCost ?? 0) + result.usage.cost,
+      callCount: (previous.callCount ?? 0) + result.summarizerCalls,
+      chainsCompressed: previous.chainsCompressed ?? 0,
+      rangesSummarized: previous.rangesSummarized ?? 0,
+    };
+    this.index.stats = stats;
+    return { kind: "custom", customType: PRUNE_STATS, data: stats };
+  }
+
+  /** The `context` transform. Fails open: any error gives the messages back untouched. */
+  render(messages: AgentMessage[]): AgentMessage[] {
+    try {
+      const result = renderModelView(messages, this.index, this.config);
+      if (result.messages !== messages) {
+        this.reclaim = { rawChars: messagesChars(messages), sentChars: messagesChars(result.messages) };
+      }
+      return result.messages;
+    } catch (error) {
+      this.reporter.report(`render:${(error as Error).message}`, `pi-pruner: could not prune this request (${(error as Error).message}); sent it unchanged`, "error");
+      return messages;
+    }
+  }
+}
