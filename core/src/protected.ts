@@ -1,0 +1,146 @@
+// Protection: a tool call is never pruned when its tool name is in `protectedTools` or its
+// `args.path` matches a `protectedPaths` glob.
+import { Minimatch, type MinimatchOptions } from "minimatch";
+import type { PruneConfig } from "./config.ts";
+
+export type ProtectionConfig = Pick<PruneConfig, "protectedTools" | "protectedPaths">;
+
+export type ProtectionReason = { kind: "tool"; name: string } | { kind: "path"; pattern: string };
+
+type PathTest = (normalizedPath: string) => boolean;
+
+const MATCH_OPTIONS: MinimatchOptions = {
+  dot: true,
+  // A leading `!` or `#` is literal: a negated pattern would protect everything else.
+  nonegate: true,
+  nocomment: true,
+  windowsPathsNoEscape: true,
+  // The same answers on every host (VS Code on Windows included): `/` is the only separator
+  // and drive letters are case-sensitive like the rest of the path.
+  platform: "linux",
+};
+
+const MAX_CACHED_PATTERNS = 1000;
+const compiledPatterns = new Map<string, PathTest>();
+
+const matchesNothing: PathTest = () => false;
+
+function stripLeadingDotSlash(path: string): string {
+  let result = path;
+  while (result.startsWith("./")) result = result.slice(2);
+  return result;
+}
+
+function compilePattern(pattern: string): PathTest {
+  const normalized = stripLeadingDotSlash(pattern.replaceAll("\\", "/"));
+  if (normalized === "") return matchesNothing;
+  try {
+    const matcher = new Minimatch(normalized, MATCH_OPTIONS);
+    return (path) => {
+      try {
+        return matcher.match(path);
+      } catch {
+        return false;
+      }
+    };
+  } catch {
+    // An unusable pattern (too long, for one) protects nothing rather than breaking a render.
+    return matchesNothing;
+  }
+}
+
+/** The compiled test for one pattern, compiled on first use and cached by pattern string. */
+function compiled(pattern: string): PathTest {
+  let test = compiledPatterns.get(pattern);
+  if (test === undefined) {
+    if (compiledPatterns.size >= MAX_CACHED_PATTERNS) compiledPatterns.clear();
+    test = typeof pattern === "string" ? compilePattern(pattern) : matchesNothing;
+    compiledPatterns.set(pattern, test);
+  }
+  return test;
+}
+
+/**
+ * The path as the matcher sees it: `\` → `/`, `.` segments and `dir/..` pairs resolved, repeated
+ * slashes collapsed. Leading `..` segments are kept (there is nothing to resolve them against).
+ */
+export function normalizePathForMatch(path: string): string {
+  const slashed = path.replaceAll("\\", "/");
+  const isAbsolute = slashed.startsWith("/");
+  const segments: string[] = [];
+  for (const segment of slashed.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    const previous = segments[segments.length - 1];
+    const previousIsDrive = segments.length === 1 && /^[A-Za-z]:$/.test(previous ?? "");
+    if (segment === ".." && previous !== undefined && previous !== ".." && !previousIsDrive) segments.pop();
+    else if (segment === ".." && previousIsDrive) continue;
+    else if (segment === ".." && isAbsolute) continue;
+    else segments.push(segment);
+  }
+  const trailingSlash = slashed.endsWith("/") && segments.length > 0 ? "/" : "";
+  return (isAbsolute ? "/" : "") + segments.join("/") + trailingSlash;
+}
+
+/**
+ * minimatch's `**` never matches a `..` segment, even with `dot`. A path that climbs out of the
+ * working directory (`../x/skills/a/SKILL.md`) is treated like an absolute path whose root is
+ * unknown: after a direct attempt, it is matched once more with the `..` run replaced by `/`,
+ * so `**`-anchored patterns still catch it and relative-anchored ones still do not.
+ */
+function pathCandidates(normalizedPath: string): string[] {
+  if (!normalizedPath.startsWith("../") && normalizedPath !== "..") return [normalizedPath];
+  const withoutClimb = normalizedPath.replace(/^(\.\.\/)+/, "");
+  return [normalizedPath, `/${withoutClimb === ".." ? "" : withoutClimb}`];
+}
+
+function firstMatchingPattern(candidates: readonly string[], patterns: readonly string[], tests: readonly PathTest[]): string | undefined {
+  for (let index = 0; index < tests.length; index++) {
+    const test = tests[index];
+    for (const candidate of candidates) {
+      if (test(candidate)) return patterns[index];
+    }
+  }
+  return undefined;
+}
+
+/** The first pattern that matches `path`, or undefined. A non-string or empty path matches nothing. */
+export function protectingPattern(path: unknown, patterns: readonly string[]): string | undefined {
+  if (typeof path !== "string" || path === "" || patterns.length === 0) return undefined;
+  const candidates = pathCandidates(normalizePathForMatch(path));
+  return firstMatchingPattern(candidates, patterns, patterns.map(compiled));
+}
+
+export function matchesAnyPattern(path: unknown, patterns: readonly string[]): boolean {
+  return protectingPattern(path, patterns) !== undefined;
+}
+
+/**
+ * A matcher bound to one pattern list, for hot loops (file decorations over a whole workspace):
+ * the compiled patterns are looked up once, not per path. Returns the first matching pattern.
+ */
+export function createPathMatcher(patterns: readonly string[]): (path: string) => string | undefined {
+  const ownPatterns = patterns.slice();
+  const tests = ownPatterns.map(compiled);
+  if (tests.length === 0) return () => undefined;
+  return (path) => {
+    if (typeof path !== "string" || path === "") return undefined;
+    return firstMatchingPattern(pathCandidates(normalizePathForMatch(path)), ownPatterns, tests);
+  };
+}
+
+/** The `path` argument of a tool call, when it has a string one. */
+export function toolCallPath(args: unknown): string | undefined {
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return undefined;
+  const path: unknown = (args as { path?: unknown }).path;
+  return typeof path === "string" ? path : undefined;
+}
+
+export function protectionReason(toolName: string, args: unknown, config: ProtectionConfig): ProtectionReason | undefined {
+  if (config.protectedTools.includes(toolName)) return { kind: "tool", name: toolName };
+  const pattern = protectingPattern(toolCallPath(args), config.protectedPaths);
+  return pattern === undefined ? undefined : { kind: "path", pattern };
+}
+
+export function isProtected(toolName: string, args: unknown, config: ProtectionConfig): boolean {
+  return protectionReason(toolName, args, config) !== undefined;
+}
