@@ -47,6 +47,8 @@ for (const t of targets) {
     target: t.target,
     external: t.external ?? [],
     banner: t.banner,
+    // jsonc-parser's "main" is a UMD build whose lazy requires esbuild cannot follow; its ESM build bundles cleanly.
+    mainFields: ["module", "main"],
     sourcemap: "linked",
     logLevel: "warning",
   });
