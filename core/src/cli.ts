@@ -73,9 +73,9 @@ function defaultIO(): CliIO {
   };
 }
 
-function parse(args: string[], options: Record<string, { type: "string" | "boolean" }>) {
+function parse<const O extends Record<string, { type: "string" | "boolean" }>>(args: string[], options: O) {
   try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
+    return parseArgs({ args, options, allowPositionals: true, strict: true } as { args: string[]; options: O; allowPositionals: true; strict: true });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
