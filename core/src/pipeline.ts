@@ -358,6 +358,11 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
     index.summaries.push({ entryId: "", text: summary, refs: refs as never, keys: records.map(recordKey), toolNames: details.toolNames ?? [], turnIndex: plan.batch.turnIndex, timestamp: details.timestamp });
     result.outcomes.push({ batchTurnIndex: plan.batch.turnIndex, outcome: "summarized", rawChars: plan.rawChars, summaryChars: summary.length, refs: plan.refs });
   }
+  // Refs reserved for batches that failed are given back when nothing after them was kept,
+  // so a retried batch gets the numbers it would have had.
+  let highest = 0;
+  for (const call of index.calls.values()) highest = Math.max(highest, Number(call.shortRef.slice(1)) || 0);
+  index.lastRefNumber = highest;
   return result;
 }
 
