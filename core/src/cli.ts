@@ -7,6 +7,7 @@ import { agentDirFrom, loadConfig, resolveConfig, settingsPaths, type ConfigWarn
 import { protectingPattern } from "./protected.ts";
 import { addProtectedPath, SettingsFileError } from "./settings-file.ts";
 import { estimateTokens } from "./size.ts";
+import { buildModelView, messagesAsText } from "./model-view.ts";
 
 export interface CliIO {
   out: (text: string) => void;
@@ -23,6 +24,8 @@ const HELP = `pi-pruner — see what the Pi pruner did, and decide what it must 
 Usage:
   pi-pruner inspect <session.jsonl> [--leaf ID] [--json] [--cwd DIR]
       Summaries, pruned calls and their states, chains, protected calls, markers, sizes.
+  pi-pruner view <session.jsonl> [--leaf ID] [--json] [--cwd DIR]
+      The messages the model sees at that leaf (--json: the Pi messages after rendering).
   pi-pruner check <path>... [--cwd DIR] [--json]
       Is each path protected from pruning under the effective settings, and by which pattern.
   pi-pruner protect <glob> [--global] [--cwd DIR]
@@ -38,6 +41,8 @@ export async function main(argv: string[], io: CliIO = defaultIO()): Promise<num
     switch (command) {
       case "inspect":
         return await inspect(rest, io);
+      case "view":
+        return await view(rest, io);
       case "check":
         return check(rest, io);
       case "protect":
@@ -105,6 +110,30 @@ async function inspect(args: string[], io: CliIO): Promise<number> {
   const view = buildSessionView(data, { leafId: values.leaf, config: loaded.config });
   if (values.json) io.out(JSON.stringify(inspectJson(view), null, 2) + "\n");
   else io.out(inspectText(view, file));
+  return 0;
+}
+
+async function view(args: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parse(args, { leaf: { type: "string" }, json: { type: "boolean" }, cwd: { type: "string" } });
+  if (positionals.length !== 1) throw new UsageError("view takes exactly one session file");
+  const file = resolve(io.cwd, positionals[0]!);
+  const data = await loadSession(file);
+  if (values.leaf && !data.byId.has(values.leaf)) throw new UsageError(`no entry with id "${values.leaf}" in ${file}`);
+  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : (data.header?.cwd ?? io.cwd);
+  const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
+  reportWarnings(loaded.warnings, io);
+  for (const e of data.errors) io.err(`warning: line ${e.line}: ${e.message}\n`);
+  const model = buildModelView(data, { leafId: values.leaf, config: loaded.config });
+  if (values.json) {
+    io.out(JSON.stringify(model.messages, null, 2) + "\n");
+    return 0;
+  }
+  const n = (x: number) => x.toLocaleString("en-US");
+  io.out(
+    `# Model view of ${file} at leaf ${model.leafId ?? "(empty)"}\n` +
+      `# ${n(model.rawChars)} chars raw → ${n(model.modelChars)} chars sent (≈${n(estimateTokens(model.rawChars))} → ${n(estimateTokens(model.modelChars))} tokens, estimate); the system prompt is not included\n\n`,
+  );
+  io.out(messagesAsText(model.messages));
   return 0;
 }
 

@@ -2,16 +2,16 @@
 // with its state, compressed chains, protected calls, pi-mulligan markers, compactions and sizes.
 // Shared by the command line, the VS Code trees and `/pruner tree`.
 import type { AnyEntry, SessionHeader, StatsData, FrontierData } from "./entries.ts";
-import { MULLIGAN_CHECKPOINT_PREFIX, MULLIGAN_CUSTOM_TYPES, MULLIGAN_NOTE, PRUNE_SUMMARY } from "./entries.ts";
+import { MULLIGAN_CHECKPOINT_PREFIX, MULLIGAN_CUSTOM_TYPES, MULLIGAN_NOTE } from "./entries.ts";
 import type { AgentMessage, ToolCallBlock, ToolResultMessage } from "./messages.ts";
 import { contentText, occurrenceKey } from "./messages.ts";
 import type { BadLine, SessionData } from "./session.ts";
 import { getBranch } from "./session.ts";
 import { rebuildIndex, findCallForResult, type PruneIndex } from "./records.ts";
 import { protectionReason } from "./protected.ts";
-import type { PruneConfig } from "./config.ts";
-import { argsChars, contentChars, messageChars } from "./size.ts";
-import { buildContext } from "./context.ts";
+import type { RenderConfig } from "./render.ts";
+import { buildModelView } from "./model-view.ts";
+import { argsChars, contentChars } from "./size.ts";
 
 export type CallState = "raw" | "summarized" | "deduped" | "spilled" | "compressed" | "protected";
 
@@ -110,7 +110,7 @@ export interface SessionView {
 
 export interface ViewOptions {
   leafId?: string;
-  config: Pick<PruneConfig, "protectedTools" | "protectedPaths">;
+  config: RenderConfig;
 }
 
 export interface BranchCall {
@@ -213,17 +213,10 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
   const branch = getBranch(data, options.leafId);
   const { index, problems } = rebuildIndex(branch.entries);
   const membership = chainMembership(index);
+  const model = buildModelView(data, { leafId: branch.leafId ?? undefined, config: options.config });
 
   const calls: CallView[] = [];
   const protectedCalls: ProtectedView[] = [];
-  // Raw size: what Pi would send for this leaf without the pruner (its own summaries left out).
-  const context = buildContext(branch.entries);
-  let rawChars = 0;
-  for (const { message } of context) {
-    if (message.role === "custom" && message.customType === PRUNE_SUMMARY) continue;
-    rawChars += messageChars(message);
-  }
-
   for (const pair of pairToolCalls(branch.entries)) {
     const { toolCall, result } = pair;
     const args = (toolCall.arguments && typeof toolCall.arguments === "object" ? toolCall.arguments : {}) as Record<string, unknown>;
@@ -313,6 +306,6 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     compactions,
     frontier: index.frontier,
     stats: index.stats,
-    totals: { rawChars, note: "characters; tokens ≈ characters / 4 (an estimate)" },
+    totals: { rawChars: model.rawChars, modelChars: model.modelChars, note: "characters; tokens ≈ characters / 4 (an estimate)" },
   };
 }

@@ -73,6 +73,33 @@ describe("pi-pruner inspect", () => {
   });
 });
 
+describe("pi-pruner view", () => {
+  it("--json prints the Pi messages after rendering: stubs instead of raw outputs, the skill verbatim", () => {
+    const dir = tempDir();
+    const file = prunedSessionBuilder().writeTo(join(dir, "s.jsonl"));
+    const r = run(["view", file, "--json"]);
+    expect(r.code).toBe(0);
+    const messages = JSON.parse(r.stdout) as { role: string; content: unknown; toolCallId?: string }[];
+    const results = messages.filter((m) => m.role === "toolResult");
+    const text = (m: { content: unknown }) => (m.content as { text: string }[])[0]!.text;
+    expect(results.map((m) => m.toolCallId)).toEqual(["c1", "c2", "c3", "c4"]);
+    expect(text(results[0]!)).toBe("# Gate\nAlways run the gate.");
+    expect(text(results[1]!)).toContain("`t2`");
+    expect(text(results[2]!)).toContain("spilled to disk (80000 bytes)");
+    expect(text(results[3]!)).toBe(text(results[1]!));
+    expect(messages.some((m) => m.role === "custom")).toBe(true);
+  });
+
+  it("prints readable text with raw and sent sizes", () => {
+    const dir = tempDir();
+    const file = prunedSessionBuilder().writeTo(join(dir, "s.jsonl"));
+    const r = run(["view", file]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/chars raw → [\d,]+ chars sent/);
+    expect(r.stdout).toContain("tool result · read · c2");
+  });
+});
+
 describe("pi-pruner check", () => {
   it("says which paths are protected and by which pattern, in argument order", () => {
     const cwd = tempDir();

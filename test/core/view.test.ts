@@ -5,7 +5,7 @@ import { DEFAULT_CONFIG } from "../../core/src/config.ts";
 import { parseSessionText } from "../../core/src/session.ts";
 import { buildSessionView } from "../../core/src/view.ts";
 
-const config = { protectedTools: [] as string[], protectedPaths: [...DEFAULT_CONFIG.protectedPaths] };
+const config = DEFAULT_CONFIG;
 
 describe("session view", () => {
   it("gives every tool call its state, ref and size", () => {
@@ -61,5 +61,11 @@ describe("session view", () => {
     const view = buildSessionView(parseSessionText(prunedSessionBuilder().toJsonl()), { config });
     expect(view.totals.rawChars).toBeGreaterThan(80_000 + 1200 * 2);
     expect(view.totals.rawChars).toBeLessThan(80_000 + 1200 * 2 + 1_000);
+  });
+
+  it("the model sees the spill stub, the summary and stubs instead of the raw outputs", () => {
+    const view = buildSessionView(parseSessionText(prunedSessionBuilder().toJsonl()), { config });
+    expect(view.totals.modelChars).toBeLessThan(view.totals.rawChars / 10);
+    expect(view.totals.modelChars).toBeGreaterThan(0);
   });
 });
