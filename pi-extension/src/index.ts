@@ -5,7 +5,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../core/src/messages.ts";
 import type { AnyEntry } from "../../core/src/entries.ts";
 import { DEFAULT_CONFIG } from "../../core/src/config.ts";
-import type { PersistEntry, SpillIO } from "../../core/src/pipeline.ts";
+import type { FlushResult, PersistEntry, SpillIO } from "../../core/src/pipeline.ts";
 import { OnceReporter, PrunerRuntime } from "./runtime.ts";
 import { createSummarizer } from "./summarizer.ts";
 import { registerQueryTool } from "./query-tool.ts";
@@ -61,6 +61,19 @@ export default function piPruner(pi: ExtensionAPI): void {
     showStatus(ctx);
   };
 
+  // Summarizer spending, for extensions that total a session's cost (cumulative per session).
+  const emitCost = (result: FlushResult | undefined) => {
+    if (!result || !(result.usage.cost || result.usage.input || result.usage.output)) return;
+    const stats = runtime.index.stats;
+    pi.events.emit("cost:external", {
+      source: "pi-pruner",
+      cost: result.usage.cost,
+      inputTokens: result.usage.input,
+      outputTokens: result.usage.output,
+      totalCost: stats.totalCost ?? result.usage.cost,
+    });
+  };
+
   const persist = (entries: readonly PersistEntry[]) => {
     for (const e of entries) {
       if (e.kind === "custom") pi.appendEntry(e.customType, e.data);
@@ -94,6 +107,7 @@ export default function piPruner(pi: ExtensionAPI): void {
       if (reason && runtime.hasPending()) {
         const flushed = await runtime.flush(createSummarizer(ctx, runtime.config));
         if (flushed) entries.push(...flushed.entries);
+        emitCost(flushed);
       }
       if (!entries.length) return;
       return { entries: [...event.entries, ...toDrafts(entries)] };
@@ -130,6 +144,7 @@ export default function piPruner(pi: ExtensionAPI): void {
       const result = await runtime.flush(createSummarizer(ctx, runtime.config));
       if (!result) return "pi-pruner: flush did not run";
       persist(result.entries);
+      emitCost(result);
       showStatus(ctx);
       const counts = result.outcomes.map((o) => `${o.outcome}${o.refs.length ? ` ${o.refs.join(",")}` : ""}`);
       return `pi-pruner: flushed ${result.outcomes.length} batch(es): ${counts.join("; ") || "nothing new"}`;
