@@ -3,6 +3,8 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { DEFAULT_CONFIG, THINKING_LEVELS, validateConfig, type PruneConfig } from "../../core/src/config.ts";
 import { SettingsFileError } from "../../core/src/settings-file.ts";
+import type { TreeNode } from "./tree-model.ts";
+import { showTree } from "./tree-view.ts";
 
 export interface CommandHost {
   config(): PruneConfig;
@@ -14,6 +16,7 @@ export interface CommandHost {
   statusReport(): string;
   statsReport(): string;
   treeReport(): string;
+  treeNodes(): TreeNode[];
   flushNow(ctx: ExtensionCommandContext): Promise<string>;
 }
 
@@ -143,7 +146,7 @@ export const SUBCOMMANDS: Record<string, Subcommand> = {
       ctx.ui.notify(await host.flushNow(ctx), "info");
     },
   },
-  tree: { description: "summaries and the calls they pruned", run: (_a, ctx, host) => ctx.ui.notify(host.treeReport(), "info") },
+  tree: { description: "summaries and the calls they pruned (foldable)", run: (_a, ctx, host) => showTree(ctx, host.treeNodes(), () => host.treeReport()) },
   settings: { description: "edit any setting", run: (_a, ctx, host) => settingsOverlay(ctx, host) },
   model: {
     description: 'summarizer model: "default" or provider/model-id',

@@ -12,7 +12,7 @@ import { registerQueryTool } from "./query-tool.ts";
 import { registerCommands } from "./commands.ts";
 import { loadPrunerSettings, settingsTarget, writePrunerSetting, type LoadedSettings } from "./settings.ts";
 import { STATUS_KEY, statsReport, statusReport, statusText } from "./status.ts";
-import { treeReport } from "./tree.ts";
+import { treeNodes, treeReport } from "./tree.ts";
 
 type Drafts = { type: "custom"; customType: string; data: unknown } | { type: "custom_message"; customType: string; content: string; display: boolean; details: unknown };
 
@@ -139,6 +139,7 @@ export default function piPruner(pi: ExtensionAPI): void {
     statusReport: () => statusReport(runtime.config, runtime.index, runtime.pending.reduce((n, b) => n + b.calls.length, 0), runtime.reclaim),
     statsReport: () => statsReport(runtime.index),
     treeReport: () => treeReport(runtime.index),
+    treeNodes: () => treeNodes(runtime.index),
     async flushNow(ctx) {
       if (!runtime.hasPending()) return "pi-pruner: nothing pending to summarize";
       const result = await runtime.flush(createSummarizer(ctx, runtime.config));

@@ -1,6 +1,8 @@
-// `/pruner tree`: summaries and the calls each one pruned, as an indented outline.
+// `/pruner tree`: summaries and the calls each one pruned, spilled outputs, and aliases — as
+// foldable nodes for the terminal overlay, or as an indented outline elsewhere.
 import type { PruneIndex } from "../../core/src/records.ts";
 import { describeTarget, stripFooter } from "../../core/src/summarize.ts";
+import { FoldableTree, type TreeNode } from "./tree-model.ts";
 
 function firstLine(text: string, max = 80): string {
   const line = text.split("\n").find((l) => l.trim()) ?? "";
@@ -8,24 +10,50 @@ function firstLine(text: string, max = 80): string {
   return flat.length > max ? flat.slice(0, max - 1) + "…" : flat;
 }
 
-export function treeReport(index: PruneIndex): string {
-  if (!index.summaries.length && !index.calls.size) return "pi-pruner: nothing pruned on this branch yet";
-  const lines: string[] = [];
+export function treeNodes(index: PruneIndex): TreeNode[] {
+  const roots: TreeNode[] = [];
   const listed = new Set<string>();
-  for (const summary of index.summaries) {
-    lines.push(`▾ summary${summary.turnIndex !== undefined ? ` (turn ${summary.turnIndex})` : ""}, ${summary.keys.length} call(s): ${firstLine(stripFooter(summary.text))}`);
+  index.summaries.forEach((summary, i) => {
+    const children: TreeNode[] = [];
     for (const key of summary.keys) {
       const call = index.calls.get(key);
       if (!call) continue;
       listed.add(key);
-      lines.push(`    ${call.shortRef.padEnd(5)} ${call.record.toolName.padEnd(10)} ${describeTarget(call.record.args ?? {})}`);
+      children.push({
+        id: `call:${key}`,
+        label: `${call.shortRef.padEnd(5)} ${call.record.toolName.padEnd(10)} ${describeTarget(call.record.args ?? {})}`.trimEnd(),
+        detail: `${call.shortRef} · ${call.record.toolName}\nArguments: ${JSON.stringify(call.record.args ?? {})}\n\n${call.record.resultText ?? ""}`,
+        children: [],
+      });
     }
-  }
+    roots.push({
+      id: `summary:${i}`,
+      label: `summary${summary.turnIndex !== undefined ? ` (turn ${summary.turnIndex})` : ""}, ${summary.keys.length} call(s): ${firstLine(stripFooter(summary.text))}`,
+      detail: summary.text,
+      children,
+    });
+  });
   const spilled = [...index.calls.values()].filter((c) => !listed.has(c.key));
   if (spilled.length) {
-    lines.push(`▾ spilled to disk, ${spilled.length} call(s)`);
-    for (const call of spilled) lines.push(`    ${call.shortRef.padEnd(5)} ${call.record.toolName.padEnd(10)} ${call.record.spillBytes ?? 0} bytes → ${call.record.spillPath}`);
+    roots.push({
+      id: "spilled",
+      label: `spilled to disk, ${spilled.length} call(s)`,
+      children: spilled.map((call) => ({
+        id: `call:${call.key}`,
+        label: `${call.shortRef.padEnd(5)} ${call.record.toolName.padEnd(10)} ${call.record.spillBytes ?? 0} bytes → ${call.record.spillPath}`,
+        detail: call.record.resultPreview,
+        children: [],
+      })),
+    });
   }
-  if (index.aliases.size) lines.push(`▸ ${index.aliases.size} duplicate result(s) aliased to earlier refs`);
-  return lines.join("\n");
+  if (index.aliases.size) roots.push({ id: "aliases", label: `${index.aliases.size} duplicate result(s) aliased to earlier refs`, children: [] });
+  return roots;
+}
+
+export function treeReport(index: PruneIndex): string {
+  const roots = treeNodes(index);
+  if (!roots.length) return "pi-pruner: nothing pruned on this branch yet";
+  const tree = new FoldableTree(roots);
+  tree.expandAll();
+  return tree.toLines().join("\n");
 }
