@@ -783,6 +783,8 @@ export interface MakeRealSessionOptions {
   otherReply?: Reply | ((req: ModelRequest) => Reply);
   sessionId?: string;
   timeoutMs?: number;
+  /** Replace or add workspace files (e.g. larger contents, so a pruner has something to summarize). */
+  files?: Record<string, string>;
 }
 
 export interface RealSession {
@@ -804,7 +806,7 @@ export interface RealSession {
 export async function makeRealSession(opts: MakeRealSessionOptions = {}): Promise<RealSession> {
   const server = await startModelServer();
   server.respond = scriptedAgent(REAL_SESSION_PROMPTS, REAL_SESSION_SCRIPT, { other: opts.otherReply });
-  const workspace = createPiWorkspace({ baseUrl: server.baseUrl, files: REAL_SESSION_FILES, settings: opts.settings, projectSettings: opts.projectSettings });
+  const workspace = createPiWorkspace({ baseUrl: server.baseUrl, files: { ...REAL_SESSION_FILES, ...opts.files }, settings: opts.settings, projectSettings: opts.projectSettings });
   try {
     const run = await runPi({
       workspace,
