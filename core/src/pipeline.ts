@@ -1,14 +1,13 @@
 // Capture of finished tool-call batches and the pre-flush pipeline:
 // protected filter → eager spill → frontier trim → content-hash dedup → trivial skip → summarizer → oversized check.
 // Everything here is pure or takes its I/O as an argument; the Pi extension wires it.
-import { createHash } from "node:crypto";
 import type { AssistantMessage, ToolResultMessage } from "./messages.ts";
 import { contentText, occurrenceKey, toolCallsOf } from "./messages.ts";
 import type { DedupAliasData, FrontierData, FrontierOutcome, IndexData, SummaryDetails, ToolCallRecord, ToolCallRef } from "./entries.ts";
 import { PRUNE_DEDUP_ALIAS, PRUNE_FRONTIER, PRUNE_INDEX, PRUNE_SUMMARY } from "./entries.ts";
 import type { PruneConfig } from "./config.ts";
 import { isProtected } from "./protected.ts";
-import { addIndexedCall, nextShortRef, recordKey, type IndexedCall, type PruneIndex } from "./records.ts";
+import { addIndexedCall, contentHash, nextShortRef, recordKey, type IndexedCall, type PruneIndex } from "./records.ts";
 import { buildBatchRequest, finishSummary, type Summarizer, type SummarizerUsage } from "./summarize.ts";
 
 export interface CapturedCall {
@@ -65,17 +64,6 @@ export function captureBatch(
     else batch.push(captured);
   }
   return { batch: batch.length ? { turnIndex, calls: batch } : undefined, protectedCalls };
-}
-
-/** sha1 of `toolName \0 normalised text`; normalisation only removes what never changes meaning. */
-export function contentHash(toolName: string, text: string): string {
-  const normalized = text
-    .replace(/\r\n/g, "\n")
-    .split("\n")
-    .map((line) => line.replace(/\s+$/, ""))
-    .join("\n")
-    .trim();
-  return createHash("sha1").update(toolName).update("\0").update(normalized).digest("hex");
 }
 
 export function toRecord(call: CapturedCall): ToolCallRecord {
@@ -168,22 +156,7 @@ export function spillOversized(
 }
 
 function findByHash(index: PruneIndex, hash: string): IndexedCall | undefined {
-  for (const call of index.calls.values()) {
-    if ((call.record.contentHash ?? hashOfRecord(call)) === hash) return call;
-  }
-  return undefined;
-}
-
-// Records written by older tools may lack contentHash; compute once and remember.
-const recordHashes = new WeakMap<IndexedCall, string>();
-function hashOfRecord(call: IndexedCall): string | undefined {
-  if (call.record.spillPath && !call.record.resultText) return undefined;
-  let hash = recordHashes.get(call);
-  if (!hash) {
-    hash = contentHash(call.record.toolName, call.record.resultText ?? "");
-    recordHashes.set(call, hash);
-  }
-  return hash;
+  return index.byContentHash.get(hash);
 }
 
 // ---- flush ----
@@ -355,7 +328,7 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
       { kind: "message", customType: PRUNE_SUMMARY, content: summary, details },
       frontierEntry(plan.batch, index, "summarized", plan.rawChars, summary.length),
     );
-    index.summaries.push({ entryId: "", text: summary, refs: refs as never, keys: records.map(recordKey), toolNames: details.toolNames ?? [], turnIndex: plan.batch.turnIndex, timestamp: details.timestamp });
+    index.summaries.push({ entryId: "", text: summary, refs: refs.map((r) => ({ ...r, shortId: r.shortId! })), keys: records.map(recordKey), toolNames: details.toolNames ?? [], turnIndex: plan.batch.turnIndex, timestamp: details.timestamp });
     result.outcomes.push({ batchTurnIndex: plan.batch.turnIndex, outcome: "summarized", rawChars: plan.rawChars, summaryChars: summary.length, refs: plan.refs });
   }
   // Refs reserved for batches that failed are given back when nothing after them was kept,

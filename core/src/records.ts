@@ -13,6 +13,7 @@ import type {
   ToolCallRef,
 } from "./entries.ts";
 import { PRUNE_CHAIN, PRUNE_DEDUP_ALIAS, PRUNE_FRONTIER, PRUNE_INDEX, PRUNE_STATS, PRUNE_SUMMARY } from "./entries.ts";
+import { createHash } from "node:crypto";
 import { contentText, occurrenceKey } from "./messages.ts";
 
 export interface IndexedCall {
@@ -27,7 +28,7 @@ export interface IndexedCall {
 export interface SummaryInfo {
   entryId: string;
   text: string;
-  refs: Required<Pick<ToolCallRef, "shortId" | "toolCallId">>[] & ToolCallRef[];
+  refs: (ToolCallRef & { shortId: string })[];
   /** Occurrence keys of the results this summary covers. */
   keys: string[];
   toolNames: string[];
@@ -51,6 +52,8 @@ export interface PruneIndex {
   /** Raw provider id → every indexed occurrence with that id, oldest first. */
   byToolCallId: Map<string, IndexedCall[]>;
   byShortRef: Map<string, IndexedCall>;
+  /** Content hash → the first indexed call with that content (for dedup). */
+  byContentHash: Map<string, IndexedCall>;
   /** Occurrence key of a duplicate result → key of the original it aliases. */
   aliases: Map<string, AliasInfo>;
   summaries: SummaryInfo[];
@@ -69,6 +72,7 @@ export function emptyIndex(): PruneIndex {
     calls: new Map(),
     byToolCallId: new Map(),
     byShortRef: new Map(),
+    byContentHash: new Map(),
     aliases: new Map(),
     summaries: [],
     chains: [],
@@ -121,6 +125,20 @@ export function addIndexedCall(index: PruneIndex, call: IndexedCall): void {
   } else index.byToolCallId.set(call.record.toolCallId, [call]);
   index.byShortRef.set(call.shortRef, call);
   index.lastRefNumber = Math.max(index.lastRefNumber, refNumber(call.shortRef));
+  // Records written by older tools may lack a hash; a spilled one without a hash has no text to hash.
+  const hash = call.record.contentHash ?? (call.record.spillPath ? undefined : contentHash(call.record.toolName, call.record.resultText ?? ""));
+  if (hash && !index.byContentHash.has(hash)) index.byContentHash.set(hash, call);
+}
+
+/** sha1 of `toolName \0 normalised text`; normalisation only removes what never changes meaning. */
+export function contentHash(toolName: string, text: string): string {
+  const normalized = text
+    .replace(/\r\n/g, "\n")
+    .split("\n")
+    .map((line) => line.replace(/\s+$/, ""))
+    .join("\n")
+    .trim();
+  return createHash("sha1").update(toolName).update("\0").update(normalized).digest("hex");
 }
 
 export function nextShortRef(index: PruneIndex): string {
