@@ -1,24 +1,47 @@
 // The pure transform from the messages Pi would send to the messages the model sees.
 // The same function serves Pi live (the `context` event) and the editor's model view.
 //
+// Order: stub-replace → error purge → chain range prune → orphan sweep → thinking strip.
 // Invariants: nothing to change → the input array itself comes back (no copy, no serialisation);
-// stubs are deterministic so the rendered prefix stays byte-stable between turns (prompt cache);
-// protected output is never replaced.
+// every step copies only the messages it changes; stubs and blocks are deterministic so the
+// rendered prefix stays byte-stable between turns (prompt cache); protected output is never
+// replaced or dropped.
 import type { AgentMessage, ToolResultMessage } from "./messages.ts";
 import { occurrenceKey } from "./messages.ts";
 import type { PruneIndex, IndexedCall } from "./records.ts";
 import { findCallForResult } from "./records.ts";
 import { isProtected } from "./protected.ts";
-import type { PruneConfig } from "./config.ts";
+import { DEFAULT_CONFIG, type PruneConfig } from "./config.ts";
+import { pruneChainRanges, type ChainRenderStats } from "./chain-render.ts";
+import { purgeErroredArgs, stripThinking, sweepOrphans, type TransformStats } from "./transforms.ts";
 
 export const QUERY_TOOL = "context_tree_query";
 
-export type RenderConfig = Pick<PruneConfig, "enabled" | "protectedTools" | "protectedPaths" | "recoveryGraceTurns">;
+/** The settings the render reads. The nested blocks default to DEFAULT_CONFIG's when absent. */
+export type RenderConfig = Pick<PruneConfig, "enabled" | "protectedTools" | "protectedPaths" | "recoveryGraceTurns"> &
+  Partial<Pick<PruneConfig, "chainCompression" | "purgeErrors" | "thinkingStrip">>;
 
-export interface RenderStats {
+export interface RenderStats extends ChainRenderStats, TransformStats {
   stubbed: number;
   keptProtected: number;
   keptInGrace: number;
+}
+
+export function emptyRenderStats(): RenderStats {
+  return {
+    stubbed: 0,
+    keptProtected: 0,
+    keptInGrace: 0,
+    purgedArgs: 0,
+    chainsCompressed: 0,
+    summariesSuppressed: 0,
+    protectedRelocated: 0,
+    unresolvedChains: [],
+    orphansDropped: 0,
+    resultsReattached: 0,
+    resultsSynthesized: 0,
+    thinkingStripped: 0,
+  };
 }
 
 export interface RenderResult {
@@ -105,10 +128,19 @@ export function stubResults(messages: AgentMessage[], index: PruneIndex, config:
 }
 
 export function renderModelView(messages: AgentMessage[], index: PruneIndex, config: RenderConfig): RenderResult {
-  const stats: RenderStats = { stubbed: 0, keptProtected: 0, keptInGrace: 0 };
+  const stats = emptyRenderStats();
   if (!config.enabled) return { messages, stats };
-  let current = messages;
-  current = stubResults(current, index, config, stats);
+  const full = {
+    ...config,
+    chainCompression: config.chainCompression ?? DEFAULT_CONFIG.chainCompression,
+    purgeErrors: config.purgeErrors ?? DEFAULT_CONFIG.purgeErrors,
+    thinkingStrip: config.thinkingStrip ?? DEFAULT_CONFIG.thinkingStrip,
+  };
+  let current = stubResults(messages, index, config, stats);
+  current = purgeErroredArgs(current, full, stats);
+  current = pruneChainRanges(current, messages, index, full, stats);
+  current = sweepOrphans(current, stats);
+  current = stripThinking(current, full, stats);
   return { messages: current, stats };
 }
 

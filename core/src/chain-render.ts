@@ -1,0 +1,214 @@
+// The chain range prune step of the render: every persisted chain that resolves by position
+// becomes its start user message, one `<compressed-chain>` message, any foreign custom messages
+// of the range, and its final reply. Middle turns and results are dropped, the chain's batch
+// summaries are suppressed, and protected outputs are relocated verbatim into the block.
+import type { AgentMessage, AssistantMessage, CustomMessage } from "./messages.ts";
+
+import type { ChainData, SummaryDetails } from "./entries.ts";
+import { PRUNE_CHAIN, PRUNE_SUMMARY } from "./entries.ts";
+import type { PruneConfig } from "./config.ts";
+import { isProtected } from "./protected.ts";
+import { findCallForResult, recordKey, type ChainInfo, type PruneIndex, type SummaryInfo } from "./records.ts";
+import { callsInRange, indexTimestamps, resolveChain, summariesWithin, type ChainCall, type ChainRange } from "./chains.ts";
+import { withoutThinking } from "./transforms.ts";
+import { describeTarget, stripFooter } from "./summarize.ts";
+
+export type ChainRenderConfig = Pick<PruneConfig, "chainCompression" | "protectedTools" | "protectedPaths">;
+
+export interface UnresolvedChain {
+  blockId: string;
+  startUserTimestamp: number;
+  reason: string;
+  /** Neither boundary is in the context (Pi's compaction removed the chain): nothing to report. */
+  absent: boolean;
+}
+
+export interface ChainRenderStats {
+  chainsCompressed: number;
+  summariesSuppressed: number;
+  protectedRelocated: number;
+  unresolvedChains: UnresolvedChain[];
+}
+
+interface ResolvedChain {
+  chain: ChainInfo;
+  range: ChainRange;
+  /** Non-protected results of the range, dropped with it. */
+  dropped: ChainCall[];
+  /** Protected results of the range, relocated into the block. */
+  relocated: ChainCall[];
+  keys: Set<string>;
+  ids: Set<string>;
+}
+
+function stringList(value: unknown): string[] | undefined {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : undefined;
+}
+
+/**
+ * Resolves the index's chains against the messages: by position, the first entry for a start
+ * wins, ranges never overlap. Calls are read from `source`, the render's input at the same
+ * positions, so relocated text is the original and purged arguments still show their path.
+ */
+function resolveChains(messages: readonly AgentMessage[], source: readonly AgentMessage[], index: PruneIndex, config: ChainRenderConfig, stats: ChainRenderStats): ResolvedChain[] {
+  const lookup = indexTimestamps(messages);
+  const resolved: ResolvedChain[] = [];
+  const starts = new Set<number>();
+  for (const chain of index.chains) {
+    if (starts.has(chain.startUserTimestamp)) continue;
+    starts.add(chain.startUserTimestamp);
+    const found = resolveChain(messages, lookup, chain);
+    if (!found.ok) {
+      stats.unresolvedChains.push({ blockId: chain.blockId, startUserTimestamp: chain.startUserTimestamp, reason: found.reason, absent: found.absent });
+      continue;
+    }
+    const protectedIds = new Set(stringList(chain.protectedToolCallIds) ?? []);
+    const dropped: ChainCall[] = [];
+    const relocated: ChainCall[] = [];
+    for (const call of callsInRange(source, found.range)) {
+      // Stored ids say what was protected at compression; the re-check covers patterns added since.
+      if (protectedIds.has(call.toolCallId) || isProtected(call.toolName, call.args, config)) relocated.push(call);
+      else dropped.push(call);
+    }
+    resolved.push({
+      chain,
+      range: found.range,
+      dropped,
+      relocated,
+      keys: new Set(dropped.map((c) => c.key)),
+      ids: new Set(dropped.map((c) => c.toolCallId)),
+    });
+  }
+  resolved.sort((a, b) => a.range.start - b.range.start);
+  const kept: ResolvedChain[] = [];
+  for (const r of resolved) {
+    const previous = kept[kept.length - 1];
+    if (previous && r.range.start <= previous.range.end) {
+      stats.unresolvedChains.push({ blockId: r.chain.blockId, startUserTimestamp: r.chain.startUserTimestamp, reason: `its range overlaps ${previous.chain.blockId}`, absent: false });
+      continue;
+    }
+    kept.push(r);
+  }
+  return kept;
+}
+
+function escapeAttribute(value: string): string {
+  return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+}
+
+function callLine(ref: string | undefined, call: ChainCall, aliasOf?: string): string {
+  const head = ref ? `- \`${ref}\` ${call.toolName}` : `- ${call.toolName}`;
+  const notes = [call.isError ? "failed" : "", aliasOf ? `same output as \`${aliasOf}\`` : "", ref ? "" : "not indexed"].filter(Boolean);
+  return `${head} ${describeTarget(call.args)}${notes.length ? `(${notes.join(", ")})` : ""}`.trimEnd();
+}
+
+/**
+ * The block's body: the fused range summary, else the chain's batch summaries, then one line per
+ * dropped call that no summary of the chain covers (spilled, trivial, duplicate or unindexed).
+ */
+export function chainBody(chain: ChainData, dropped: readonly ChainCall[], summaries: readonly SummaryInfo[], index: PruneIndex): string {
+  const parts: string[] = [];
+  if (typeof chain.rangeSummaryText === "string" && chain.rangeSummaryText.trim()) parts.push(chain.rangeSummaryText.trim());
+  else if (summaries.length === 1) parts.push(summaries[0]!.text.trim());
+  else if (summaries.length > 1) parts.push(summaries.map((s) => stripFooter(s.text).trim()).join("\n"));
+  const covered = new Set<string>();
+  for (const s of summaries) for (const key of s.keys) covered.add(key);
+  const lines: string[] = [];
+  for (const call of dropped) {
+    const found = findCallForResult(index, call.toolCallId, call.resultTimestamp);
+    if (found && !found.aliased && (covered.has(found.call.key) || covered.has(call.toolCallId))) continue;
+    lines.push(callLine(found?.call.shortRef, call, found?.aliased ? found.call.shortRef : undefined));
+  }
+  if (lines.length) parts.push(lines.join("\n"));
+  return parts.length ? parts.join("\n") : "(no tool output besides the protected output below)";
+}
+
+function toolRefsOf(chain: ChainData, dropped: readonly ChainCall[], index: PruneIndex): string[] {
+  const stored = stringList(chain.toolRefs);
+  if (stored) return stored;
+  const refs: string[] = [];
+  for (const call of dropped) {
+    const ref = findCallForResult(index, call.toolCallId, call.resultTimestamp)?.call.shortRef;
+    if (ref && !refs.includes(ref)) refs.push(ref);
+  }
+  return refs;
+}
+
+export function compressedChainText(chain: ChainData, body: string, toolRefs: readonly string[], relocated: readonly { toolName: string; text: string }[]): string {
+  const lines = [`<compressed-chain id="${escapeAttribute(chain.blockId)}" tools="${escapeAttribute(toolRefs.join(","))}">`, body];
+  for (const p of relocated) lines.push(`<protected-output tool="${escapeAttribute(p.toolName)}">${p.text}</protected-output>`);
+  lines.push("</compressed-chain>");
+  return lines.join("\n");
+}
+
+/** Keys of the results a pruner summary message covers (bare ids on old sessions). */
+function summaryMessageKeys(message: CustomMessage): string[] {
+  const details = message.details as SummaryDetails | undefined;
+  if (!details || typeof details !== "object") return [];
+  if (Array.isArray(details.toolCallRefs)) {
+    return details.toolCallRefs.filter((r) => r && typeof r.toolCallId === "string").map((r) => recordKey(r));
+  }
+  if (Array.isArray(details.toolCallIds)) return details.toolCallIds.filter((id): id is string => typeof id === "string");
+  return [];
+}
+
+function coveredBy(key: string, chain: ResolvedChain): boolean {
+  return chain.keys.has(key) || (!key.includes("@") && chain.ids.has(key));
+}
+
+/** A summary message is suppressed when every result it covers was dropped by one and the same chain. */
+function isSuppressed(message: CustomMessage, chains: readonly ResolvedChain[], byKey: Map<string, ResolvedChain>): boolean {
+  const keys = summaryMessageKeys(message);
+  if (!keys.length) return false;
+  const first = byKey.get(keys[0]!) ?? chains.find((c) => coveredBy(keys[0]!, c));
+  return !!first && keys.every((k) => coveredBy(k, first));
+}
+
+/** Step 3: closed chains with a persisted chain entry are compressed in place. */
+export function pruneChainRanges(messages: AgentMessage[], source: readonly AgentMessage[], index: PruneIndex, config: ChainRenderConfig, stats: ChainRenderStats): AgentMessage[] {
+  if (!config.chainCompression.enabled || index.chains.length === 0) return messages;
+  // Stubs and error purge replace messages in place, so positions in the input still line up.
+  const original = source.length === messages.length ? source : messages;
+  const chains = resolveChains(messages, original, index, config, stats);
+  if (!chains.length) return messages;
+
+  const byKey = new Map<string, ResolvedChain>();
+  for (const c of chains) for (const key of c.keys) byKey.set(key, c);
+  const byStart = new Map(chains.map((c) => [c.range.start, c]));
+
+  const out: AgentMessage[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    const chain = byStart.get(i);
+    if (chain) {
+      out.push(m, blockMessage(chain, index));
+      stats.chainsCompressed++;
+      stats.protectedRelocated += chain.relocated.length;
+      for (let j = chain.range.start + 1; j < chain.range.end; j++) {
+        const inner = messages[j]!;
+        if (inner.role !== "custom") continue;
+        if (inner.customType === PRUNE_SUMMARY && isSuppressed(inner, chains, byKey)) stats.summariesSuppressed++;
+        else out.push(inner);
+      }
+      const final = messages[chain.range.end] as AssistantMessage;
+      out.push(config.chainCompression.stripFinalAssistantThinking ? withoutThinking(final) : final);
+      i = chain.range.end;
+      continue;
+    }
+    if (m.role === "custom" && m.customType === PRUNE_SUMMARY && isSuppressed(m, chains, byKey)) {
+      stats.summariesSuppressed++;
+      continue;
+    }
+    out.push(m);
+  }
+  return out;
+}
+
+function blockMessage(chain: ResolvedChain, index: PruneIndex): CustomMessage {
+  const summaries = summariesWithin(index, chain.keys, chain.ids);
+  const body = chainBody(chain.chain, chain.dropped, summaries, index);
+  const relocated = chain.relocated.map((call) => ({ toolName: call.toolName, text: call.resultText }));
+  const text = compressedChainText(chain.chain, body, toolRefsOf(chain.chain, chain.dropped, index), relocated);
+  return { role: "custom", customType: PRUNE_CHAIN, content: text, display: false, details: { blockId: chain.chain.blockId }, timestamp: chain.chain.startUserTimestamp };
+}
+
