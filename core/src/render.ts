@@ -137,7 +137,7 @@ export function renderModelView(messages: AgentMessage[], index: PruneIndex, con
     thinkingStrip: config.thinkingStrip ?? DEFAULT_CONFIG.thinkingStrip,
   };
   let current = stubResults(messages, index, config, stats);
-  current = purgeErroredArgs(current, full, stats);
+  current = purgeErroredArgs(current, messages, full, stats);
   current = pruneChainRanges(current, messages, index, full, stats);
   current = sweepOrphans(current, stats);
   current = stripThinking(current, full, stats);

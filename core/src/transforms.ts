@@ -76,9 +76,10 @@ function alreadyPurged(args: Record<string, unknown>): boolean {
  * A failed call's arguments become a size stub once `cooldownTurns` assistant turns have followed
  * its turn and they are at least `minArgChars` characters of JSON. The error result itself stays.
  * A result belongs to the nearest assistant turn before it, as long as only tool results and
- * custom messages lie between (the same pairing as the orphan sweep).
+ * custom messages lie between (the same pairing as the orphan sweep). Whether the call failed is
+ * read from `source` (the render's input at the same positions): a stub is never an error.
  */
-export function purgeErroredArgs(messages: AgentMessage[], config: Pick<PruneConfig, "purgeErrors">, stats: TransformStats): AgentMessage[] {
+export function purgeErroredArgs(messages: AgentMessage[], source: readonly AgentMessage[], config: Pick<PruneConfig, "purgeErrors">, stats: TransformStats): AgentMessage[] {
   const { enabled, cooldownTurns, minArgChars } = config.purgeErrors;
   if (!enabled) return messages;
   let turnAt = -1;
@@ -95,7 +96,8 @@ export function purgeErroredArgs(messages: AgentMessage[], config: Pick<PruneCon
       turnAt = -1;
       continue;
     }
-    if (!m.isError || turnAt < 0) continue;
+    const original = source.length === messages.length ? source[i]! : m;
+    if (turnAt < 0 || !(original.role === "toolResult" && original.isError)) continue;
     turnsAfter ??= assistantTurnsAfter(messages);
     if (turnsAfter[turnAt]! < cooldownTurns) continue;
     const call = findCallBlock(messages[turnAt] as AssistantMessage, m.toolCallId);
