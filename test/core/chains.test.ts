@@ -287,6 +287,16 @@ describe("chain range prune", () => {
     expect(partial.messages.filter((m) => m.role === "toolResult").length).toBeGreaterThan(0);
   });
 
+  it("an entry whose start timestamp names two user messages is left alone and reported", async () => {
+    const b = await compressedSession();
+    const messages = context(b);
+    const start = messages.find((m) => m.role === "user" && m.content === "one")!;
+    const twin = { role: "user" as const, content: "a later prompt with the same clock reading", timestamp: start.timestamp };
+    const out = renderModelView([...messages, twin], freshIndex(b), config);
+    expect(out.stats.unresolvedChains).toEqual([expect.objectContaining({ blockId: "b1", absent: false, reason: expect.stringContaining("more than one user message") })]);
+    expect(out.messages.filter((m) => m.role === "toolResult").length).toBeGreaterThan(0);
+  });
+
   it("an entry without a final timestamp (older writers) ends at the first text-only reply", async () => {
     const b = new SessionBuilder();
     const index = freshIndex(b);

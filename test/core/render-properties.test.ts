@@ -317,14 +317,18 @@ function liveTurnProblem(input: readonly AgentMessage[], out: readonly AgentMess
   return lost.length ? `live assistant turns lost: ${lost.join(", ")}` : undefined;
 }
 
-/** The render never drops a person's message. */
-function userMessageProblem(input: readonly AgentMessage[], out: readonly AgentMessage[]): string | undefined {
+/** The render never drops a person's message, nor a reply (an assistant message that calls no tool). */
+function conversationProblem(input: readonly AgentMessage[], out: readonly AgentMessage[]): string | undefined {
   const seen = out.filter((m) => m.role === "user").map((m) => `${m.timestamp}:${text(m.content)}`);
   for (const m of input) {
     if (m.role !== "user") continue;
     const at = seen.indexOf(`${m.timestamp}:${text(m.content)}`);
     if (at < 0) return `user message "${text(m.content)}" is missing`;
     seen.splice(at, 1);
+  }
+  const replies = new Set(out.filter((m) => m.role === "assistant").map((m) => m.timestamp));
+  for (const m of input) {
+    if (m.role === "assistant" && !m.content.some((b) => b.type === "toolCall") && !replies.has(m.timestamp)) return `reply ${m.timestamp} is missing`;
   }
   return undefined;
 }
@@ -391,7 +395,7 @@ function check(entries: AnyEntry[], config: PruneConfig): string[] {
   const rendered = renderModelView(input, index, config);
   const out = rendered.messages;
   for (const key of Object.keys(exercised) as (keyof typeof exercised)[]) if ((rendered.stats[key] as number) > 0) exercised[key]++;
-  const problems = [pairingProblem(out), thinkingProblem(input, out), protectedProblem(input, out), liveTurnProblem(input, out), blockPlacementProblem(out), userMessageProblem(input, out), argumentsProblem(input, out, config)].filter(
+  const problems = [pairingProblem(out), thinkingProblem(input, out), protectedProblem(input, out), liveTurnProblem(input, out), blockPlacementProblem(out), conversationProblem(input, out), argumentsProblem(input, out, config)].filter(
     (p): p is string => !!p,
   );
   if (JSON.stringify(input) !== before) problems.push("the input was mutated");
