@@ -4,17 +4,18 @@
 // workbench client, driven by playwright-core. See test/vscode/README.md.
 //
 //   node test/vscode/run.mjs [--workspace DIR] [--grep PATTERN] [--env KEY=VALUE]...
-//                            [--timeout MS] [--keep] [--verbose] [--build-only] [--provision-only]
+//                            [--timeout MS] [--summary FILE] [--keep] [--verbose] [--build-only] [--provision-only]
 //
 // Exit code: 0 = all passed; 1 = a test failed or the host broke; 2 = bad usage; 124 = timeout;
 // 128+N = stopped by signal N. Always stops code-server (process group) and Chromium.
 import { relative, join } from "node:path";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { parseArgs, format, inspect, stripVTControlCharacters } from "node:util";
 import { performance } from "node:perf_hooks";
 import { provision, launchWorkbench, prepareWorkspace, repoRoot, DEFAULT_EXTENSION_PATH } from "./browser.mjs";
 import { localDir } from "./lib/provision.mjs";
 import { buildExtension, buildSuite } from "./lib/build-suite.mjs";
+import { piSessionFixture } from "./lib/pi-fixture.mjs";
 
 const USAGE = `usage: node test/vscode/run.mjs [options]
   --workspace DIR     folder to open (default: temp copy of test/vscode/fixtures/workspace, else empty temp dir)
@@ -23,6 +24,7 @@ const USAGE = `usage: node test/vscode/run.mjs [options]
                       is also asserted to arrive by the suite. The runner's own environment is
                       inherited too (e.g. PI_CODING_AGENT_DIR=... node test/vscode/run.mjs).
   --timeout MS        overall bound for start + tests (default 300000, env PI_PRUNER_VSCODE_TIMEOUT)
+  --summary FILE      write the mocha counts there as JSON {passed, failed, skipped} (for npm test)
   --keep              keep the run's temp dir (user data, logs, workspace copy)
   --verbose           also print code-server's output and the page console
   --build-only        build the extension and the suite, print the test entry path, exit
@@ -36,6 +38,7 @@ try {
       grep: { type: "string" },
       env: { type: "string", multiple: true, default: [] },
       timeout: { type: "string" },
+      summary: { type: "string" },
       keep: { type: "boolean", default: false },
       verbose: { type: "boolean", default: false },
       "build-only": { type: "boolean", default: false },
@@ -69,6 +72,7 @@ if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
 }
 
 const say = (msg) => process.stderr.write(`[vscode-test] ${msg}\n`);
+let counts; // {passed, failed, skipped} as the suite reported them (for --summary)
 const secs = (t0) => ((performance.now() - t0) / 1000).toFixed(1);
 const tStart = performance.now();
 
@@ -77,6 +81,7 @@ if (!opts["build-only"]) {
   const tProv = performance.now();
   const prov = await provision().catch((e) => {
     say(`provisioning failed: ${e.message}`);
+    writeSummary(1);
     process.exit(1);
   });
   say(prov.provisioned ? `provisioned in ${secs(tProv)} s` : `cache ok (${relative(repoRoot, prov.cache) || "."})`);
@@ -91,6 +96,7 @@ try {
   testEntry = await buildSuite();
 } catch (e) {
   say(`build failed: ${e.message}`);
+  writeSummary(1);
   process.exit(1);
 }
 say(`built extension + suite in ${secs(tBuild)} s`);
@@ -103,7 +109,18 @@ if (opts["build-only"]) {
   process.exit(0);
 }
 
-// --- 3. run ---------------------------------------------------------------------------------------
+// --- 3. fixtures: a session written by our pruner through the real `pi` (cached by its inputs) ------
+let piFixture;
+try {
+  const tFixture = performance.now();
+  piFixture = await piSessionFixture();
+  say(piFixture.generated ? `generated the real-Pi fixture session in ${secs(tFixture)} s` : "real-Pi fixture session cached");
+} catch (e) {
+  // The suite's tests of this fixture fail and say why; the rest still runs.
+  say(`could not generate the real-Pi fixture session: ${e.message}`);
+}
+
+// --- 4. run ---------------------------------------------------------------------------------------
 const colors = process.stdout.isTTY && !process.env.CI && !process.env.NO_COLOR;
 // The extension host inherits the runner's environment; the suite asserts that the PI_* variables
 // (e.g. PI_CODING_AGENT_DIR pointing at fixture sessions) and every --env arrive unchanged.
@@ -115,6 +132,8 @@ const env = {
   PI_PRUNER_TEST_HOST: "code-server",
   PI_PRUNER_EXPECT_ENV: JSON.stringify(expectEnv),
   PI_PRUNER_TEST_COLORS: colors ? "1" : "0",
+  PI_PRUNER_TEST_SUMMARY: "1",
+  ...(piFixture ? { PI_PRUNER_FIXTURE_PI_SESSION: piFixture.dir } : {}),
   ...(opts.grep ? { MOCHA_GREP: opts.grep } : {}),
   ...userEnv,
 };
@@ -138,6 +157,7 @@ timer.unref();
 const tRun = performance.now();
 let sawOutput = false;
 const TAG = "@@pi-pruner-test@@";
+const SUMMARY_TAG = "@@pi-pruner-summary@@";
 env.PI_PRUNER_TEST_OUTPUT_TAG = TAG;
 const workbenchLog = []; // the workbench's own log lines (not the suite's): shown on failure or --verbose
 const expose = {
@@ -149,6 +169,12 @@ const expose = {
     if (text.startsWith(TAG)) {
       sawOutput = true;
       const out = text.slice(TAG.length);
+      if (out.startsWith(SUMMARY_TAG)) {
+        try {
+          counts = JSON.parse(out.slice(SUMMARY_TAG.length));
+        } catch {}
+        return;
+      }
       // some of mocha's pieces (picocolors) colour whenever CI is set; plain means plain
       process.stdout.write(`${colors ? out : stripVTControlCharacters(out)}\n`);
       return;
@@ -205,10 +231,20 @@ try {
     wb = await launching.catch(() => undefined);
   }
   say(`tests ${outcome.code === 0 ? "passed" : "FAILED"} (exit ${outcome.code}); run ${secs(tRun)} s, total ${secs(tStart)} s`);
+  writeSummary(outcome.code);
   await cleanup();
   process.exit(outcome.code);
 } catch (e) {
   say(e.stack || e.message);
+  writeSummary(1);
   await cleanup();
   process.exit(1);
+}
+
+/** The counts for `--summary`; a run that broke before the suite reported counts as one failure. */
+function writeSummary(code) {
+  if (!opts.summary) return;
+  const summary = counts ?? { passed: 0, failed: code === 0 ? 0 : 1, skipped: 0 };
+  if (!counts) say("the suite reported no counts; the summary records the run as one failure");
+  writeFileSync(opts.summary, `${JSON.stringify(summary)}\n`);
 }

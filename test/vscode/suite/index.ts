@@ -11,6 +11,7 @@
 //   MOCHA_TIMEOUT  per-test timeout in ms (default 30000: a 2-core CI machine is slow)
 //   PI_PRUNER_TEST_COLORS  "1" for coloured output, else plain (mocha's own MOCHA_COLORS forces
 //                  colours whenever it is set at all, so it is not used)
+//   PI_PRUNER_TEST_SUMMARY  "1": print the counts as one tagged JSON line at the end (run.mjs --summary)
 //   PI_PRUNER_TEST_OUTPUT_TAG  when set, console output during the run is pre-formatted and
 //                  prefixed with this tag, so the code-server runner can tell the suite's output
 //                  (and the extension's) from the workbench's own log, which arrive on one channel
@@ -91,7 +92,14 @@ async function runMocha(): Promise<void> {
 
   const failures = await new Promise<number>((resolve, reject) => {
     try {
-      mocha.run((n) => resolve(n));
+      const runner = mocha.run((n) => {
+        // For `run.mjs --summary`: one tagged line with the counts, which the runner takes out of the output.
+        if (process.env.PI_PRUNER_TEST_SUMMARY === "1") {
+          const stats = runner.stats;
+          console.log(`@@pi-pruner-summary@@${JSON.stringify({ passed: stats?.passes ?? 0, failed: stats?.failures ?? n, skipped: stats?.pending ?? 0 })}`);
+        }
+        resolve(n);
+      });
     } catch (e) {
       reject(e);
     }

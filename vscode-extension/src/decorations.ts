@@ -1,0 +1,79 @@
+// File decorations in the explorer: files the effective protectedPaths protect get a badge and a
+// tooltip naming the pattern; files whose reads were pruned in the selected session get a quieter mark.
+import { isAbsolute, resolve } from "node:path";
+import * as vscode from "vscode";
+import type { CallView, SessionView } from "../../core/src/view.ts";
+import type { PruneSettings } from "./prune-settings.ts";
+
+export const PROTECTED_BADGE = "P";
+export const PRUNED_BADGE = "•";
+
+const PRUNED_STATES = new Set<CallView["state"]>(["summarized", "deduped", "spilled", "compressed"]);
+
+export class PrunerDecorations implements vscode.FileDecorationProvider, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri | vscode.Uri[] | undefined>();
+  readonly onDidChangeFileDecorations = this.changed.event;
+  /** Absolute path → the selected session's pruned calls that read it. */
+  private pruned = new Map<string, CallView[]>();
+  private enabled = true;
+  private readonly subscription: vscode.Disposable;
+
+  private readonly settings: PruneSettings;
+
+  constructor(settings: PruneSettings) {
+    this.settings = settings;
+    this.subscription = settings.onDidChange(() => this.changed.fire(undefined));
+  }
+
+  setEnabled(enabled: boolean): void {
+    if (this.enabled === enabled) return;
+    this.enabled = enabled;
+    this.changed.fire(undefined);
+  }
+
+  /** The selected session changed (or grew): mark the files its pruned calls read. */
+  setSelectedSession(view: SessionView | undefined, sessionCwd: string | undefined): void {
+    const next = new Map<string, CallView[]>();
+    for (const call of view?.calls ?? []) {
+      if (!call.path || !PRUNED_STATES.has(call.state)) continue;
+      if (!isAbsolute(call.path) && !sessionCwd) continue;
+      const absolute = resolve(sessionCwd ?? "/", call.path);
+      const list = next.get(absolute);
+      if (list) list.push(call);
+      else next.set(absolute, [call]);
+    }
+    const touched = new Set([...this.pruned.keys(), ...next.keys()]);
+    const same = touched.size === next.size && [...next].every(([k, v]) => this.pruned.get(k)?.length === v.length);
+    this.pruned = next;
+    if (!same) this.changed.fire([...touched].map((p) => vscode.Uri.file(p)));
+  }
+
+  provideFileDecoration(uri: vscode.Uri): vscode.FileDecoration | undefined {
+    if (!this.enabled || uri.scheme !== "file") return undefined;
+    const folder = vscode.workspace.getWorkspaceFolder(uri);
+    if (folder) {
+      const effective = this.settings.forCwd(folder.uri.fsPath);
+      const relative = vscode.workspace.asRelativePath(uri, false).replace(/\\/g, "/");
+      const pattern = effective.match(relative) ?? effective.match(uri.fsPath);
+      if (pattern !== undefined) {
+        return {
+          badge: PROTECTED_BADGE,
+          tooltip: `protected from pruning by \`${pattern}\``,
+          color: new vscode.ThemeColor("piPruner.protectedFileForeground"),
+          propagate: false,
+        };
+      }
+    }
+    const calls = this.pruned.get(uri.fsPath);
+    if (calls) {
+      const refs = calls.map((c) => `${c.shortRef ?? c.toolName} (${c.state})`).join(", ");
+      return { badge: PRUNED_BADGE, tooltip: `read by Pi and pruned in the selected session: ${refs}`, propagate: false };
+    }
+    return undefined;
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,200 @@
+// Read-only documents under the `pi-pruner:` scheme: a pruned call with its full original output,
+// a summary's markdown, the model view of a session, the two sides of a chain review, a compaction,
+// a marker note and a session's unreadable lines. Content is plain text built from the session
+// file; nothing in it is interpreted, and a document is only ever opened by a person's click.
+import * as vscode from "vscode";
+import { contentText } from "../../core/src/messages.ts";
+import type { AgentMessage, ToolResultMessage } from "../../core/src/messages.ts";
+import { buildModelView, messagesAsText } from "../../core/src/model-view.ts";
+import { readSpillFile } from "../../core/src/session-files.ts";
+import type { RenderConfig } from "../../core/src/render.ts";
+import { estimateTokens } from "../../core/src/size.ts";
+import type { CallView } from "../../core/src/view.ts";
+import { buildChainReview } from "./chain-review.ts";
+import type { SessionState, SessionStore } from "./session-store.ts";
+import { findCall, findChain, findCompaction, findMarker, findSummary } from "./trees/session-nodes.ts";
+import { documentText, formatNumber, formatSaving, oneLine, uriSafeName } from "./text.ts";
+
+export const SCHEME = "pi-pruner";
+
+export type DocumentRequest =
+  | { kind: "call"; file: string; key: string }
+  | { kind: "summary"; file: string; entryId: string }
+  | { kind: "model"; file: string }
+  | { kind: "chain"; file: string; entryId: string; side: "original" | "compressed" }
+  | { kind: "compaction"; file: string; entryId: string }
+  | { kind: "marker"; file: string; entryId: string }
+  | { kind: "badLines"; file: string };
+
+/** The URI of a document; `title` becomes the editor tab's name. */
+export function documentUri(request: DocumentRequest, title: string): vscode.Uri {
+  const extension = request.kind === "summary" ? "md" : "txt";
+  return vscode.Uri.from({ scheme: SCHEME, path: `/${uriSafeName(title)}.${extension}`, query: JSON.stringify(request) });
+}
+
+export function parseDocumentUri(uri: vscode.Uri): DocumentRequest | undefined {
+  try {
+    const value: unknown = JSON.parse(uri.query);
+    if (typeof value === "object" && value !== null && typeof (value as { kind?: unknown }).kind === "string" && typeof (value as { file?: unknown }).file === "string") {
+      return value as DocumentRequest;
+    }
+  } catch {
+    // Not one of ours.
+  }
+  return undefined;
+}
+
+function resultMessage(state: SessionState, call: CallView): ToolResultMessage | undefined {
+  const entry = call.resultEntryId ? state.data?.byId.get(call.resultEntryId) : undefined;
+  const message = (entry as { message?: AgentMessage } | undefined)?.message;
+  return message?.role === "toolResult" ? message : undefined;
+}
+
+function describeState(call: CallView): string {
+  switch (call.state) {
+    case "summarized":
+      return `summarized (ref ${call.shortRef ?? "?"}${call.summaryEntryId ? `, summary entry ${call.summaryEntryId}` : ""})`;
+    case "deduped":
+      return `deduplicated: the same output as ${call.aliasOf ?? "an earlier call"}, which stands in for it`;
+    case "spilled":
+      return `spilled to disk (${formatNumber(call.spillBytes ?? 0)} bytes), ref ${call.shortRef ?? "?"}`;
+    case "compressed":
+      return `inside compressed chain ${call.chainBlockId ?? "?"}`;
+    case "protected":
+      return call.protectedBy?.kind === "tool" ? `protected: tool \`${call.protectedBy.name}\` is in protectedTools` : `protected: path matches \`${call.protectedBy?.pattern ?? "?"}\``;
+    case "raw":
+      return "raw (not pruned)";
+  }
+}
+
+async function callDocument(state: SessionState, call: CallView): Promise<string> {
+  const lines: string[] = [];
+  lines.push(`# ${call.toolName}${call.shortRef ? ` · ${call.shortRef}` : ""} · ${call.state}`);
+  lines.push(`# Session: ${state.file.path}`);
+  lines.push(`Tool:         ${call.toolName}`);
+  lines.push(`Tool-call id: ${call.toolCallId}`);
+  lines.push(`Occurrence:   ${call.occurrenceKey}`);
+  lines.push(`Status:       ${call.isError ? "error" : "ok"}`);
+  lines.push(`State:        ${describeState(call)}`);
+  lines.push("");
+  lines.push("Arguments:");
+  lines.push(JSON.stringify(call.args, null, 2) ?? "{}");
+  lines.push("");
+
+  const message = resultMessage(state, call);
+  const sessionText = message ? contentText(message.content) : undefined;
+  const images = message && Array.isArray(message.content) ? message.content.filter((b) => b && b.type === "image").length : 0;
+  let output = sessionText;
+  let source = "as stored in the session file";
+  if (call.spillPath) {
+    const spill = await readSpillFile(state.file.path, state.head.id ?? state.data?.header?.id, call.spillPath);
+    if (spill.ok) {
+      output = spill.text;
+      source = `from the spill file ${spill.path}`;
+    } else {
+      lines.push(`Spill file not read: ${spill.reason}.`);
+      source = sessionText !== undefined ? "as stored in the session file instead" : source;
+    }
+  }
+  if (output === undefined) {
+    lines.push("Output: the tool result is not in the session file.");
+  } else {
+    lines.push(`Output (${formatNumber(output.length)} characters, ${source}${images ? `; ${images} image(s) not shown` : ""}):`);
+    lines.push("─".repeat(72));
+    lines.push(output);
+  }
+  return documentText(lines.join("\n") + "\n");
+}
+
+function modelDocument(state: SessionState, config: RenderConfig): string {
+  const model = buildModelView(state.data!, { leafId: state.view!.leafId ?? undefined, config });
+  const saving = formatSaving(model.rawChars, model.modelChars);
+  const header =
+    `# Model view: what the model is sent at leaf ${model.leafId ?? "(empty)"}\n` +
+    `# Session: ${state.file.path}\n` +
+    `# Characters raw ${formatNumber(model.rawChars)} → sent ${formatNumber(model.modelChars)}${saving ? ` (${saving})` : ""}; ` +
+    `tokens ≈ ${formatNumber(estimateTokens(model.rawChars))} → ${formatNumber(estimateTokens(model.modelChars))} (estimated as characters / 4)\n` +
+    `# ${model.messages.length} messages; the system prompt is not included.\n\n`;
+  return documentText(header + messagesAsText(model.messages));
+}
+
+export class PrunerDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly subscription: vscode.Disposable;
+
+  private readonly store: SessionStore;
+
+  constructor(store: SessionStore) {
+    this.store = store;
+    // Open documents of a session follow it while Pi writes (at most a few times a second).
+    this.subscription = store.onDidChangeSession((file) => {
+      if (this.timers.has(file)) return;
+      this.timers.set(
+        file,
+        setTimeout(() => {
+          this.timers.delete(file);
+          for (const doc of vscode.workspace.textDocuments) {
+            if (doc.uri.scheme === SCHEME && parseDocumentUri(doc.uri)?.file === file) this.changed.fire(doc.uri);
+          }
+        }, 300),
+      );
+    });
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const request = parseDocumentUri(uri);
+    if (!request) return "This is not a Pi Pruner document.\n";
+    const state = await this.store.load(request.file);
+    if (!state) return `The session ${request.file} is no longer listed.\n`;
+    if (!state.data || !state.view) return `The session ${request.file} could not be read: ${state.error ?? "unknown error"}\n`;
+    const view = state.view;
+    switch (request.kind) {
+      case "call": {
+        const call = findCall(view, request.key);
+        return call ? callDocument(state, call) : `The call ${request.key} is not on the branch shown for this session.\n`;
+      }
+      case "summary": {
+        const summary = findSummary(view, request.entryId);
+        if (!summary) return `The summary ${request.entryId} is not on the branch shown for this session.\n`;
+        return documentText(`${summary.text}\n`);
+      }
+      case "model":
+        return modelDocument(state, this.store.configFor(state));
+      case "chain": {
+        const chain = findChain(view, request.entryId);
+        if (!chain) return `The chain ${request.entryId} is not on the branch shown for this session.\n`;
+        const review = buildChainReview(state.data, view.leafId ?? undefined, chain, this.store.configFor(state));
+        return documentText(request.side === "original" ? review.original : review.compressed);
+      }
+      case "compaction": {
+        const compaction = findCompaction(view, request.entryId);
+        if (!compaction) return `The compaction ${request.entryId} is not on the branch shown for this session.\n`;
+        const before = compaction.tokensBefore !== undefined ? ` (${formatNumber(compaction.tokensBefore)} tokens before, as Pi counted)` : "";
+        return documentText(`# Pi compaction ${compaction.entryId}${before}\n# Kept from entry ${compaction.firstKeptEntryId ?? "?"}\n\n${compaction.summary}\n`);
+      }
+      case "marker": {
+        const marker = findMarker(view, request.entryId);
+        if (!marker) return `The marker ${request.entryId} is not on the branch shown for this session.\n`;
+        return documentText(`# pi-mulligan ${marker.kind} ${marker.markerId}${marker.cancelled ? " (cancelled)" : ""}\n\n${marker.text ?? ""}\n`);
+      }
+      case "badLines": {
+        const lines = view.errors.map((e) => `line ${e.line}: ${e.message}`);
+        const problems = view.problems.map((p) => `problem: ${p}`);
+        return documentText(`# ${state.file.path}\n# What could not be read (everything else is shown)\n\n${[...lines, ...problems].join("\n")}\n`);
+      }
+    }
+  }
+
+  dispose(): void {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.subscription.dispose();
+    this.changed.dispose();
+  }
+}
+
+/** A short title for a call document. */
+export function callTitle(call: CallView): string {
+  return `${call.shortRef ?? call.toolName} ${call.toolName} ${oneLine(call.path ?? call.command ?? "", 40)}`;
+}

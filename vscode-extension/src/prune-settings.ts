@@ -1,0 +1,117 @@
+// Where Pi lives for this window (the agent directory) and the effective `contextPrune` settings of
+// each working directory, read through core's loader and cached until a settings file changes.
+import { existsSync, statSync } from "node:fs";
+import * as vscode from "vscode";
+import { agentDirFrom, expandHome, loadConfig, resolveConfig, settingsPaths, type LoadedConfig } from "../../core/src/config.ts";
+import { createPathMatcher } from "../../core/src/protected.ts";
+
+export type AgentDirSource = "setting" | "environment" | "default";
+
+export interface AgentDir {
+  path: string;
+  source: AgentDirSource;
+  exists: boolean;
+}
+
+/** `piPruner.agentDir`, else PI_CODING_AGENT_DIR, else ~/.pi/agent. */
+export function resolveAgentDir(setting: string | undefined, env: NodeJS.ProcessEnv = process.env): AgentDir {
+  const fromSetting = setting?.trim();
+  let path: string;
+  let source: AgentDirSource;
+  if (fromSetting) {
+    path = expandHome(fromSetting);
+    source = "setting";
+  } else {
+    path = agentDirFrom(env);
+    source = env.PI_CODING_AGENT_DIR ? "environment" : "default";
+  }
+  let exists = false;
+  try {
+    exists = existsSync(path) && statSync(path).isDirectory();
+  } catch {
+    exists = false;
+  }
+  return { path, source, exists };
+}
+
+export type PatternSource = "project" | "global" | "default";
+
+export interface EffectiveSettings {
+  cwd: string;
+  loaded: LoadedConfig;
+  files: { global: string; project: string };
+  /** Where the effective protectedPaths list comes from. */
+  pathsSource: PatternSource;
+  toolsSource: PatternSource;
+  /** Patterns of the global file that the project's own list replaces. */
+  overriddenGlobalPaths: string[];
+  /** The protectedPaths list the global file starts from (its own, or the default). */
+  globalPaths: string[];
+  /** First pattern protecting a path (relative to cwd, or absolute). */
+  match(path: string): string | undefined;
+}
+
+function ownList(block: unknown, key: "protectedPaths" | "protectedTools"): string[] | undefined {
+  if (typeof block !== "object" || block === null || Array.isArray(block)) return undefined;
+  const value = (block as Record<string, unknown>)[key];
+  return Array.isArray(value) && value.every((v) => typeof v === "string") ? (value as string[]) : undefined;
+}
+
+export class PruneSettings implements vscode.Disposable {
+  private readonly cache = new Map<string, EffectiveSettings>();
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changed.event;
+  private agent: AgentDir;
+
+  constructor(agent: AgentDir) {
+    this.agent = agent;
+  }
+
+  get agentDir(): AgentDir {
+    return this.agent;
+  }
+
+  setAgentDir(agent: AgentDir): void {
+    this.agent = agent;
+    this.invalidate();
+  }
+
+  /** Settings files changed on disk (or the agent dir moved): every cached answer is dropped. */
+  invalidate(): void {
+    this.cache.clear();
+    this.changed.fire();
+  }
+
+  forCwd(cwd: string): EffectiveSettings {
+    let settings = this.cache.get(cwd);
+    if (!settings) {
+      settings = this.load(cwd);
+      this.cache.set(cwd, settings);
+    }
+    return settings;
+  }
+
+  private load(cwd: string): EffectiveSettings {
+    const loaded = loadConfig({ agentDir: this.agent.path, cwd });
+    const projectPaths = ownList(loaded.projectBlock, "protectedPaths");
+    const globalOwnPaths = ownList(loaded.globalBlock, "protectedPaths");
+    const projectTools = ownList(loaded.projectBlock, "protectedTools");
+    const globalTools = ownList(loaded.globalBlock, "protectedTools");
+    const matcher = createPathMatcher(loaded.config.protectedPaths);
+    const globalPaths = resolveConfig(loaded.globalBlock, undefined).config.protectedPaths;
+    return {
+      cwd,
+      loaded,
+      files: settingsPaths({ agentDir: this.agent.path, cwd }),
+      pathsSource: projectPaths ? "project" : globalOwnPaths ? "global" : "default",
+      toolsSource: projectTools ? "project" : globalTools ? "global" : "default",
+      overriddenGlobalPaths: projectPaths && globalOwnPaths ? globalOwnPaths.filter((p) => !projectPaths.includes(p)) : [],
+      globalPaths,
+      match: matcher,
+    };
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}

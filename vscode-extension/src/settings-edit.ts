@@ -1,0 +1,167 @@
+// "Add to protectedPaths" (explorer) and "Remove from protectedPaths" (Protected Files view):
+// the person picks the pattern and the settings file; the write goes through core's one settings
+// writer, which keeps comments and formatting, writes atomically and refuses a file it cannot parse.
+import { posix } from "node:path";
+import * as vscode from "vscode";
+import { addProtectedPath, removeProtectedPath, SettingsFileError } from "../../core/src/settings-file.ts";
+import type { PatternSource, PruneSettings } from "./prune-settings.ts";
+
+/** The questions a command asks, behind an interface so tests can answer them. */
+export interface Prompter {
+  pick<T extends vscode.QuickPickItem>(items: T[], options: vscode.QuickPickOptions): Promise<T | undefined>;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export const windowPrompter: Prompter = {
+  pick: (items, options) => Promise.resolve(vscode.window.showQuickPick(items, options)),
+  info: (message) => void vscode.window.showInformationMessage(message),
+  warn: (message) => void vscode.window.showWarningMessage(message),
+  error: (message) => void vscode.window.showErrorMessage(message),
+};
+
+export interface PatternChoice extends vscode.QuickPickItem {
+  pattern: string;
+}
+
+export interface TargetChoice extends vscode.QuickPickItem {
+  target: "project" | "global";
+  file: string;
+}
+
+/** The patterns offered for a workspace path: the path itself, its folder as a glob, and a `**` form. */
+export function patternChoices(relativePath: string, isDirectory: boolean): { pattern: string; detail: string }[] {
+  const path = relativePath.replace(/\\/g, "/").replace(/\/+$/, "");
+  const name = posix.basename(path);
+  const parent = posix.dirname(path);
+  const choices: { pattern: string; detail: string }[] = [];
+  if (isDirectory) {
+    choices.push({ pattern: `${path}/**`, detail: "every file in this folder" });
+    choices.push({ pattern: `**/${name}/**`, detail: `every file in any folder named ${name}` });
+  } else {
+    choices.push({ pattern: path, detail: "this file only" });
+    if (parent !== ".") choices.push({ pattern: `${parent}/**`, detail: "every file in its folder" });
+    choices.push({ pattern: `**/${name}`, detail: `any file named ${name}` });
+  }
+  const seen = new Set<string>();
+  return choices.filter((c) => !seen.has(c.pattern) && seen.add(c.pattern));
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof SettingsFileError) return error.message;
+  return `could not change the settings: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+export class ProtectedPathsEditor {
+  prompter: Prompter = windowPrompter;
+
+  private readonly settings: PruneSettings;
+
+  constructor(settings: PruneSettings) {
+    this.settings = settings;
+  }
+
+  /** Explorer right-click (uri, selected uris) or the palette (the active editor's file). */
+  async add(uri?: vscode.Uri): Promise<{ pattern: string; file: string } | undefined> {
+    const target = uri ?? vscode.window.activeTextEditor?.document.uri;
+    if (!target || target.scheme !== "file") {
+      this.prompter.error("Pi Pruner: choose a file or folder of the workspace to protect.");
+      return undefined;
+    }
+    const folder = vscode.workspace.getWorkspaceFolder(target);
+    if (!folder) {
+      this.prompter.error(`Pi Pruner: ${target.fsPath} is not in an open workspace folder.`);
+      return undefined;
+    }
+    let isDirectory = false;
+    try {
+      isDirectory = (await vscode.workspace.fs.stat(target)).type === vscode.FileType.Directory;
+    } catch {
+      // A path that just went away is offered as a file.
+    }
+    const relativePath = vscode.workspace.asRelativePath(target, false).replace(/\\/g, "/");
+    const effective = this.settings.forCwd(folder.uri.fsPath);
+    const current = new Set(effective.loaded.config.protectedPaths);
+    const patterns: PatternChoice[] = patternChoices(relativePath, isDirectory).map((c) => ({
+      label: c.pattern,
+      description: current.has(c.pattern) ? "already protected" : undefined,
+      detail: c.detail,
+      pattern: c.pattern,
+    }));
+    const pattern = await this.prompter.pick(patterns, { title: "Add to protectedPaths", placeHolder: "The pattern to protect from pruning" });
+    if (!pattern) return undefined;
+    const targets: TargetChoice[] = [
+      { label: "Project settings", description: effective.files.project, detail: "this workspace only", target: "project", file: effective.files.project },
+      { label: "Global settings", description: effective.files.global, detail: "every project", target: "global", file: effective.files.global },
+    ];
+    const where = await this.prompter.pick(targets, { title: `Add ${pattern.pattern} to protectedPaths in…` });
+    if (!where) return undefined;
+    const base = where.target === "global" ? effective.globalPaths : effective.loaded.config.protectedPaths;
+    try {
+      const result = addProtectedPath({ file: where.file, pattern: pattern.pattern, effective: base });
+      this.settings.invalidate();
+      if (!result.added) this.prompter.info(`Pi Pruner: ${pattern.pattern} is already in protectedPaths of ${where.file}.`);
+      else if (where.target === "global" && effective.pathsSource === "project") {
+        this.prompter.warn(`Pi Pruner: added ${pattern.pattern} to ${where.file}, but this project's own protectedPaths list replaces the global one, so it does not apply here.`);
+      } else this.prompter.info(`Pi Pruner: added ${pattern.pattern} to protectedPaths in ${where.file}.`);
+      return { pattern: pattern.pattern, file: where.file };
+    } catch (error) {
+      this.prompter.error(`Pi Pruner: ${describeError(error)}`);
+      return undefined;
+    }
+  }
+
+  /** A pattern node of the Protected Files view, or (palette) a pattern picked from the effective list. */
+  async remove(node?: { folder: vscode.WorkspaceFolder; pattern: string; source: PatternSource; overridden?: boolean }): Promise<boolean> {
+    let request = node;
+    if (!request) {
+      const folders = vscode.workspace.workspaceFolders ?? [];
+      const items = folders.flatMap((folder) => {
+        const effective = this.settings.forCwd(folder.uri.fsPath);
+        return effective.loaded.config.protectedPaths.map((pattern) => ({
+          label: pattern,
+          description: `${effective.pathsSource}${folders.length > 1 ? ` · ${folder.name}` : ""}`,
+          request: { folder, pattern, source: effective.pathsSource },
+        }));
+      });
+      if (items.length === 0) {
+        this.prompter.info("Pi Pruner: protectedPaths is empty.");
+        return false;
+      }
+      request = (await this.prompter.pick(items, { title: "Remove from protectedPaths" }))?.request;
+      if (!request) return false;
+    }
+    const effective = this.settings.forCwd(request.folder.uri.fsPath);
+    let file: string;
+    let target: "project" | "global";
+    if (request.source === "default") {
+      // The default list is in no file: removing a pattern writes the list without it.
+      const where = await this.prompter.pick<TargetChoice>(
+        [
+          { label: "Project settings", description: effective.files.project, target: "project", file: effective.files.project },
+          { label: "Global settings", description: effective.files.global, target: "global", file: effective.files.global },
+        ],
+        { title: `${request.pattern} is a default; write the list without it to…` },
+      );
+      if (!where) return false;
+      file = where.file;
+      target = where.target;
+    } else {
+      target = request.source === "global" || request.overridden ? "global" : "project";
+      file = target === "global" ? effective.files.global : effective.files.project;
+    }
+    const base = target === "global" ? effective.globalPaths : effective.loaded.config.protectedPaths;
+    try {
+      const result = removeProtectedPath({ file, pattern: request.pattern, effective: base });
+      this.settings.invalidate();
+      if (result.removed) {
+        this.prompter.info(`Pi Pruner: removed ${request.pattern} from protectedPaths in ${file}${result.list.length === 0 ? " (the list is now empty: path protection is off)" : ""}.`);
+      } else this.prompter.info(`Pi Pruner: ${request.pattern} is not in protectedPaths of ${file}.`);
+      return result.removed;
+    } catch (error) {
+      this.prompter.error(`Pi Pruner: ${describeError(error)}`);
+      return false;
+    }
+  }
+}

@@ -1,0 +1,69 @@
+// Text from a session file is untrusted: it is shown, never interpreted. These helpers make it
+// safe to put in a label, a description or a tooltip, and format sizes and ages the same way
+// everywhere in the extension.
+import * as vscode from "vscode";
+import { estimateTokens, formatCount } from "../../core/src/size.ts";
+
+// C0/C1 controls, and the bidirectional overrides and isolates that can make text read
+// differently from what it is.
+const UNSAFE_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** One line of plain text: controls removed, whitespace collapsed, at most `max` characters. */
+export function oneLine(text: string | undefined, max = 80): string {
+  if (!text) return "";
+  const flat = text.replace(UNSAFE_CHARACTERS, "").replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** Text for a document body: controls other than tab and newline removed. */
+export function documentText(text: string): string {
+  return text.replace(UNSAFE_CHARACTERS, "");
+}
+
+/**
+ * A tooltip that can hold untrusted text: not trusted (no command links), no HTML, no theme icons.
+ * `parts` alternate: plain strings are untrusted text; `{ code }` is shown as code, `{ md }` is our own markdown.
+ */
+export function safeTooltip(...parts: (string | { md: string } | { code: string })[]): vscode.MarkdownString {
+  const tooltip = new vscode.MarkdownString("", false);
+  tooltip.isTrusted = false;
+  tooltip.supportHtml = false;
+  for (const part of parts) {
+    if (typeof part === "string") tooltip.appendText(part.replace(UNSAFE_CHARACTERS, ""));
+    else if ("md" in part) tooltip.appendMarkdown(part.md);
+    else tooltip.appendCodeblock(part.code.replace(UNSAFE_CHARACTERS, ""), "text");
+  }
+  return tooltip;
+}
+
+/** "12 s ago", "5 min ago", "3 h ago", "2 d ago", or the date for older ones. */
+export function formatAge(thenMs: number, nowMs = Date.now()): string {
+  const seconds = Math.max(0, Math.round((nowMs - thenMs) / 1000));
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
+  if (seconds < 86_400) return `${Math.round(seconds / 3600)} h ago`;
+  if (seconds < 30 * 86_400) return `${Math.round(seconds / 86_400)} d ago`;
+  return new Date(thenMs).toISOString().slice(0, 10);
+}
+
+/** `92k → 14k` in estimated tokens, from characters. */
+export function formatReclaim(rawChars: number, modelChars: number | undefined): string {
+  if (modelChars === undefined) return formatCount(estimateTokens(rawChars));
+  return `${formatCount(estimateTokens(rawChars))} → ${formatCount(estimateTokens(modelChars))}`;
+}
+
+/** `-85%`, or "" when nothing was saved. */
+export function formatSaving(rawChars: number, modelChars: number | undefined): string {
+  if (modelChars === undefined || rawChars <= 0 || modelChars >= rawChars) return "";
+  return `-${Math.round(((rawChars - modelChars) / rawChars) * 100)}%`;
+}
+
+export function formatNumber(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+/** A name usable as the last segment of a document URI (shown as the editor tab title). */
+export function uriSafeName(text: string, max = 60): string {
+  const name = oneLine(text, max).replace(/[\\/:*?"<>|#%]/g, "-");
+  return name || "untitled";
+}

@@ -1,0 +1,317 @@
+// The Sessions view: the workspace's Pi sessions, newest first; under each, what the pruner did.
+import { basename } from "node:path";
+import * as vscode from "vscode";
+import type { CallState, CallView, SessionView } from "../../../core/src/view.ts";
+import { documentUri, callTitle } from "../documents.ts";
+import type { SessionState, SessionStore } from "../session-store.ts";
+import { formatAge, formatNumber, formatReclaim, formatSaving, oneLine, safeTooltip } from "../text.ts";
+import {
+  chainChildren,
+  findCall,
+  findChain,
+  findCompaction,
+  findMarker,
+  findSummary,
+  GROUP_LABELS,
+  groupChildren,
+  groupSize,
+  sessionChildren,
+  summaryChildren,
+  callsOfSummary,
+  type SessionNode,
+} from "./session-nodes.ts";
+
+const STATE_ICONS: Record<CallState, [string, string | undefined]> = {
+  summarized: ["fold", "charts.blue"],
+  deduped: ["copy", "charts.purple"],
+  spilled: ["save-as", "charts.orange"],
+  compressed: ["archive", "charts.yellow"],
+  protected: ["shield", "charts.green"],
+  raw: ["circle-outline", undefined],
+};
+
+const GROUP_ICONS = {
+  summaries: "note",
+  other: "save-as",
+  chains: "archive",
+  protected: "shield",
+  markers: "bookmark",
+  compactions: "layers",
+} as const;
+
+const MARKER_ICONS = { rewind: "debug-step-back", shrink: "fold-down", checkpoint: "bookmark", note: "comment" } as const;
+
+export const OPEN_DOCUMENT_COMMAND = "piPruner.openDocument";
+export const REVIEW_CHAIN_COMMAND = "piPruner.reviewChain";
+export const SHOW_MODEL_VIEW_COMMAND = "piPruner.showModelView";
+export const CHOOSE_BRANCH_COMMAND = "piPruner.chooseBranch";
+
+function icon(id: string, color?: string): vscode.ThemeIcon {
+  return new vscode.ThemeIcon(id, color ? new vscode.ThemeColor(color) : undefined);
+}
+
+export function sessionLabel(state: SessionState): string {
+  const name = state.summary?.name ?? state.head.name;
+  const prompt = state.summary?.firstPrompt ?? state.head.firstPrompt;
+  return oneLine(name || prompt || basename(state.file.path), 70) || basename(state.file.path);
+}
+
+function callLabel(call: CallView): string {
+  const target = call.path ?? call.command;
+  return target ? `${call.toolName} ${oneLine(target, 60)}` : call.toolName;
+}
+
+function callDescription(call: CallView): string {
+  const parts = [call.shortRef ?? "", call.state === "deduped" && call.aliasOf ? `duplicate of ${call.aliasOf}` : call.state];
+  if (call.isError) parts.push("error");
+  parts.push(`${formatNumber(call.rawChars)} chars`);
+  return parts.filter(Boolean).join(" · ");
+}
+
+export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<SessionNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  /** Nodes handed out, by id: the same object for the same id, and each one's parent. */
+  private readonly nodes = new Map<string, SessionNode>();
+  private readonly parents = new Map<string, SessionNode | undefined>();
+  private readonly subscriptions: vscode.Disposable[] = [];
+  /** performance.now() of the first getTreeItem of a session whose totals were known. */
+  firstTotalsPaintAt: number | undefined;
+
+  private readonly store: SessionStore;
+
+  constructor(store: SessionStore) {
+    this.store = store;
+    this.subscriptions.push(
+      store.onDidChangeList(() => this.changed.fire(undefined)),
+      store.onDidChangeSession((path) => {
+        const node = this.nodes.get(path);
+        if (node) this.changed.fire(node);
+      }),
+    );
+  }
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  private remember<T extends SessionNode>(node: T, parent: SessionNode | undefined): T {
+    const known = this.nodes.get(node.id);
+    if (known && known.kind === node.kind) {
+      this.parents.set(node.id, parent);
+      return known as T;
+    }
+    this.nodes.set(node.id, node);
+    this.parents.set(node.id, parent);
+    return node;
+  }
+
+  /** The node for a session file (for reveal and for commands given a path). */
+  sessionNode(path: string): SessionNode {
+    return this.remember({ kind: "session", id: path, path }, undefined);
+  }
+
+  getParent(node: SessionNode): SessionNode | undefined {
+    return this.parents.get(node.id);
+  }
+
+  async getChildren(node?: SessionNode): Promise<SessionNode[]> {
+    if (!node) {
+      return this.store.sessions().map((s) => this.sessionNode(s.file.path));
+    }
+    const state = await this.store.load(node.path);
+    if (!state) return [];
+    if (!state.view) return [this.remember({ kind: "message", id: `${node.id}#error`, path: node.path, text: state.error ?? "could not be read" }, node)];
+    const view = state.view;
+    let children: SessionNode[];
+    switch (node.kind) {
+      case "session":
+        children = sessionChildren(node.path, view, this.store.leavesOf(node.path).length);
+        break;
+      case "group":
+        children = groupChildren(node, view);
+        break;
+      case "summary":
+        children = summaryChildren(node, view);
+        break;
+      case "chain":
+        children = chainChildren(node, view);
+        break;
+      default:
+        children = [];
+    }
+    return children.map((child) => this.remember(child, node));
+  }
+
+  getTreeItem(node: SessionNode): vscode.TreeItem {
+    const state = this.store.get(node.path);
+    if (node.kind === "session") return this.sessionItem(node, state);
+    const view = state?.view;
+    if (!state || !view) return new vscode.TreeItem("(no longer available)");
+    return this.childItem(node, state, view);
+  }
+
+  private sessionItem(node: SessionNode, state: SessionState | undefined): vscode.TreeItem {
+    if (!state) return new vscode.TreeItem("(session removed)");
+    const item = new vscode.TreeItem(sessionLabel(state), vscode.TreeItemCollapsibleState.Collapsed);
+    item.id = node.id;
+    const summary = state.summary;
+    const parts = [formatAge(state.file.mtimeMs)];
+    if (summary) {
+      parts.push(formatReclaim(summary.rawChars, summary.modelChars));
+      if (summary.badLines) parts.push(`${summary.badLines} bad line${summary.badLines === 1 ? "" : "s"}`);
+      this.firstTotalsPaintAt ??= performance.now();
+    } else if (state.error) parts.push("unreadable");
+    else parts.push("…");
+    item.description = parts.join(" · ");
+    item.iconPath = icon(state.error || summary?.badLines ? "warning" : "comment-discussion", state.error || summary?.badLines ? "list.warningForeground" : undefined);
+    const leaves = state.data ? this.store.leavesOf(node.path).length : 0;
+    item.contextValue = leaves > 1 ? "session branched" : "session";
+    const totals = summary
+      ? `${formatNumber(summary.rawChars)} characters raw → ${formatNumber(summary.modelChars ?? summary.rawChars)} sent ${formatSaving(summary.rawChars, summary.modelChars)} (tokens ≈ characters / 4). ${summary.calls} tool calls, ${summary.pruned} pruned.`
+      : "Not read yet.";
+    item.tooltip = safeTooltip(
+      name(state),
+      { md: "\n\n" },
+      `${totals}\n\nFile: ${state.file.path}\nSession id: ${state.head.id ?? "?"}\nWorking directory: ${state.head.cwd ?? "?"}\nModified: ${new Date(state.file.mtimeMs).toLocaleString()}`,
+    );
+    return item;
+  }
+
+  private childItem(node: SessionNode, state: SessionState, view: SessionView): vscode.TreeItem {
+    const file = state.file.path;
+    const none = vscode.TreeItemCollapsibleState.None;
+    const collapsed = vscode.TreeItemCollapsibleState.Collapsed;
+    let item: vscode.TreeItem;
+    switch (node.kind) {
+      case "badLines": {
+        const lines = view.errors.map((e) => e.line);
+        const shown = lines.slice(0, 12).join(", ") + (lines.length > 12 ? ", …" : "");
+        item = new vscode.TreeItem(`${lines.length} unreadable line${lines.length === 1 ? "" : "s"}: ${shown}`, none);
+        item.iconPath = icon("warning", "list.warningForeground");
+        item.tooltip = safeTooltip(view.errors.slice(0, 30).map((e) => `line ${e.line}: ${e.message}`).join("\n"));
+        item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Show", arguments: [{ kind: "badLines", file }, "unreadable lines"] };
+        item.contextValue = "badLines";
+        break;
+      }
+      case "problems": {
+        item = new vscode.TreeItem(`${view.problems.length} problem${view.problems.length === 1 ? "" : "s"} in the session's structure`, none);
+        item.iconPath = icon("warning", "list.warningForeground");
+        item.tooltip = safeTooltip(view.problems.join("\n"));
+        item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Show", arguments: [{ kind: "badLines", file }, "session problems"] };
+        break;
+      }
+      case "modelView": {
+        item = new vscode.TreeItem("Model view", none);
+        const { rawChars, modelChars } = view.totals;
+        item.description = `${formatNumber(rawChars)} → ${formatNumber(modelChars ?? rawChars)} chars ${formatSaving(rawChars, modelChars)}`.trim();
+        item.iconPath = icon("eye");
+        item.tooltip = safeTooltip("The context exactly as the model is sent it at this session's leaf.");
+        item.command = { command: SHOW_MODEL_VIEW_COMMAND, title: "Show Model View", arguments: [file] };
+        item.contextValue = "modelView";
+        break;
+      }
+      case "branch": {
+        const leaves = this.store.leavesOf(file);
+        const at = leaves.indexOf(view.leafId ?? "");
+        item = new vscode.TreeItem(`Branch ${at + 1} of ${leaves.length}`, none);
+        item.description = `leaf ${oneLine(view.leafId ?? "", 24)}${state.pinnedLeaf ? "" : " (latest)"}`;
+        item.iconPath = icon("git-branch");
+        item.tooltip = safeTooltip("This session has branches. Choose which one to show.");
+        item.command = { command: CHOOSE_BRANCH_COMMAND, title: "Choose Branch", arguments: [file] };
+        item.contextValue = "branch";
+        break;
+      }
+      case "group": {
+        item = new vscode.TreeItem(GROUP_LABELS[node.group], collapsed);
+        item.description = String(groupSize(view, node.group));
+        item.iconPath = icon(GROUP_ICONS[node.group]);
+        item.contextValue = `group.${node.group}`;
+        break;
+      }
+      case "summary": {
+        const summary = findSummary(view, node.entryId);
+        if (!summary) return new vscode.TreeItem("(summary not on this branch)");
+        const calls = callsOfSummary(view, summary).length;
+        const turn = summary.turnIndex !== undefined ? `turn ${summary.turnIndex}` : "summary";
+        item = new vscode.TreeItem(`${turn} · ${calls} call${calls === 1 ? "" : "s"}`, calls > 0 ? collapsed : none);
+        item.description = oneLine(summary.text.replace(/`/g, ""), 80);
+        item.iconPath = icon("note");
+        item.tooltip = safeTooltip({ code: summary.text.slice(0, 2000) });
+        item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Open Summary", arguments: [{ kind: "summary", file, entryId: summary.entryId }, `summary ${turn}`] };
+        item.contextValue = "summary";
+        break;
+      }
+      case "call": {
+        const call = findCall(view, node.key);
+        if (!call) return new vscode.TreeItem("(call not on this branch)");
+        item = new vscode.TreeItem(callLabel(call), none);
+        item.description = callDescription(call);
+        const [iconId, color] = STATE_ICONS[call.state];
+        item.iconPath = icon(call.isError ? "error" : iconId, call.isError ? "list.errorForeground" : color);
+        item.tooltip = safeTooltip(`${call.toolName} · ${call.state}${call.shortRef ? ` · ${call.shortRef}` : ""}\n`, { code: JSON.stringify(call.args, null, 2).slice(0, 1500) });
+        item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Open Call", arguments: [{ kind: "call", file, key: call.occurrenceKey }, callTitle(call)] };
+        item.contextValue = `call.${call.state}`;
+        break;
+      }
+      case "chain": {
+        const chain = findChain(view, node.entryId);
+        if (!chain) return new vscode.TreeItem("(chain not on this branch)");
+        const calls = chainChildren(node, view).length;
+        item = new vscode.TreeItem(chain.blockId, calls > 0 ? collapsed : none);
+        const kept = chain.protectedToolCallIds.length;
+        item.description = [chain.toolRefs.join(", "), kept ? `${kept} protected output${kept === 1 ? "" : "s"} kept` : ""].filter(Boolean).join(" · ");
+        item.iconPath = icon("archive", "charts.yellow");
+        item.tooltip = safeTooltip(chain.rangeSummaryText ? `${chain.rangeSummaryText.slice(0, 1500)}\n\n` : "", "Click to review: the original span beside what the model is sent.");
+        item.command = { command: REVIEW_CHAIN_COMMAND, title: "Review Chain", arguments: [file, chain.entryId] };
+        item.contextValue = "chain";
+        break;
+      }
+      case "marker": {
+        const marker = findMarker(view, node.entryId);
+        if (!marker) return new vscode.TreeItem("(marker not on this branch)");
+        item = new vscode.TreeItem(`${marker.kind} ${oneLine(marker.markerId, 40)}`, none);
+        item.description = [marker.cancelled ? "cancelled" : "", oneLine(marker.text, 60)].filter(Boolean).join(" · ");
+        item.iconPath = icon(MARKER_ICONS[marker.kind], marker.cancelled ? "disabledForeground" : undefined);
+        item.tooltip = safeTooltip(`pi-mulligan ${marker.kind} ${marker.markerId}${marker.cancelled ? " (cancelled)" : ""}`);
+        if (marker.text) item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Open Note", arguments: [{ kind: "marker", file, entryId: marker.entryId }, `note ${marker.markerId}`] };
+        item.contextValue = "marker";
+        break;
+      }
+      case "compaction": {
+        const compaction = findCompaction(view, node.entryId);
+        if (!compaction) return new vscode.TreeItem("(compaction not on this branch)");
+        item = new vscode.TreeItem("Compaction", none);
+        item.description = [compaction.tokensBefore !== undefined ? `${formatNumber(compaction.tokensBefore)} tokens before` : "", oneLine(compaction.summary, 60)].filter(Boolean).join(" · ");
+        item.iconPath = icon("layers");
+        item.tooltip = safeTooltip({ code: compaction.summary.slice(0, 2000) });
+        item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Open Compaction", arguments: [{ kind: "compaction", file, entryId: compaction.entryId }, `compaction ${compaction.entryId}`] };
+        item.contextValue = "compaction";
+        break;
+      }
+      case "message": {
+        item = new vscode.TreeItem(oneLine(node.text, 100), none);
+        item.iconPath = icon("warning", "list.warningForeground");
+        break;
+      }
+      case "session":
+        return this.sessionItem(node, state);
+    }
+    item.id = node.id;
+    return item;
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions) s.dispose();
+    this.changed.dispose();
+  }
+}
+
+function name(state: SessionState): string {
+  return state.summary?.name ?? state.head.name ?? state.summary?.firstPrompt ?? state.head.firstPrompt ?? basename(state.file.path);
+}
+
+/** The document a call node opens (for tests and commands). */
+export function callDocumentUri(file: string, call: CallView): vscode.Uri {
+  return documentUri({ kind: "call", file, key: call.occurrenceKey }, callTitle(call));
+}
