@@ -128,21 +128,19 @@ export async function readSpillFile(sessionFile: string, sessionId: string | und
   if (!sessionId) return { ok: false, reason: "the session has no id, so it has no blobs folder" };
   if (/[\0]/.test(spillPath)) return { ok: false, reason: "the spill path is not a usable path" };
   const blobs = blobsDirFor(sessionFile, sessionId);
+  const candidate = resolve(dirname(sessionFile), spillPath);
+  const outside = { ok: false as const, reason: `${spillPath} is outside this session's blobs folder (${blobs}); refused` };
+  if (!candidate.startsWith(resolve(blobs) + sep)) return outside;
+  // Inside by name; now by what the names point to.
   let realBlobs: string;
   let realFile: string;
   try {
     realBlobs = await realpath(blobs);
-  } catch {
-    return { ok: false, reason: `the blobs folder ${blobs} does not exist` };
-  }
-  const candidate = resolve(dirname(sessionFile), spillPath);
-  try {
     realFile = await realpath(candidate);
   } catch {
-    if (!candidate.startsWith(resolve(blobs) + sep)) return { ok: false, reason: `${spillPath} is outside this session's blobs folder (${blobs}); refused` };
     return { ok: false, reason: `${spillPath} does not exist` };
   }
-  if (!realFile.startsWith(realBlobs + sep)) return { ok: false, reason: `${spillPath} is outside this session's blobs folder (${blobs}); refused` };
+  if (!realFile.startsWith(realBlobs + sep)) return outside;
   try {
     const handle = await open(realFile, "r");
     try {

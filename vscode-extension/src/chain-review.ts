@@ -35,6 +35,34 @@ export function findChainSpan(messages: readonly AgentMessage[], chain: Pick<Cha
   return undefined;
 }
 
+/** Output longer than this is shortened on the original side: a diff of a few thousand lines against one line takes VS Code seconds. */
+const MAX_OUTPUT_LINES = 40;
+const HEAD_LINES = 30;
+const TAIL_LINES = 5;
+const MAX_OUTPUT_CHARS = 6000;
+
+function shorten(text: string): string {
+  const lines = text.split("\n");
+  if (lines.length > MAX_OUTPUT_LINES) {
+    const hidden = lines.length - HEAD_LINES - TAIL_LINES;
+    return [...lines.slice(0, HEAD_LINES), `[… ${formatNumber(hidden)} lines not shown here; the call's own document has the full output]`, ...lines.slice(-TAIL_LINES)].join("\n");
+  }
+  if (text.length > MAX_OUTPUT_CHARS) {
+    return `${text.slice(0, MAX_OUTPUT_CHARS)}\n[… ${formatNumber(text.length - MAX_OUTPUT_CHARS)} characters not shown here; the call's own document has the full output]`;
+  }
+  return text;
+}
+
+/** Tool results with their long outputs shortened (see MAX_OUTPUT_LINES). */
+function withShortOutputs(messages: readonly AgentMessage[]): AgentMessage[] {
+  return messages.map((m) => {
+    if (m.role !== "toolResult") return m;
+    const text = contentText(m.content);
+    const short = shorten(text);
+    return short === text ? m : { ...m, content: [{ type: "text", text: short }] };
+  });
+}
+
 function messageText(message: AgentMessage): string {
   if (message.role === "user" || message.role === "custom") return contentText(message.content);
   return "";
@@ -57,8 +85,9 @@ export function buildChainReview(data: SessionData, leafId: string | undefined, 
     const messages = model.rawMessages.slice(rawSpan[0], rawSpan[1] + 1);
     original =
       `# Chain ${chain.blockId}: the original span (${messages.length} messages, ${formatNumber(messagesChars(messages))} characters)\n` +
-      `# Tools: ${tools}\n\n` +
-      messagesAsText(messages);
+      `# Tools: ${tools}\n` +
+      `# Long tool outputs are shortened here; each call's own document (in the Sessions view) has all of it.\n\n` +
+      messagesAsText(withShortOutputs(messages));
   } else {
     original =
       `# Chain ${chain.blockId}: the original span is not in this branch's context\n` +

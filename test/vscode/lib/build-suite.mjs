@@ -47,6 +47,8 @@ export async function buildSuite() {
     platform: "node",
     target: "node20",
     external: ["vscode", "mocha"],
+    // as scripts/build.mjs: jsonc-parser's UMD "main" has lazy requires esbuild cannot follow
+    mainFields: ["module", "main"],
     sourcemap: "inline",
     logLevel: "warning",
   });
