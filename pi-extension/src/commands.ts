@@ -18,6 +18,8 @@ export interface CommandHost {
   treeReport(): string;
   treeNodes(): TreeNode[];
   flushNow(ctx: ExtensionCommandContext): Promise<string>;
+  /** Summarizes what is pending, then compresses every closed chain not compressed yet. */
+  compactNow(ctx: ExtensionCommandContext): Promise<string>;
 }
 
 interface Subcommand {
@@ -144,6 +146,12 @@ export const SUBCOMMANDS: Record<string, Subcommand> = {
     description: "summarize every pending batch now",
     async run(_a, ctx, host) {
       ctx.ui.notify(await host.flushNow(ctx), "info");
+    },
+  },
+  compact: {
+    description: "compress every closed chain now, ignoring the rolling window",
+    async run(_a, ctx, host) {
+      ctx.ui.notify(await host.compactNow(ctx), "info");
     },
   },
   tree: { description: "summaries and the calls they pruned (foldable)", run: (_a, ctx, host) => showTree(ctx, host.treeNodes(), () => host.treeReport()) },

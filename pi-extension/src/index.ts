@@ -5,6 +5,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../core/src/messages.ts";
 import type { AnyEntry } from "../../core/src/entries.ts";
 import { DEFAULT_CONFIG } from "../../core/src/config.ts";
+import { buildContext } from "../../core/src/context.ts";
 import type { FlushResult, PersistEntry, SpillIO } from "../../core/src/pipeline.ts";
 import { OnceReporter, PrunerRuntime } from "./runtime.ts";
 import { createSummarizer } from "./summarizer.ts";
@@ -62,7 +63,7 @@ export default function piPruner(pi: ExtensionAPI): void {
   };
 
   // Summarizer spending, for extensions that total a session's cost (cumulative per session).
-  const emitCost = (result: FlushResult | undefined) => {
+  const emitCost = (result: Pick<FlushResult, "usage"> | undefined) => {
     if (!result || !(result.usage.cost || result.usage.input || result.usage.output)) return;
     const stats = runtime.index.stats;
     pi.events.emit("cost:external", {
@@ -73,6 +74,10 @@ export default function piPruner(pi: ExtensionAPI): void {
       totalCost: stats.totalCost ?? result.usage.cost,
     });
   };
+
+  /** The messages Pi builds for the current branch (after its own compaction): what chains are found in. */
+  const contextMessages = (ctx: ExtensionContext): AgentMessage[] =>
+    buildContext(ctx.sessionManager.getBranch() as unknown as AnyEntry[]).map((c) => c.message);
 
   const persist = (entries: readonly PersistEntry[]) => {
     for (const e of entries) {
@@ -104,10 +109,18 @@ export default function piPruner(pi: ExtensionAPI): void {
       } else if (event.outcome === "completed" && runtime.config.pruneOn === "agent-message") {
         reason = "final-reply";
       }
-      if (reason && runtime.hasPending()) {
-        const flushed = await runtime.flush(createSummarizer(ctx, runtime.config));
+      const summarizer = reason ? createSummarizer(ctx, runtime.config) : undefined;
+      if (summarizer && runtime.hasPending()) {
+        const flushed = await runtime.flush(summarizer);
         if (flushed) entries.push(...flushed.entries);
         emitCost(flushed);
+      }
+      // A chain just closed: Pi has already appended this reply to the branch, so the newest chain
+      // reads as closed. After the flush, so the chain's own batches are summarized first.
+      if (reason === "final-reply") {
+        const compressed = await runtime.compressChains(contextMessages(ctx), summarizer);
+        if (compressed) entries.push(...compressed.entries);
+        emitCost(compressed);
       }
       if (!entries.length) return;
       return { entries: [...event.entries, ...toDrafts(entries)] };
@@ -149,6 +162,26 @@ export default function piPruner(pi: ExtensionAPI): void {
       showStatus(ctx);
       const counts = result.outcomes.map((o) => `${o.outcome}${o.refs.length ? ` ${o.refs.join(",")}` : ""}`);
       return `pi-pruner: flushed ${result.outcomes.length} batch(es): ${counts.join("; ") || "nothing new"}`;
+    },
+    async compactNow(ctx) {
+      if (!runtime.config.enabled) return "pi-pruner is off (/pruner on)";
+      if (!runtime.config.chainCompression.enabled) return "pi-pruner: chain compression is off (chainCompression.enabled)";
+      const summarizer = createSummarizer(ctx, runtime.config);
+      const entries: PersistEntry[] = [];
+      // Pending batches first, so the chains about to be compressed have their summaries.
+      if (runtime.hasPending()) {
+        const flushed = await runtime.flush(summarizer);
+        if (flushed) entries.push(...flushed.entries);
+        emitCost(flushed);
+      }
+      const compressed = await runtime.compressChains(contextMessages(ctx), summarizer, { all: true });
+      if (compressed) entries.push(...compressed.entries);
+      emitCost(compressed);
+      persist(entries);
+      showStatus(ctx);
+      if (!compressed?.chains.length) return "pi-pruner: no closed chain left to compress";
+      const fused = compressed.rangesSummarized ? `, ${compressed.rangesSummarized} with a fused range summary` : "";
+      return `pi-pruner: compressed ${compressed.chains.length} chain(s): ${compressed.chains.map((c) => c.blockId).join(", ")}${fused}`;
     },
   });
 }

@@ -7,7 +7,8 @@ import { emptyIndex, rebuildIndex, type PruneIndex } from "../../core/src/record
 import { captureBatch, flushBatches, spillOversized, type Batch, type FlushResult, type PersistEntry, type SpillIO } from "../../core/src/pipeline.ts";
 import { renderModelView } from "../../core/src/render.ts";
 import { messagesChars } from "../../core/src/size.ts";
-import type { Summarizer } from "../../core/src/summarize.ts";
+import type { Summarizer, SummarizerUsage } from "../../core/src/summarize.ts";
+import { compressChains, type ChainCompressionResult } from "../../core/src/chains.ts";
 import { PRUNE_STATS, type StatsData } from "../../core/src/entries.ts";
 import { occurrenceKey, toolCallsOf } from "../../core/src/messages.ts";
 
@@ -168,24 +169,54 @@ export class PrunerRuntime {
     return this.flushing;
   }
 
-  private statsEntry(result: FlushResult): PersistEntry {
+  private statsEntry(delta: { usage: SummarizerUsage; summarizerCalls: number; chainsCompressed?: number; rangesSummarized?: number }): PersistEntry {
     const previous = this.index.stats;
     const stats: StatsData = {
-      totalInputTokens: (previous.totalInputTokens ?? 0) + result.usage.input,
-      totalOutputTokens: (previous.totalOutputTokens ?? 0) + result.usage.output,
-      totalCost: (previous.totalCost ?? 0) + result.usage.cost,
-      callCount: (previous.callCount ?? 0) + result.summarizerCalls,
-      chainsCompressed: previous.chainsCompressed ?? 0,
-      rangesSummarized: previous.rangesSummarized ?? 0,
+      totalInputTokens: (previous.totalInputTokens ?? 0) + delta.usage.input,
+      totalOutputTokens: (previous.totalOutputTokens ?? 0) + delta.usage.output,
+      totalCost: (previous.totalCost ?? 0) + delta.usage.cost,
+      callCount: (previous.callCount ?? 0) + delta.summarizerCalls,
+      chainsCompressed: (previous.chainsCompressed ?? 0) + (delta.chainsCompressed ?? 0),
+      rangesSummarized: (previous.rangesSummarized ?? 0) + (delta.rangesSummarized ?? 0),
     };
     this.index.stats = stats;
     return { kind: "custom", customType: PRUNE_STATS, data: stats };
+  }
+
+  /**
+   * Compresses the closed chains beyond the rolling window (all of them with `all`), fusing batch
+   * summaries where a chain has two or more. `messages` is the context Pi builds for the branch.
+   * A failed fusion is reported once and the chain is compressed anyway.
+   */
+  async compressChains(messages: readonly AgentMessage[], summarize: Summarizer | undefined, options: { all?: boolean } = {}): Promise<ChainCompressionResult | undefined> {
+    if (!this.config.enabled || !this.config.chainCompression.enabled) return undefined;
+    try {
+      const result = await compressChains(messages, this.index, this.config, summarize, options);
+      for (const failure of result.fusionFailures) {
+        this.reporter.report(`fusion:${failure}`, `pi-pruner: range summary failed (${failure}); the chain was compressed with its batch summaries`);
+      }
+      if (result.chains.length) {
+        result.entries.push(this.statsEntry({ usage: result.usage, summarizerCalls: result.summarizerCalls, chainsCompressed: result.chains.length, rangesSummarized: result.rangesSummarized }));
+      }
+      return result;
+    } catch (error) {
+      this.reporter.report(`chains:${(error as Error).message}`, `pi-pruner: chain compression failed (${(error as Error).message}); nothing was compressed`);
+      return undefined;
+    }
   }
 
   /** The `context` transform. Fails open: any error gives the messages back untouched. */
   render(messages: AgentMessage[]): AgentMessage[] {
     try {
       const result = renderModelView(messages, this.index, this.config);
+      for (const chain of result.stats.unresolvedChains) {
+        // A chain Pi's compaction removed whole is simply gone; anything else is worth one note.
+        if (chain.absent) continue;
+        this.reporter.report(
+          `chain:${chain.blockId}@${chain.startUserTimestamp}`,
+          `pi-pruner: compressed chain ${chain.blockId} was left as it is (${chain.reason})`,
+        );
+      }
       if (result.messages !== messages) {
         this.reclaim = { rawChars: messagesChars(messages), sentChars: messagesChars(result.messages) };
       }

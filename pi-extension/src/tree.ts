@@ -1,4 +1,4 @@
-// `/pruner tree`: summaries and the calls each one pruned, spilled outputs, and aliases — as
+// `/pruner tree`: summaries and the calls each one pruned, spilled outputs, aliases and compressed chains — as
 // foldable nodes for the terminal overlay, or as an indented outline elsewhere.
 import type { PruneIndex } from "../../core/src/records.ts";
 import { describeTarget, stripFooter } from "../../core/src/summarize.ts";
@@ -47,6 +47,22 @@ export function treeNodes(index: PruneIndex): TreeNode[] {
     });
   }
   if (index.aliases.size) roots.push({ id: "aliases", label: `${index.aliases.size} duplicate result(s) aliased to earlier refs`, children: [] });
+  if (index.chains.length) {
+    roots.push({
+      id: "chains",
+      label: `compressed chains, ${index.chains.length}`,
+      children: index.chains.map((chain) => {
+        const refs = Array.isArray(chain.toolRefs) ? chain.toolRefs.join(",") : "";
+        const kept = Array.isArray(chain.protectedToolCallIds) && chain.protectedToolCallIds.length ? `, ${chain.protectedToolCallIds.length} protected output(s) kept` : "";
+        return {
+          id: `chain:${chain.blockId}:${chain.startUserTimestamp}`,
+          label: `${chain.blockId.padEnd(5)} ${refs || "(no refs)"} · ${chain.bodySource ?? "chain"}${kept}`,
+          detail: chain.rangeSummaryText,
+          children: [],
+        };
+      }),
+    });
+  }
   return roots;
 }
 
