@@ -20,9 +20,10 @@ const MAX_LOOKBACK = 256;
 export interface AppendedView {
   view: SessionView;
   /**
-   * Characters the model is sent, assuming the new messages are sent as they are (true of raw and
-   * protected results and of plain turns under the current render). A caller that must be exact
-   * recomputes the model view later.
+   * `view.totals.modelChars` is the old figure plus the new messages' characters: an estimate,
+   * because the render may change older messages when new ones arrive (a call's result arriving,
+   * cool-downs and windows counted in turns). Everything else in the view is exact. A caller that
+   * shows the figure recomputes the model view soon after.
    */
   modelCharsEstimated: boolean;
 }
@@ -97,6 +98,8 @@ export function appendToSessionView(view: SessionView, data: SessionData, append
     if (message.role !== "toolResult") continue;
 
     const result = message as ToolResultMessage;
+    // Odd shapes (ids that are not strings, a missing timestamp) are normalised by the full build.
+    if (typeof result.toolCallId !== "string" || typeof result.toolName !== "string" || typeof result.timestamp !== "number") return undefined;
     if (ids.has(result.toolCallId) || seenHere.has(result.toolCallId)) return undefined;
     seenHere.add(result.toolCallId);
     const turn = latestAssistant(data, appended, i, view.leafId);
@@ -104,10 +107,12 @@ export function appendToSessionView(view: SessionView, data: SessionData, append
     const toolCall = turn?.calls.get(result.toolCallId);
     const args = (toolCall?.arguments && typeof toolCall.arguments === "object" ? toolCall.arguments : {}) as Record<string, unknown>;
     const reason = protectionReason(result.toolName, args, config);
+    // A call seen for the first time is in no index, summary, alias or chain: raw, or protected.
     newCalls.push({
       toolCallId: result.toolCallId,
       occurrenceKey: occurrenceKey(result.toolCallId, result.timestamp),
       toolName: result.toolName,
+      shortRef: undefined,
       state: reason ? "protected" : "raw",
       rawChars: contentChars(result.content),
       argsChars: argsChars(args),
@@ -118,6 +123,11 @@ export function appendToSessionView(view: SessionView, data: SessionData, append
       resultEntryId: entry.id,
       assistantEntryId: turn?.entryId || undefined,
       resultTimestamp: result.timestamp,
+      summaryEntryId: undefined,
+      chainBlockId: undefined,
+      spillPath: undefined,
+      spillBytes: undefined,
+      aliasOf: undefined,
       protectedBy: reason,
     });
   }

@@ -5,14 +5,14 @@ import * as vscode from "vscode";
 import { registerCommands } from "./commands.ts";
 import { PrunerDecorations } from "./decorations.ts";
 import { PrunerDocuments, SCHEME } from "./documents.ts";
-import { PruneSettings, resolveAgentDir } from "./prune-settings.ts";
+import { PruneSettings, resolveAgentDir, type AgentDir } from "./prune-settings.ts";
 import { SessionStore } from "./session-store.ts";
 import { ProtectedPathsEditor, type Prompter } from "./settings-edit.ts";
 import { ReclaimStatus } from "./status-bar.ts";
 import { ProtectedTreeProvider } from "./trees/protected-tree.ts";
 import type { SessionNode } from "./trees/session-nodes.ts";
 import { SessionsTreeProvider, SHOW_MODEL_VIEW_COMMAND } from "./trees/sessions-tree.ts";
-import { watchPiFiles } from "./watch.ts";
+import { existingSessionDirs, watchPiFiles } from "./watch.ts";
 import { WorkspaceFiles } from "./workspace-files.ts";
 
 const SELECTED_KEY = "piPruner.selectedSession";
@@ -74,21 +74,32 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   };
 
   let watching: vscode.Disposable | undefined;
-  const scope = async () => {
-    const agentDir = resolveAgentDir(config().get<string>("agentDir"));
-    settings.setAgentDir(agentDir);
-    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file");
+  let watchedDirs = "";
+  const watchFiles = (agentDir: AgentDir, folders: vscode.WorkspaceFolder[], all: boolean) => {
+    const sessionDirs = existingSessionDirs(agentDir.path, folders, all);
+    watchedDirs = sessionDirs.join("\n");
     watching?.dispose();
     watching = watchPiFiles(
-      { agentDir: agentDir.path, agentDirExists: agentDir.exists, folders },
+      { agentDir: agentDir.path, agentDirExists: agentDir.exists, folders, sessionDirs },
       {
         sessionChanged: (path) => void store.fileChanged(path),
-        sessionsAddedOrRemoved: () => void store.refresh(),
+        sessionsAddedOrRemoved: () => {
+          void store.refresh();
+          // A first session creates its folder: watch it too.
+          if (existingSessionDirs(agentDir.path, folders, all).join("\n") !== watchedDirs) watchFiles(agentDir, folders, all);
+        },
         settingsChanged: () => settings.invalidate(),
         agentDirAppeared: () => void scope(),
       },
     );
-    await store.setScope({ agentDir, folders: folders.map((f) => ({ name: f.name, path: f.uri.fsPath })), all: config().get<boolean>("showAllSessions", false) });
+  };
+  const scope = async () => {
+    const agentDir = resolveAgentDir(config().get<string>("agentDir"));
+    settings.setAgentDir(agentDir);
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file");
+    const all = config().get<boolean>("showAllSessions", false);
+    watchFiles(agentDir, folders, all);
+    await store.setScope({ agentDir, folders: folders.map((f) => ({ name: f.name, path: f.uri.fsPath })), all });
   };
   const updateContext = () => void vscode.commands.executeCommand("setContext", "piPruner.state", store.state);
 
