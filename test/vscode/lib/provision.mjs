@@ -113,7 +113,9 @@ function npmEnv(extra) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (/^npm_(package|lifecycle|command|execpath|node_execpath)/i.test(k)) continue;
-    if (/^npm_config_(prefix|local_prefix|global|workspaces?|include_workspace_root|nodedir|ignore_scripts)$/i.test(k)) continue;
+    // user_agent too: it names the outer npm's node (20 under `npm test`), and code-server's
+    // postinstall reads the node version from it.
+    if (/^npm_config_(prefix|local_prefix|global|workspaces?|include_workspace_root|nodedir|ignore_scripts|user_agent)$/i.test(k)) continue;
     env[k] = v;
   }
   return { ...env, ...extra };
