@@ -98,13 +98,39 @@ async function loadSession(file: string): Promise<SessionData> {
   }
 }
 
+/** The session's cwd from its header, when the header has a usable one (the file is input). */
+function headerCwd(data: SessionData, io: CliIO): string {
+  const cwd: unknown = data.header?.cwd;
+  return typeof cwd === "string" && cwd !== "" ? resolve(io.cwd, cwd) : io.cwd;
+}
+
+/** JSON text of anything read from a session: values nested deeper than JSON.stringify can go are cut, not thrown. */
+function sessionJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return JSON.stringify(cutDeepValues(value, 0), null, 2);
+  }
+}
+
+const MAX_JSON_DEPTH = 500;
+
+function cutDeepValues(value: unknown, depth: number): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (depth >= MAX_JSON_DEPTH) return "[nested too deep to show]";
+  if (Array.isArray(value)) return value.map((item) => cutDeepValues(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[key] = cutDeepValues(item, depth + 1);
+  return out;
+}
+
 async function inspect(args: string[], io: CliIO): Promise<number> {
   const { values, positionals } = parse(args, { leaf: { type: "string" }, json: { type: "boolean" }, cwd: { type: "string" } });
   if (positionals.length !== 1) throw new UsageError("inspect takes exactly one session file");
   const file = resolve(io.cwd, positionals[0]!);
   const data = await loadSession(file);
   if (values.leaf && !data.byId.has(values.leaf)) throw new UsageError(`no entry with id "${values.leaf}" in ${file}`);
-  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : (data.header?.cwd ?? io.cwd);
+  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : headerCwd(data, io);
   const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
   reportWarnings(loaded.warnings, io);
   const view = buildSessionView(data, { leafId: values.leaf, config: loaded.config });
@@ -119,13 +145,14 @@ async function view(args: string[], io: CliIO): Promise<number> {
   const file = resolve(io.cwd, positionals[0]!);
   const data = await loadSession(file);
   if (values.leaf && !data.byId.has(values.leaf)) throw new UsageError(`no entry with id "${values.leaf}" in ${file}`);
-  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : (data.header?.cwd ?? io.cwd);
+  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : headerCwd(data, io);
   const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
   reportWarnings(loaded.warnings, io);
   for (const e of data.errors) io.err(`warning: line ${e.line}: ${e.message}\n`);
   const model = buildModelView(data, { leafId: values.leaf, config: loaded.config });
+  if (model.renderError) io.err(`warning: the pruner's render failed on this session (${model.renderError}); shown unchanged, as the pruner would send it\n`);
   if (values.json) {
-    io.out(JSON.stringify(model.messages, null, 2) + "\n");
+    io.out(sessionJson(model.messages) + "\n");
     return 0;
   }
   const n = (x: number) => x.toLocaleString("en-US");
@@ -160,8 +187,9 @@ export function inspectJson(view: SessionView) {
   };
 }
 
-function pad(text: string, width: number): string {
-  return text.length >= width ? text : text + " ".repeat(width - text.length);
+function pad(text: string | undefined, width: number): string {
+  const s = text ?? "";
+  return s.length >= width ? s : s + " ".repeat(width - s.length);
 }
 
 function oneLine(text: string, max: number): string {

@@ -123,7 +123,9 @@ function messagesOf(entry: AnyEntry): AgentMessage[] {
 
 /** Summary and custom messages carry the entry's ISO time as epoch ms, as Pi builds them. */
 function entryTime(entry: AnyEntry): number {
-  return new Date(entry.timestamp).getTime();
+  const time: unknown = entry.timestamp;
+  // Not validated by the reader: anything but a string or a number would make Date throw.
+  return typeof time === "string" || typeof time === "number" ? new Date(time).getTime() : Number.NaN;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

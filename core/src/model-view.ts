@@ -18,48 +18,78 @@ export interface ModelView {
   messages: AgentMessage[];
   rawChars: number;
   modelChars: number;
+  /** The render threw and, as the live pruner does, the messages are shown unchanged. */
+  renderError?: string;
 }
 
 export function buildModelView(data: SessionData, options: { leafId?: string; config: RenderConfig }): ModelView {
   const branch = getBranch(data, options.leafId);
   const context = buildContext(branch.entries).map((c) => c.message);
   const { index } = rebuildIndex(branch.entries);
-  const messages = renderModelView(context, index, options.config).messages;
+  // As live: a render that throws (on a message no Pi would write) sends the messages unchanged.
+  let messages: AgentMessage[];
+  let renderError: string | undefined;
+  try {
+    messages = renderModelView(context, index, options.config).messages;
+  } catch (error) {
+    messages = context;
+    renderError = error instanceof Error ? error.message : "the render failed";
+  }
   const rawMessages = context.filter((m) => !(m.role === "custom" && m.customType === PRUNE_SUMMARY));
-  return { leafId: branch.leafId, rawMessages, messages, rawChars: messagesChars(rawMessages), modelChars: messagesChars(messages) };
+  const view: ModelView = { leafId: branch.leafId, rawMessages, messages, rawChars: messagesChars(rawMessages), modelChars: messagesChars(messages) };
+  if (renderError !== undefined) view.renderError = renderError;
+  return view;
 }
 
 function roleLabel(message: AgentMessage): string {
   switch (message.role) {
     case "toolResult":
-      return `tool result · ${message.toolName} · ${message.toolCallId}${message.isError ? " · error" : ""}`;
+      return `tool result · ${str(message.toolName)} · ${str(message.toolCallId)}${message.isError === true ? " · error" : ""}`;
     case "custom":
-      return `custom (sent as user) · ${message.customType}`;
+      return `custom (sent as user) · ${str(message.customType)}`;
     case "bashExecution":
       return "user shell command";
     default:
-      return message.role;
+      return str(message.role);
   }
 }
 
 function bodyOf(message: AgentMessage): string {
   switch (message.role) {
     case "assistant": {
+      // Session files are input: a block may be null or of any shape.
       const parts: string[] = [];
-      for (const block of message.content ?? []) {
-        if (block.type === "text") parts.push(block.text);
-        else if (block.type === "thinking") parts.push(`<thinking>\n${block.thinking}\n</thinking>`);
-        else if (block.type === "toolCall") parts.push(`→ ${block.name} ${JSON.stringify(block.arguments)}  [${block.id}]`);
+      for (const block of Array.isArray(message.content) ? message.content : []) {
+        if (!block || typeof block !== "object") continue;
+        if (block.type === "text") parts.push(str(block.text));
+        else if (block.type === "thinking") parts.push(`<thinking>\n${str(block.thinking)}\n</thinking>`);
+        else if (block.type === "toolCall") parts.push(`→ ${str(block.name)} ${argumentsText(block.arguments)}  [${str(block.id)}]`);
       }
       return parts.join("\n");
     }
     case "bashExecution":
-      return `$ ${message.command}\n${message.output}`;
+      return `$ ${str(message.command)}\n${str(message.output)}`;
     case "branchSummary":
     case "compactionSummary":
-      return message.summary;
+      return str(message.summary);
     default:
       return contentText((message as { content?: string }).content);
+  }
+}
+
+/** Session files are input: a field shown as text may hold any JSON value (even one String() throws on). */
+function str(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return "";
+}
+
+/** JSON of a call's arguments; arguments nested too deep for JSON.stringify are named, not thrown. */
+function argumentsText(args: unknown): string {
+  try {
+    return JSON.stringify(args) ?? "";
+  } catch {
+    return "[arguments too deeply nested to show]";
   }
 }
 

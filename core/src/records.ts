@@ -100,15 +100,76 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** Optional record fields and the type each must have; a field of another type is dropped (session files are input). */
+const RECORD_FIELD_TYPES: Readonly<Record<string, "string" | "number" | "boolean" | "object">> = {
+  args: "object",
+  resultText: "string",
+  isError: "boolean",
+  turnIndex: "number",
+  timestamp: "number",
+  resultTimestamp: "number",
+  spillPath: "string",
+  spillBytes: "number",
+  resultPreview: "string",
+  contentHash: "string",
+};
+
 function asRecord(value: unknown): ToolCallRecord | undefined {
   if (!isObject(value) || typeof value.toolCallId !== "string" || typeof value.toolName !== "string") return undefined;
-  return value as unknown as ToolCallRecord;
+  let record: Record<string, unknown> | undefined;
+  for (const [field, type] of Object.entries(RECORD_FIELD_TYPES)) {
+    const v = value[field];
+    if (v === undefined || (type === "object" ? isObject(v) : typeof v === type)) continue;
+    record ??= { ...value };
+    delete record[field];
+  }
+  return (record ?? value) as unknown as ToolCallRecord;
 }
+
+/** A ref with a string toolCallId; a shortId or resultTimestamp of the wrong type is left out. */
+function asRef(value: unknown): ToolCallRef | undefined {
+  if (!isObject(value) || typeof value.toolCallId !== "string") return undefined;
+  const ref: ToolCallRef = { toolCallId: value.toolCallId };
+  if (typeof value.shortId === "string" && value.shortId) ref.shortId = value.shortId;
+  if (typeof value.resultTimestamp === "number") ref.resultTimestamp = value.resultTimestamp;
+  return ref;
+}
+
+/** Only the fields of a known type: stats and frontier payloads are summed and shown. */
+function typedFields<T>(data: Record<string, unknown>, types: Readonly<Record<string, "string" | "number">>): T {
+  const out: Record<string, unknown> = {};
+  for (const [field, type] of Object.entries(types)) {
+    const v = data[field];
+    if (typeof v === type && (type !== "number" || Number.isFinite(v))) out[field] = v;
+  }
+  return out as T;
+}
+
+const FRONTIER_FIELD_TYPES = {
+  lastAttemptedToolCallId: "string",
+  lastAttemptedToolName: "string",
+  lastAttemptedTurnIndex: "number",
+  lastAttemptedTimestamp: "number",
+  attemptedBatchCount: "number",
+  attemptedToolCallCount: "number",
+  rawCharCount: "number",
+  summaryCharCount: "number",
+  outcome: "string",
+} as const;
+
+const STATS_FIELD_TYPES = {
+  totalInputTokens: "number",
+  totalOutputTokens: "number",
+  totalCost: "number",
+  callCount: "number",
+  chainsCompressed: "number",
+  rangesSummarized: "number",
+} as const;
 
 function refsOfSummary(details: SummaryDetails | undefined): ToolCallRef[] {
   if (!details) return [];
   if (Array.isArray(details.toolCallRefs)) {
-    return details.toolCallRefs.filter((r): r is ToolCallRef => isObject(r) && typeof r.toolCallId === "string");
+    return details.toolCallRefs.map(asRef).filter((r): r is ToolCallRef => r !== undefined);
   }
   if (Array.isArray(details.toolCallIds)) {
     return details.toolCallIds.filter((id): id is string => typeof id === "string").map((toolCallId) => ({ toolCallId }));
@@ -176,7 +237,7 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
       }
       const refs = (data as IndexData).refs;
       if (Array.isArray(refs)) {
-        for (const ref of refs) if (isObject(ref) && typeof ref.toolCallId === "string" && typeof ref.shortId === "string") namedRefs.set(recordKey(ref), ref.shortId);
+        for (const ref of refs.map(asRef)) if (ref?.shortId) namedRefs.set(recordKey(ref), ref.shortId);
       }
       for (const raw of (data as IndexData).toolCalls ?? []) {
         const record = asRecord(raw);
@@ -239,12 +300,12 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
     } else if (entry.type === "custom" && customType === PRUNE_FRONTIER) {
       const data = (entry as { data?: unknown }).data;
       if (isObject(data)) {
-        index.frontier = data as FrontierData;
+        index.frontier = typedFields<FrontierData>(data, FRONTIER_FIELD_TYPES);
         index.frontierEntryId = entry.id;
       }
     } else if (entry.type === "custom" && customType === PRUNE_STATS) {
       const data = (entry as { data?: unknown }).data;
-      if (isObject(data)) index.stats = data as StatsData;
+      if (isObject(data)) index.stats = typedFields<StatsData>(data, STATS_FIELD_TYPES);
     }
   }
   return { index, problems };

@@ -17,7 +17,7 @@ export function messageChars(message: AgentMessage): number {
         if (!block) continue;
         if (block.type === "text") n += block.text?.length ?? 0;
         else if (block.type === "thinking") n += (block.thinking?.length ?? 0) + (block.thinkingSignature?.length ?? 0);
-        else if (block.type === "toolCall") n += block.name.length + argsChars(block.arguments);
+        else if (block.type === "toolCall") n += (typeof block.name === "string" ? block.name.length : 0) + argsChars(block.arguments);
       }
       return n;
     }

@@ -151,10 +151,27 @@ function chainMembership(index: PruneIndex): { byKey: Map<string, string>; byId:
   const byKey = new Map<string, string>();
   const byId = new Map<string, string>();
   for (const chain of index.chains) {
-    for (const key of chain.droppedOccurrenceKeys ?? []) byKey.set(key, chain.blockId);
-    if (!chain.droppedOccurrenceKeys) for (const id of chain.droppedToolCallIds ?? []) byId.set(id, chain.blockId);
+    const keys = strings(chain.droppedOccurrenceKeys);
+    for (const key of keys) byKey.set(key, chain.blockId);
+    if (!Array.isArray(chain.droppedOccurrenceKeys)) for (const id of strings(chain.droppedToolCallIds)) byId.set(id, chain.blockId);
   }
   return { byKey, byId };
+}
+
+/** The string items of a payload list (session files are input: the list may be anything). */
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
+}
+
+/** A payload value shown as text: strings as they are, numbers and booleans printed, anything else empty. */
+function textOf(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return "";
+}
+
+function numberOrUndefined(value: unknown): number | undefined {
+  return typeof value === "number" ? value : undefined;
 }
 
 function stringArg(args: Record<string, unknown>, name: string): string | undefined {
@@ -206,7 +223,13 @@ function sessionInfo(header: SessionHeader | undefined, branch: readonly AnyEntr
       if (message.role === "user") firstPrompt = contentText(message.content).slice(0, 200);
     }
   }
-  return { id: header?.id, cwd: header?.cwd, version: header?.version, name, firstPrompt };
+  return {
+    id: header?.id,
+    cwd: typeof header?.cwd === "string" ? header.cwd : undefined,
+    version: numberOrUndefined(header?.version),
+    name,
+    firstPrompt,
+  };
 }
 
 export function buildSessionView(data: SessionData, options: ViewOptions): SessionView {
@@ -220,10 +243,14 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
   for (const pair of pairToolCalls(branch.entries)) {
     const { toolCall, result } = pair;
     const args = (toolCall.arguments && typeof toolCall.arguments === "object" ? toolCall.arguments : {}) as Record<string, unknown>;
-    const key = occurrenceKey(result.toolCallId, result.timestamp);
-    const found = findCallForResult(index, result.toolCallId, result.timestamp);
-    const reason = protectionReason(result.toolName, args, options.config);
-    const chainBlockId = membership.byKey.get(key) ?? membership.byId.get(result.toolCallId);
+    // Ids, names and timestamps come from the file: anything that is not a string (a number) is normalised here.
+    const toolCallId = textOf(result.toolCallId);
+    const toolName = textOf(result.toolName);
+    const resultTimestamp = numberOrUndefined(result.timestamp);
+    const key = occurrenceKey(toolCallId, resultTimestamp);
+    const found = findCallForResult(index, toolCallId, resultTimestamp as number);
+    const reason = protectionReason(toolName, args, options.config);
+    const chainBlockId = membership.byKey.get(key) ?? membership.byId.get(toolCallId);
     let state: CallState = "raw";
     if (reason) state = "protected";
     else if (chainBlockId) state = "compressed";
@@ -231,9 +258,9 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     else if (found?.call.record.spillPath) state = "spilled";
     else if (found) state = "summarized";
     const view: CallView = {
-      toolCallId: result.toolCallId,
+      toolCallId,
       occurrenceKey: key,
-      toolName: result.toolName,
+      toolName,
       shortRef: found?.call.shortRef,
       state,
       rawChars: contentChars(result.content),
@@ -244,7 +271,7 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
       isError: result.isError === true,
       resultEntryId: pair.resultEntryId,
       assistantEntryId: pair.assistantEntryId || undefined,
-      resultTimestamp: result.timestamp,
+      resultTimestamp,
       summaryEntryId: found && !found.aliased ? found.call.summaryEntryId : undefined,
       chainBlockId,
       spillPath: found?.call.record.spillPath,
@@ -271,13 +298,13 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
   const chains: ChainView[] = index.chains.map((c) => ({
     entryId: c.entryId,
     blockId: c.blockId,
-    toolRefs: Array.isArray(c.toolRefs) ? c.toolRefs : [],
-    protectedToolCallIds: Array.isArray(c.protectedToolCallIds) ? c.protectedToolCallIds : [],
-    droppedToolCallIds: Array.isArray(c.droppedToolCallIds) ? c.droppedToolCallIds : [],
+    toolRefs: strings(c.toolRefs),
+    protectedToolCallIds: strings(c.protectedToolCallIds),
+    droppedToolCallIds: strings(c.droppedToolCallIds),
     startUserTimestamp: c.startUserTimestamp,
-    finalAssistantTimestamp: c.finalAssistantTimestamp,
-    rangeSummaryText: c.rangeSummaryText,
-    bodySource: c.bodySource,
+    finalAssistantTimestamp: numberOrUndefined(c.finalAssistantTimestamp),
+    rangeSummaryText: typeof c.rangeSummaryText === "string" ? c.rangeSummaryText : undefined,
+    bodySource: typeof c.bodySource === "string" ? c.bodySource : undefined,
   }));
 
   const compactions: CompactionView[] = [];
