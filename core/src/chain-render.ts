@@ -9,7 +9,7 @@ import { PRUNE_CHAIN, PRUNE_SUMMARY } from "./entries.ts";
 import type { PruneConfig } from "./config.ts";
 import { isProtected } from "./protected.ts";
 import { findCallForResult, recordKey, type ChainInfo, type PruneIndex, type SummaryInfo } from "./records.ts";
-import { callsInRange, indexTimestamps, resolveChain, summariesWithin, type ChainCall, type ChainRange } from "./chains.ts";
+import { callsInRange, indexTimestamps, resolveChain, type ChainCall, type ChainRange } from "./chains.ts";
 import { withoutThinking } from "./transforms.ts";
 import { describeTarget, stripFooter } from "./summarize.ts";
 
@@ -175,13 +175,14 @@ export function pruneChainRanges(messages: AgentMessage[], source: readonly Agen
   const byKey = new Map<string, ResolvedChain>();
   for (const c of chains) for (const key of c.keys) byKey.set(key, c);
   const byStart = new Map(chains.map((c) => [c.range.start, c]));
+  const summariesOf = summariesByChain(index, chains);
 
   const out: AgentMessage[] = [];
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     const chain = byStart.get(i);
     if (chain) {
-      out.push(m, blockMessage(chain, index));
+      out.push(m, blockMessage(chain, index, summariesOf.get(chain) ?? []));
       stats.chainsCompressed++;
       stats.protectedRelocated += chain.relocated.length;
       for (let j = chain.range.start + 1; j < chain.range.end; j++) {
@@ -204,8 +205,38 @@ export function pruneChainRanges(messages: AgentMessage[], source: readonly Agen
   return out;
 }
 
-function blockMessage(chain: ResolvedChain, index: PruneIndex): CustomMessage {
-  const summaries = summariesWithin(index, chain.keys, chain.ids);
+/**
+ * For each chain, the batch summaries whose every call it dropped (what `summariesWithin` gives for
+ * one chain), for all chains in one pass over the summaries: a summary can only belong to a chain
+ * that holds its first key, so each summary is checked against those chains alone instead of every
+ * chain (a bare-id first key, from old sessions, is checked against all of them). Index order is kept.
+ */
+function summariesByChain(index: PruneIndex, chains: readonly ResolvedChain[]): Map<ResolvedChain, SummaryInfo[]> {
+  const holders = new Map<string, ResolvedChain[]>();
+  for (const c of chains) {
+    for (const key of c.keys) {
+      const list = holders.get(key);
+      if (list) list.push(c);
+      else holders.set(key, [c]);
+    }
+  }
+  const out = new Map<ResolvedChain, SummaryInfo[]>();
+  for (const s of index.summaries) {
+    const first = s.keys[0];
+    if (first === undefined) continue;
+    const candidates = first.includes("@") ? holders.get(first) : chains;
+    if (!candidates) continue;
+    for (const c of candidates) {
+      if (!s.keys.every((k) => c.keys.has(k) || (!k.includes("@") && c.ids.has(k)))) continue;
+      const list = out.get(c);
+      if (list) list.push(s);
+      else out.set(c, [s]);
+    }
+  }
+  return out;
+}
+
+function blockMessage(chain: ResolvedChain, index: PruneIndex, summaries: readonly SummaryInfo[]): CustomMessage {
   const body = chainBody(chain.chain, chain.dropped, summaries, index);
   const relocated = chain.relocated.map((call) => ({ toolName: call.toolName, text: call.resultText }));
   const text = compressedChainText(chain.chain, body, toolRefsOf(chain.chain, chain.dropped, index), relocated);
