@@ -1,0 +1,155 @@
+// Records a real Pi 1.6 session for the cost replay: the real `pi` binary, without the pruner,
+// works through three coding tasks in a generated TypeScript project, driven by the scripted model
+// server (thinking, file reads, greps, builds, failing tests, a failed edit, a write, the release
+// skill). Every tool result in the file is what Pi's own tools produced.
+//
+//   node bench/record-session.ts      → bench/fixtures/recorded-session.jsonl (+ .meta.json)
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startModelServer, type Reply, type ModelRequest } from "../test/helpers/model-server.ts";
+import { assertRunOk, createPiWorkspace, neutralizeSessionText, runPi, scriptedAgent } from "../test/helpers/pi-runner.ts";
+import { Rng, SKILL_PATH, prose, skillText, sourceFile } from "./lib/gen.ts";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const RECORDED_SESSION = join(here, "fixtures", "recorded-session.jsonl");
+export const RECORDED_META = join(here, "fixtures", "recorded-session.meta.json");
+
+export interface RecordedMeta {
+  /** Characters of Pi's system prompt plus its tool declarations on the first request (without the pruner). */
+  headChars: number;
+  systemChars: number;
+  toolsChars: number;
+  requests: number;
+  piVersion: string;
+  recordedWith: string;
+}
+
+const MODULES = ["stats", "session", "render", "config", "cache", "cli"];
+export const FILES: Record<string, string> = {};
+for (const m of MODULES) {
+  for (const [i, part] of ["index", "types", "format", "total"].entries()) {
+    const path = `src/${m}/${part}.ts`;
+    FILES[path] = sourceFile(path, 1500 + ((i * 1300 + m.length * 700) % 5200));
+  }
+}
+FILES["src/stats/total.ts"] += "export function total(values: number[]): number {\n  return values.reduce((a, b) => a + b, 1); // BUG-START-AT-ONE\n}\n";
+FILES[SKILL_PATH] = skillText();
+FILES["CHANGELOG.md"] = `# Changelog\n\n## 0.3.0\n\n${Array.from({ length: 30 }, (_, i) => `- ${prose(new Rng(i + 1), 10)}`).join("\n")}\n`;
+FILES["package.json"] = JSON.stringify({ name: "demo-project", version: "0.3.0", type: "module", scripts: { build: "node scripts/build.mjs", test: "node scripts/test.mjs" } }, null, 2) + "\n";
+FILES["scripts/build.mjs"] = `import { readdirSync, statSync } from "node:fs";
+const rows = [];
+for (const dir of readdirSync("src")) for (const f of readdirSync("src/" + dir)) rows.push(["dist/" + dir + "/" + f.replace(/\\.ts$/, ".js"), statSync("src/" + dir + "/" + f).size]);
+console.log("> demo-project@0.3.0 build\\n> esbuild src --bundle --outdir=dist\\n");
+for (let pass = 0; pass < 4; pass++) for (const [file, size] of rows) console.log("  " + file.padEnd(36) + (size / 1024 * (1 + pass / 10)).toFixed(1) + "kb");
+console.log("\\n▲ [WARNING] Comparison with -0 using the \\"===\\" operator will also match 0 [src/stats/format.ts:12:8]");
+console.log("\\n⚡ Done in " + (40 + rows.length) + "ms");
+`;
+FILES["scripts/test.mjs"] = `import { readFileSync, readdirSync } from "node:fs";
+const fixed = readFileSync("src/stats/total.ts", "utf8").includes("reduce((a, b) => a + b, 0)");
+let n = 0;
+for (const dir of readdirSync("src")) for (const f of readdirSync("src/" + dir)) console.log(" ✓ test/" + dir + "/" + f.replace(/\\.ts$/, ".test.ts") + " (" + (3 + (n++ % 9)) + " tests) " + (5 + n * 7) + "ms");
+if (!fixed) {
+  console.log("\\n FAIL  test/stats/total.test.ts > total > sums an empty list to zero");
+  console.log("AssertionError: expected 1 to be +0 // Object.is equality");
+  for (let i = 0; i < 12; i++) console.log("    at Object.<anonymous> (test/stats/total.test.ts:" + (10 + i) + ":" + (5 + i) + ")");
+  console.log("\\n Test Files  1 failed | " + (n - 1) + " passed (" + n + ")");
+  process.exit(1);
+}
+console.log("\\n Test Files  " + n + " passed (" + n + ")");
+`;
+
+export const PROMPTS = [
+  "The stats total is off by one for empty inputs. Find the cause and fix it; keep the tests green.",
+  "Add a formatTotal helper to src/stats/format.ts that prints totals with thousands separators, and use it from the CLI.",
+  "Prepare release 0.4.0 following the release skill: bump the version, update the changelog, build and test.",
+];
+
+const think = (seed: number, words: number) => prose(new Rng(seed), words);
+const read = (path: string) => ({ name: "read", arguments: { path } });
+const bash = (command: string) => ({ name: "bash", arguments: { command } });
+
+function turn(seed: number, calls: { name: string; arguments: Record<string, unknown> }[], text?: string): Reply {
+  return { thinking: think(seed, 40 + (seed * 37) % 160), text, toolCalls: calls, chunkChars: 4096 };
+}
+
+const firstLine = (path: string, at: number) => FILES[path]!.split("\n")[at]!;
+
+export const SCRIPT: Reply[][] = [
+  [
+    turn(1, [bash("ls -R src")], "Let me look at the layout first."),
+    turn(2, [read("src/stats/total.ts"), read("src/stats/index.ts")]),
+    turn(3, [bash("grep -rn \"const\" src | head -70")]),
+    turn(4, [bash("node scripts/test.mjs")], "Running the tests to see the failure."),
+    turn(5, [read("src/stats/types.ts")]),
+    turn(6, [{ name: "edit", arguments: { path: "src/stats/total.ts", edits: [{ oldText: "return values.reduce((a, b) => a + b, 1);", newText: "return values.reduce((a, b) => a + b, 0);" }] } }]),
+    turn(7, [{ name: "edit", arguments: { path: "src/stats/total.ts", edits: [{ oldText: "  return values.reduce((a, b) => a + b, 1); // BUG-START-AT-ONE", newText: "  return values.reduce((a, b) => a + b, 0);" }] } }]),
+    turn(8, [bash("node scripts/test.mjs")]),
+    turn(9, [read("src/stats/total.ts")]),
+    turn(10, [bash("node scripts/build.mjs")]),
+    { thinking: think(11, 80), text: "Fixed: `total` started its reduce at 1, so an empty list summed to 1. It now starts at 0; tests and build pass." },
+  ],
+  [
+    turn(12, [read("src/stats/format.ts")]),
+    turn(13, [read("src/cli/index.ts"), read("src/cli/format.ts")]),
+    turn(14, [bash("grep -rn \"return\" src/cli src/stats | head -50")]),
+    turn(15, [{ name: "edit", arguments: { path: "src/stats/format.ts", edits: [{ oldText: firstLine("src/stats/format.ts", 0), newText: `export function formatTotal(n: number): string {\n  return n.toLocaleString("en-US");\n}\n${firstLine("src/stats/format.ts", 0)}` }] } }]),
+    turn(16, [read("src/stats/format.ts")]),
+    turn(17, [{ name: "edit", arguments: { path: "src/cli/index.ts", edits: [{ oldText: firstLine("src/cli/index.ts", 0), newText: `import { formatTotal } from "../stats/format.ts";\n${firstLine("src/cli/index.ts", 0)}` }] } }]),
+    turn(18, [{ name: "write", arguments: { path: "src/stats/format.test.ts", content: sourceFile("src/stats/format.test.ts", 1800) } }]),
+    turn(19, [bash("node scripts/build.mjs")]),
+    turn(20, [bash("node scripts/test.mjs")]),
+    turn(21, [read("src/cli/index.ts")]),
+    turn(22, [read("src/stats/format.ts")], "Re-reading to double-check the helper."),
+    { thinking: think(23, 90), text: "Added `formatTotal` (thousands separators via toLocaleString) in src/stats/format.ts, imported it in the CLI, and added a test file. Build and tests pass." },
+  ],
+  [
+    turn(24, [read(SKILL_PATH)], "Reading the release skill first."),
+    turn(25, [read("package.json"), read("CHANGELOG.md")]),
+    turn(26, [bash("node scripts/test.mjs")]),
+    turn(27, [bash("node scripts/build.mjs")]),
+    turn(28, [{ name: "edit", arguments: { path: "package.json", edits: [{ oldText: "\"version\": \"0.3.0\"", newText: "\"version\": \"0.4.0\"" }] } }]),
+    turn(29, [{ name: "edit", arguments: { path: "CHANGELOG.md", edits: [{ oldText: "# Changelog\n", newText: "# Changelog\n\n## 0.4.0\n\n- fix: stats total of an empty list is 0\n- feat: formatTotal helper used by the CLI\n" }] } }]),
+    turn(30, [bash("git status 2>&1 | head -20; ls -la")]),
+    turn(31, [read(SKILL_PATH)], "Checking the remaining gates of the skill."),
+    turn(32, [bash("node scripts/test.mjs && node scripts/build.mjs")]),
+    { thinking: think(33, 70), text: "Release 0.4.0 is prepared: version bumped, changelog updated, tests and build pass. Tagging is left to you, as the skill asks." },
+  ],
+];
+
+export async function recordSession(): Promise<{ meta: RecordedMeta; text: string }> {
+  const server = await startModelServer();
+  const isMain = (req: ModelRequest) => req.toolNames.includes("read");
+  server.respond = scriptedAgent(PROMPTS, SCRIPT, { isMain });
+  const ws = createPiWorkspace({ baseUrl: server.baseUrl, files: FILES, model: { contextWindow: 200_000, maxTokens: 8192, reasoning: true }, prefix: "pprb-record-" });
+  try {
+    const run = await runPi({ workspace: ws, prompts: PROMPTS, timeoutMs: 120_000 });
+    assertRunOk(run);
+    if (!run.sessionFile) throw new Error("no session file was written");
+    const first = server.chatRequests.find(isMain)!;
+    const systemChars = first.systemText.length;
+    const toolsChars = JSON.stringify(first.body.tools ?? []).length;
+    const pkg = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "node_modules", "@earendil-works", "pi-coding-agent", "package.json"), "utf8")) as { version: string };
+    const meta: RecordedMeta = {
+      headChars: systemChars + toolsChars,
+      systemChars,
+      toolsChars,
+      requests: server.chatRequests.filter(isMain).length,
+      piVersion: pkg.version,
+      recordedWith: "node bench/record-session.ts (real pi -p, scripted model server, no extension)",
+    };
+    const text = neutralizeSessionText(readFileSync(run.sessionFile, "utf8"), ws);
+    return { meta, text };
+  } finally {
+    await server.close();
+    ws.cleanup();
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { meta, text } = await recordSession();
+  mkdirSync(dirname(RECORDED_SESSION), { recursive: true });
+  writeFileSync(RECORDED_SESSION, text);
+  writeFileSync(RECORDED_META, JSON.stringify(meta, null, 2) + "\n");
+  console.log(`wrote ${RECORDED_SESSION} (${text.length} chars, ${meta.requests} model requests, head ${meta.headChars} chars)`);
+}

@@ -1,0 +1,201 @@
+// Figure 5: host overhead — wall time of a scripted real `pi -p` session (three coding tasks,
+// 33 model requests, real tools) with and without the extension (`-e pi-extension`, the built
+// bundle Pi loads), in paired, interleaved runs against the scripted model server. With the
+// extension, the summarizer's requests go to the same server and answer at once.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startModelServer, type ModelRequest } from "../../test/helpers/model-server.ts";
+import { spawn } from "node:child_process";
+import { createPiWorkspace, piEnv, scriptedAgent, PI_BIN, MOCK_MODEL, REPO_ROOT, type PiWorkspace } from "../../test/helpers/pi-runner.ts";
+import { goodSummary, isSummarizerRequest } from "../../test/helpers/pruner-e2e.ts";
+import { FILES, PROMPTS, SCRIPT } from "../record-session.ts";
+import { figure, newSuite, spreadFigure, type SuiteOutput } from "../lib/results.ts";
+import { median, spread } from "../lib/stats.ts";
+import { barChart } from "../lib/svg.ts";
+
+export interface HostOptions {
+  quick: boolean;
+  log: (line: string) => void;
+}
+
+interface OneRun {
+  ms: number;
+  /** CPU time (user + system) of Pi and every process it started, from the shell's cutime/cstime. */
+  cpuMs: number;
+  requests: number;
+  summarizerRequests: number;
+  peakRssKb?: number;
+}
+
+/**
+ * Runs `pi -p` under /bin/sh, which reports its waited-for children's CPU time from /proc after
+ * Pi exits: wall time is noisy on a shared machine, CPU time much less so.
+ */
+function runPiTimed(ws: PiWorkspace, args: string[], timeoutMs: number): Promise<{ code: number | null; ms: number; cpuMs: number; peakRssKb?: number; stderr: string }> {
+  const statFile = join(ws.root, "pi-cpu.stat");
+  const script = `"$0" "$@"; c=$?; cat /proc/$$/stat > "${statFile}"; exit $c`;
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn("/bin/sh", ["-c", script, PI_BIN, ...args], { cwd: ws.cwd, env: piEnv(ws), stdio: ["ignore", "ignore", "pipe"], detached: true });
+    let stderr = "";
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    let peak = 0;
+    const sampler = setInterval(() => {
+      // The shell's child is Pi; sample its peak resident set while it runs.
+      try {
+        const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+        for (const pid of kids) {
+          const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+          if (m) peak = Math.max(peak, Number(m[1]));
+        }
+      } catch {
+        /* gone */
+      }
+    }, 25);
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        /* gone */
+      }
+    }, timeoutMs);
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      const ms = performance.now() - t0;
+      clearTimeout(timer);
+      clearInterval(sampler);
+      let cpuMs = Number.NaN;
+      try {
+        const fields = readFileSync(statFile, "utf8").split(")").pop()!.trim().split(/\s+/);
+        cpuMs = ((Number(fields[13]) + Number(fields[14])) * 1000) / 100;
+      } catch {
+        /* no stat: the shell was killed */
+      }
+      resolve({ code, ms, cpuMs, peakRssKb: peak || undefined, stderr });
+    });
+  });
+}
+
+/**
+ * A diagnostic copy of the built bundle whose one import of Pi's package index is replaced by a
+ * local stand-in (same constants, truncation left out), loaded the same way (an ES module package
+ * next to the repository's node_modules). Comparing it with the real bundle isolates what that
+ * import costs at start-up: Pi runs from its own bundled CLI, so a native import of the package
+ * index loads Pi's unbundled module graph a second time.
+ */
+function diagnosticBundle(): { path: string; cleanup: () => void } | undefined {
+  const source = readFileSync(join(REPO_ROOT, "pi-extension", "dist", "index.js"), "utf8");
+  const pattern = /^import \{([^}]*)\} from "@earendil-works\/pi-coding-agent";$/m;
+  const match = pattern.exec(source);
+  if (!match) return undefined;
+  const names = match[1]!.split(",").map((n) => n.trim()).filter(Boolean);
+  const stand = names
+    .map((n) => (n === "truncateHead" ? "const truncateHead = (content) => ({ content, truncated: false });" : /MAX_BYTES/.test(n) ? `const ${n} = 51200;` : /MAX_LINES/.test(n) ? `const ${n} = 2000;` : `const ${n} = undefined;`))
+    .join(" ");
+  const dir = mkdtempSync(join(tmpdir(), "pprb-diag-"));
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
+  symlinkSync(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
+  writeFileSync(join(dir, "index.js"), source.replace(pattern, stand));
+  return { path: join(dir, "index.js"), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+async function oneRun(withExtension: boolean | string): Promise<OneRun> {
+  const server = await startModelServer();
+  const isMain = (req: ModelRequest) => req.toolNames.includes("read") && !isSummarizerRequest(req);
+  server.respond = scriptedAgent(PROMPTS, SCRIPT, { isMain, other: (req) => goodSummary(req) });
+  const ws = createPiWorkspace({ baseUrl: server.baseUrl, files: FILES, model: { contextWindow: 200_000, maxTokens: 8192, reasoning: true }, prefix: "pprb-host-" });
+  const extension = withExtension === true ? join(REPO_ROOT, "pi-extension") : withExtension || undefined;
+  const args = ["-p", "--model", MOCK_MODEL, ...(extension ? ["-e", extension] : []), ...PROMPTS];
+  let run: Awaited<ReturnType<typeof runPiTimed>>;
+  try {
+    run = await runPiTimed(ws, args, 120_000);
+  } finally {
+    await server.close();
+    ws.cleanup();
+  }
+  if (run.code !== 0) throw new Error(`pi exited ${run.code}: ${run.stderr.slice(0, 2000)}`);
+  const summarizerRequests = server.chatRequests.filter(isSummarizerRequest).length;
+  return { ms: Math.round(run.ms), cpuMs: run.cpuMs, requests: server.chatRequests.length - summarizerRequests, summarizerRequests, peakRssKb: run.peakRssKb };
+}
+
+export async function runHost(options: HostOptions): Promise<SuiteOutput> {
+  const out = newSuite();
+  // Pi loads the bundle named in pi-extension/package.json; build it from the current sources.
+  const build = spawnSync(process.execPath, [join(REPO_ROOT, "scripts", "build.mjs")], { cwd: REPO_ROOT, encoding: "utf8" });
+  if (build.status !== 0) throw new Error(`build failed: ${build.stderr}`);
+  const pairs = options.quick ? 3 : 12;
+  // One untimed run of each warms the file cache and Pi's compile cache.
+  await oneRun(false);
+  await oneRun(true);
+  const diag = diagnosticBundle();
+  const without: OneRun[] = [];
+  const withExt: OneRun[] = [];
+  const withDiag: OneRun[] = [];
+  const ratios: number[] = [];
+  const cpuRatios: number[] = [];
+  const diagRatios: number[] = [];
+  const diagCpuRatios: number[] = [];
+  try {
+    if (diag) await oneRun(diag.path);
+    for (let i = 0; i < pairs; i++) {
+      // Rotate which side runs first.
+      const order: ("without" | "with" | "diag")[] = (["without", "with", "diag"] as const).filter((k) => k !== "diag" || diag);
+      for (let k = 0; k < i % order.length; k++) order.push(order.shift()!);
+      const got: Partial<Record<"without" | "with" | "diag", OneRun>> = {};
+      for (const which of order) got[which] = await oneRun(which === "without" ? false : which === "with" ? true : diag!.path);
+      without.push(got.without!);
+      withExt.push(got.with!);
+      ratios.push(got.with!.ms / got.without!.ms);
+      cpuRatios.push(got.with!.cpuMs / got.without!.cpuMs);
+      if (got.diag) {
+        withDiag.push(got.diag);
+        diagRatios.push(got.diag.ms / got.without!.ms);
+        diagCpuRatios.push(got.diag.cpuMs / got.without!.cpuMs);
+      }
+      options.log(`host round ${i + 1}/${pairs}: without ${got.without!.ms} ms, with ${got.with!.ms} ms (×${ratios[i]!.toFixed(3)}; CPU ${got.without!.cpuMs} vs ${got.with!.cpuMs} ms)${got.diag ? `, diagnostic ${got.diag.ms} ms (CPU ${got.diag.cpuMs} ms)` : ""}, ${got.with!.summarizerRequests} summarizer requests`);
+    }
+  } finally {
+    diag?.cleanup();
+  }
+  const w = spread(without.map((r) => r.ms));
+  const x = spread(withExt.map((r) => r.ms));
+  out.figures["host.without"] = spreadFigure(w, "ms", { note: `pi -p, ${without[0]!.requests} model requests` });
+  out.figures["host.with"] = spreadFigure(x, "ms", { note: `pi -p -e pi-extension, ${withExt[0]!.requests} model requests + ${withExt[0]!.summarizerRequests} summarizer requests` });
+  out.figures["host.ratio"] = spreadFigure(spread(ratios), "ratio", { target: { op: "<=", value: 1.05 }, note: "with ÷ without, median of per-pair ratios" });
+  out.figures["host.cpu.without"] = spreadFigure(spread(without.map((r) => r.cpuMs)), "ms", { note: "CPU time (user + system) of pi and its tool processes" });
+  out.figures["host.cpu.with"] = spreadFigure(spread(withExt.map((r) => r.cpuMs)), "ms", { note: "CPU time (user + system) of pi and its tool processes" });
+  out.figures["host.cpu.ratio"] = spreadFigure(spread(cpuRatios), "ratio", { note: "CPU time with ÷ without, median of per-round ratios (less sensitive to other load on the machine)" });
+  out.figures["host.ratioOfMedians"] = figure(x.median / w.median, "ratio", { note: "median with ÷ median without" });
+  out.figures["host.extraMs"] = figure(x.median - w.median, "ms", { note: "median with − median without" });
+  if (withDiag.length) {
+    const d = spread(withDiag.map((r) => r.ms));
+    out.figures["host.diagnostic"] = spreadFigure(d, "ms", { note: "the bundle with its import of Pi's package index replaced by a stand-in" });
+    out.figures["host.diagnostic.ratio"] = spreadFigure(spread(diagRatios), "ratio", { note: "diagnostic bundle ÷ without, wall time, median of per-round ratios" });
+    out.figures["host.diagnostic.cpu.ratio"] = spreadFigure(spread(diagCpuRatios), "ratio", { note: "diagnostic bundle ÷ without, CPU time, median of per-round ratios" });
+    const rssD = withDiag.map((r) => (r.peakRssKb ?? 0) / 1024).filter((v) => v > 0);
+    if (rssD.length) out.figures["host.peakRss.diagnostic"] = spreadFigure(spread(rssD), "MiB");
+  }
+  const rssW = without.map((r) => (r.peakRssKb ?? 0) / 1024).filter((v) => v > 0);
+  const rssX = withExt.map((r) => (r.peakRssKb ?? 0) / 1024).filter((v) => v > 0);
+  if (rssW.length && rssX.length) {
+    out.figures["host.peakRss.without"] = spreadFigure(spread(rssW), "MiB");
+    out.figures["host.peakRss.with"] = spreadFigure(spread(rssX), "MiB");
+  }
+  out.data = { pairs, without, with: withExt, ratios, cpuRatios, diagnostic: withDiag, diagnosticRatios: diagRatios, diagnosticCpuRatios: diagCpuRatios };
+  out.charts["host.svg"] = barChart({
+    title: `Wall time of a scripted pi -p session (${pairs} interleaved rounds)`,
+    yLabel: "milliseconds",
+    labels: (v) => `${v.toFixed(0)} ms`,
+    groups: [
+      { label: "pi -p", bars: [{ name: "time", value: w.median, min: w.min, max: w.max }] },
+      { label: "pi -p -e pi-extension", bars: [{ name: "time", value: x.median, min: x.min, max: x.max }] },
+      ...(withDiag.length
+        ? [{ label: "diagnostic: no Pi index import", bars: [{ name: "time", value: median(withDiag.map((r) => r.ms)), min: Math.min(...withDiag.map((r) => r.ms)), max: Math.max(...withDiag.map((r) => r.ms)) }] }]
+        : []),
+    ],
+  });
+  options.log(`host: without ${median(without.map((r) => r.ms))} ms, with ${median(withExt.map((r) => r.ms))} ms, ratio ${median(ratios).toFixed(3)}`);
+  return out;
+}

@@ -1,0 +1,159 @@
+// One measurement of the session-load benchmark, in a process of its own (peak memory is per
+// process). Prints one JSON line on stdout.
+//
+//   node --expose-gc bench/workers/load-worker.ts time   <file> <rounds>   floor and view, interleaved
+//   node --expose-gc bench/workers/load-worker.ts floor  <file>            peak memory of the floor
+//   node --expose-gc bench/workers/load-worker.ts view   <file>            peak memory of the view model
+//   node --expose-gc bench/workers/load-worker.ts pi     <file> <tmpdir>   peak memory of Pi's SessionManager.open
+//   node --expose-gc bench/workers/load-worker.ts append <file> <count>    readSessionTail per appended line
+import { appendFileSync, openSync, readSync, closeSync, readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+
+const [mode, file, arg] = process.argv.slice(2);
+
+function status(): { rssKb: number; hwmKb: number } {
+  const text = readFileSync("/proc/self/status", "utf8");
+  const num = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0);
+  return { rssKb: num("VmRSS"), hwmKb: num("VmHWM") };
+}
+
+function gc(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+/** The floor: read the file in 1 MiB chunks, split on newlines, JSON.parse each line, keep the values. */
+function floor(path: string): unknown[] {
+  const values: unknown[] = [];
+  const fd = openSync(path, "r");
+  try {
+    const chunkSize = 1024 * 1024;
+    let carry: Buffer | undefined;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(chunkSize);
+      const n = readSync(fd, chunk, 0, chunkSize, null);
+      if (n === 0) break;
+      let data = chunk.subarray(0, n);
+      if (carry) {
+        data = Buffer.concat([carry, data]);
+        carry = undefined;
+      }
+      let start = 0;
+      for (;;) {
+        const nl = data.indexOf(10, start);
+        if (nl < 0) break;
+        if (nl > start) values.push(JSON.parse(data.toString("utf8", start, nl)));
+        start = nl + 1;
+      }
+      if (start < data.length) carry = Buffer.from(data.subarray(start));
+    }
+    if (carry && carry.length) values.push(JSON.parse(carry.toString("utf8")));
+  } finally {
+    closeSync(fd);
+  }
+  return values;
+}
+
+async function loadCore() {
+  const session = await import("../../core/src/session.ts");
+  const view = await import("../../core/src/view.ts");
+  const config = await import("../../core/src/config.ts");
+  return { ...session, ...view, DEFAULT_CONFIG: config.DEFAULT_CONFIG };
+}
+
+async function main(): Promise<unknown> {
+  if (!file) throw new Error("usage: load-worker <mode> <file> [arg]");
+  if (mode === "time") {
+    const core = await loadCore();
+    const rounds = Number(arg ?? 3);
+    const floorMs: number[] = [];
+    const viewMs: number[] = [];
+    const readMs: number[] = [];
+    let summary: Record<string, number> = {};
+    // Warm both paths once (JIT), then alternate which goes first.
+    floor(file);
+    await core.readSessionFile(file);
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 === 0 ? ["floor", "view"] : ["view", "floor"];
+      for (const which of order) {
+        gc();
+        if (which === "floor") {
+          const t0 = performance.now();
+          const values = floor(file);
+          floorMs.push(performance.now() - t0);
+          if (!values.length) throw new Error("empty file");
+        } else {
+          const t0 = performance.now();
+          const data = await core.readSessionFile(file);
+          const t1 = performance.now();
+          const view = core.buildSessionView(data, { config: core.DEFAULT_CONFIG });
+          const t2 = performance.now();
+          readMs.push(t1 - t0);
+          viewMs.push(t2 - t0);
+          summary = { entries: data.entries.length, errors: data.errors.length, calls: view.calls.length, summaries: view.summaries.length, chains: view.chains.length, modelChars: view.totals.modelChars ?? 0, rawChars: view.totals.rawChars };
+        }
+      }
+    }
+    return { floorMs, viewMs, readMs, summary };
+  }
+  if (mode === "floor" || mode === "view" || mode === "pi") {
+    let keep: unknown;
+    let loaded: () => Promise<unknown>;
+    if (mode === "floor") loaded = async () => floor(file);
+    else if (mode === "view") {
+      const core = await loadCore();
+      loaded = async () => {
+        const data = await core.readSessionFile(file);
+        return [data, core.buildSessionView(data, { config: core.DEFAULT_CONFIG })];
+      };
+    } else {
+      const { SessionManager } = await import("@earendil-works/pi-coding-agent");
+      loaded = async () => {
+        const manager = SessionManager.open(file, arg);
+        return [manager, manager.getBranch().length];
+      };
+    }
+    gc();
+    const before = status();
+    const t0 = performance.now();
+    keep = await loaded();
+    const ms = performance.now() - t0;
+    const after = status();
+    if (!keep) throw new Error("nothing loaded");
+    return { ms, baselineRssKb: before.rssKb, baselineHwmKb: before.hwmKb, peakKb: after.hwmKb, rssKb: after.rssKb };
+  }
+  if (mode === "append") {
+    const core = await loadCore();
+    const count = Number(arg ?? 20);
+    const data = await core.readSessionFile(file);
+    const last = data.entries[data.entries.length - 1]!;
+    const tailMs: number[] = [];
+    let parentId = last.id;
+    for (let i = 0; i < count; i++) {
+      const entry = {
+        type: "message",
+        id: `append-${i}`,
+        parentId,
+        timestamp: new Date(Date.UTC(2030, 0, 1, 0, 0, i)).toISOString(),
+        message: { role: "user", content: `one more line ${i}`, timestamp: Date.UTC(2030, 0, 1, 0, 0, i) },
+      };
+      parentId = entry.id;
+      appendFileSync(file, JSON.stringify(entry) + "\n");
+      const t0 = performance.now();
+      const tail = await core.readSessionTail(file, data);
+      tailMs.push(performance.now() - t0);
+      if (tail.reset || tail.entries.length !== 1) throw new Error(`tail read got ${tail.entries.length} entries (reset: ${tail.reset})`);
+    }
+    return { tailMs, entries: data.entries.length };
+  }
+  throw new Error(`unknown mode ${mode}`);
+}
+
+main().then(
+  (result) => {
+    process.stdout.write(JSON.stringify(result) + "\n");
+  },
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);
