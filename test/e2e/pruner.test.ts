@@ -200,3 +200,22 @@ describe("summarizer faults", () => {
     });
   }
 });
+
+describe("budget triggers", () => {
+  it("autoBudgetThreshold flushes in the middle of a run, so the next request of the same run is already pruned", async () => {
+    const { server, ws } = await setup(
+      [
+        { toolCalls: [{ name: "read", arguments: { path: "src/a.ts" } }, { name: "read", arguments: { path: "src/b.ts" } }] },
+        { toolCalls: [{ name: "bash", arguments: { command: "echo more" } }] },
+        { text: "done" },
+      ],
+      { settings: { autoBudgetThreshold: 0.01 } },
+    );
+    const run = await runPi({ workspace: ws, extension: EXTENSION, prompts: ["read and continue"], timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(0);
+    const requests = agentRequests(server.requests);
+    expect(requests).toHaveLength(3);
+    // pruneOn is on-demand here: only the budget trigger can have flushed before request 2.
+    expect(toolMessages(requests[1]!.body).map((t) => t.text)).toEqual([expect.stringContaining("`t1`"), expect.stringContaining("`t2`")]);
+  });
+});
