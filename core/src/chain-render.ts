@@ -3,11 +3,12 @@
 // of the range, and its final reply. Middle turns and results are dropped, the chain's batch
 // summaries are suppressed, and protected outputs are relocated verbatim into the block.
 import type { AgentMessage, AssistantMessage, CustomMessage } from "./messages.ts";
+import { contentText } from "./messages.ts";
 
 import type { ChainData, SummaryDetails } from "./entries.ts";
 import { PRUNE_CHAIN, PRUNE_SUMMARY } from "./entries.ts";
 import type { PruneConfig } from "./config.ts";
-import { isProtected } from "./protected.ts";
+import { createPathMatcher, toolCallPath } from "./protected.ts";
 import { findCallForResult, recordKey, type ChainInfo, type PruneIndex, type SummaryInfo } from "./records.ts";
 import { callsInRange, indexTimestamps, resolveChain, type ChainCall, type ChainRange } from "./chains.ts";
 import { withoutThinking } from "./transforms.ts";
@@ -41,6 +42,25 @@ interface ResolvedChain {
   ids: Set<string>;
 }
 
+// One compiled matcher per pattern list (the runtime keeps its config object between renders), and
+// one answer per distinct path within a render: a long session repeats the same few paths.
+const pathMatchers = new WeakMap<readonly string[], (path: string) => string | undefined>();
+
+/** isProtected, for a loop over many calls. */
+function protectionCheck(config: ChainRenderConfig): (toolName: string, args: unknown) => boolean {
+  let matcher = pathMatchers.get(config.protectedPaths);
+  if (!matcher) pathMatchers.set(config.protectedPaths, (matcher = createPathMatcher(config.protectedPaths)));
+  const byPath = new Map<string, boolean>();
+  return (toolName, args) => {
+    if (config.protectedTools.includes(toolName)) return true;
+    const path = toolCallPath(args);
+    if (path === undefined) return false;
+    let value = byPath.get(path);
+    if (value === undefined) byPath.set(path, (value = matcher(path) !== undefined));
+    return value;
+  };
+}
+
 function stringList(value: unknown): string[] | undefined {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : undefined;
 }
@@ -52,6 +72,7 @@ function stringList(value: unknown): string[] | undefined {
  */
 function resolveChains(messages: readonly AgentMessage[], source: readonly AgentMessage[], index: PruneIndex, config: ChainRenderConfig, stats: ChainRenderStats): ResolvedChain[] {
   const lookup = indexTimestamps(messages);
+  const isProtected = protectionCheck(config);
   const resolved: ResolvedChain[] = [];
   const starts = new Set<number>();
   for (const chain of index.chains) {
@@ -67,7 +88,7 @@ function resolveChains(messages: readonly AgentMessage[], source: readonly Agent
     const relocated: ChainCall[] = [];
     for (const call of callsInRange(source, found.range)) {
       // Stored ids say what was protected at compression; the re-check covers patterns added since.
-      if (protectedIds.has(call.toolCallId) || isProtected(call.toolName, call.args, config)) relocated.push(call);
+      if (protectedIds.has(call.toolCallId) || isProtected(call.toolName, call.args)) relocated.push(call);
       else dropped.push(call);
     }
     resolved.push({
@@ -238,7 +259,7 @@ function summariesByChain(index: PruneIndex, chains: readonly ResolvedChain[]): 
 
 function blockMessage(chain: ResolvedChain, index: PruneIndex, summaries: readonly SummaryInfo[]): CustomMessage {
   const body = chainBody(chain.chain, chain.dropped, summaries, index);
-  const relocated = chain.relocated.map((call) => ({ toolName: call.toolName, text: call.resultText }));
+  const relocated = chain.relocated.map((call) => ({ toolName: call.toolName, text: contentText(call.result.content) }));
   const text = compressedChainText(chain.chain, body, toolRefsOf(chain.chain, chain.dropped, index), relocated);
   return { role: "custom", customType: PRUNE_CHAIN, content: text, display: false, details: { blockId: chain.chain.blockId }, timestamp: chain.chain.startUserTimestamp };
 }

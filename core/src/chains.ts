@@ -4,7 +4,7 @@
 // are identified by position: the start user message's and the final assistant's timestamps, each
 // of which must name exactly one message of its role. Tool-call ids are never used to find a range:
 // providers repeat them across responses.
-import type { AgentMessage, AssistantMessage, ToolCallBlock } from "./messages.ts";
+import type { AgentMessage, AssistantMessage, ToolCallBlock, ToolResultMessage } from "./messages.ts";
 import { contentText, occurrenceKey } from "./messages.ts";
 import type { ChainData, ToolCallRecord, ToolCallRef } from "./entries.ts";
 import { PRUNE_CHAIN, PRUNE_INDEX } from "./entries.ts";
@@ -30,7 +30,8 @@ export interface ChainCall {
   key: string;
   resultIndex: number;
   resultTimestamp: number;
-  resultText: string;
+  /** The result message itself (read its text with contentText only where it is needed). */
+  result: ToolResultMessage;
   isError: boolean;
   /** Timestamp of the assistant message holding the call (the result's when no call was found). */
   callTimestamp: number;
@@ -94,7 +95,7 @@ export function callsInRange(messages: readonly AgentMessage[], range: ChainRang
         key: occurrenceKey(m.toolCallId, m.timestamp),
         resultIndex: i,
         resultTimestamp: m.timestamp,
-        resultText: contentText(m.content),
+        result: m,
         isError: m.isError === true,
         callTimestamp: call && turn ? turn.timestamp : m.timestamp,
       });
@@ -252,7 +253,7 @@ function planOne(chain: ClosedChain, index: PruneIndex, config: ChainPlanConfig,
         toolCallId: call.toolCallId,
         toolName: call.toolName,
         args: call.args,
-        resultText: call.resultText,
+        resultText: contentText(call.result.content),
         isError: call.isError,
         timestamp: call.callTimestamp,
         resultTimestamp: call.resultTimestamp,
