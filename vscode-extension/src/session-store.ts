@@ -100,12 +100,11 @@ export class SessionStore implements vscode.Disposable {
     this.settings = settings;
     this.disposables.push(
       settings.onDidChange(() => {
-        // Protection decides call states: every view is rebuilt the next time it is needed.
+        // Protection decides call states: every parsed session's view is built again.
         for (const state of this.states.values()) {
-          if (state.data) {
-            state.view = undefined;
-            this.sessionChanged.fire(state.file.path);
-          }
+          if (!state.data) continue;
+          state.view = undefined;
+          void this.load(state.file.path);
         }
         this.listChanged.fire();
       }),

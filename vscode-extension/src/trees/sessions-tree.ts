@@ -235,7 +235,7 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
         const calls = callsOfSummary(view, summary).length;
         const turn = summary.turnIndex !== undefined ? `turn ${summary.turnIndex}` : "summary";
         item = new vscode.TreeItem(`${turn} · ${calls} call${calls === 1 ? "" : "s"}`, calls > 0 ? collapsed : none);
-        item.description = oneLine(summary.text.replace(/`/g, ""), 80);
+        item.description = oneLine(summary.text.replace(/`/g, "").replace(/^\s*[-*]\s+/gm, ""), 80);
         item.iconPath = icon("note");
         item.tooltip = safeTooltip({ code: summary.text.slice(0, 2000) });
         item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Open Summary", arguments: [{ kind: "summary", file, entryId: summary.entryId }, `summary ${turn}`] };

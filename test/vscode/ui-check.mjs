@@ -1,0 +1,289 @@
+#!/usr/bin/env node
+// UI check of the extension in the real workbench (code-server + Debian's Chromium, via
+// playwright-core), installed from its packaged VSIX: opens the Pi Pruner views, expands a session
+// written by our pruner through the real `pi`, opens the model view and a chain review, right-clicks a
+// file to protect it, checks the explorer decorations, and saves the screenshots the README shows.
+//
+//   node test/vscode/ui-check.mjs [--out DIR] [--unpackaged] [--keep] [--verbose]
+//
+//   --out DIR      where the PNGs go (default docs/images/)
+//   --unpackaged   load vscode-extension/ as a development extension instead of installing the VSIX
+//
+// Exit: 0 every check passed, 1 a check failed (a screenshot of the failure is saved as
+// vscode-failure.png in the output dir), 124 timeout.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { performance } from "node:perf_hooks";
+import { DEFAULT_EXTENSION_PATH, launchChromium, makeRunDir, prepareWorkspace, provision, repoRoot, startCodeServer, waitForWorkbenchReady, workbenchUrl } from "./browser.mjs";
+import { buildExtension } from "./lib/build-suite.mjs";
+import { piSessionFixture } from "./lib/pi-fixture.mjs";
+import { importTs } from "./lib/ts-module.mjs";
+
+const { values: opts } = parseArgs({
+  options: {
+    out: { type: "string" },
+    unpackaged: { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+    verbose: { type: "boolean", default: false },
+  },
+});
+const outDir = resolve(opts.out ?? join(repoRoot, "docs", "images"));
+const say = (msg) => process.stderr.write(`[ui-check] ${msg}\n`);
+const t0 = performance.now();
+const secs = () => ((performance.now() - t0) / 1000).toFixed(1);
+
+const overall = setTimeout(() => {
+  say("timed out after 300 s");
+  process.exit(124);
+}, 300_000);
+overall.unref();
+
+function run(command, args, options = {}) {
+  return new Promise((res, rej) => {
+    let output = "";
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], ...options });
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    child.on("error", rej);
+    child.on("exit", (code) => (code === 0 ? res(output) : rej(new Error(`${command} ${args.join(" ")} failed (${code}):\n${output}`))));
+  });
+}
+
+// --- fixtures: a workspace, and an agent dir with sessions for it -----------------------------------
+const p = await provision();
+await buildExtension();
+const piFixture = await piSessionFixture();
+const sessions = await importTs("test/vscode/fixtures/sessions.ts");
+const runDir = makeRunDir("pi-pruner-ui-");
+const workspace = prepareWorkspace(runDir);
+const agentDir = join(runDir, "agent");
+const { sessionDir, files } = sessions.writeSuiteSessions(agentDir, workspace);
+// Ages as a person would see them: minutes to days ago.
+const minutesAgo = { bad: 50, branched: 180, chain: 26 * 60, pruned: 3 * 24 * 60 };
+for (const [key, minutes] of Object.entries(minutesAgo)) {
+  const when = new Date(Date.now() - minutes * 60_000);
+  utimesSync(files[key], when, when);
+}
+// The session our pruner wrote through the real pi is the newest: it is the one the screenshots show first.
+const piSession = sessions.installPiSession(piFixture.dir, sessionDir, workspace, new Date(Date.now() - 4 * 60_000));
+say(`fixtures in ${runDir} (${secs()} s)`);
+
+// --- the extension: packaged and installed, unless --unpackaged -------------------------------------
+const extensionsDir = join(runDir, "extensions");
+const userDataDir = join(runDir, "user-data");
+mkdirSync(extensionsDir, { recursive: true });
+if (!opts.unpackaged) {
+  const vsix = join(runDir, "pi-pruner.vsix");
+  await run(join(repoRoot, "node_modules", ".bin", "vsce"), ["package", "--no-dependencies", "--allow-missing-repository", "--out", vsix], { cwd: DEFAULT_EXTENSION_PATH });
+  const installed = await run(p.node24, [p.csEntry, "--install-extension", vsix, "--extensions-dir", extensionsDir, "--user-data-dir", userDataDir], {
+    env: { ...process.env, PATH: `${p.node24Bin}:${process.env.PATH}`, EXTENSIONS_GALLERY: "{}", XDG_CONFIG_HOME: join(runDir, "xdg", "config"), XDG_DATA_HOME: join(runDir, "xdg", "data") },
+  });
+  if (!/successfully installed/i.test(installed)) throw new Error(`the VSIX did not install:\n${installed}`);
+  say(`packaged and installed the VSIX into code-server (${secs()} s)`);
+}
+
+let server;
+let browser;
+let page;
+let code = 0;
+const stop = async () => {
+  await browser?.close().catch(() => {});
+  await server?.stop();
+  if (!opts.keep) rmSync(runDir, { recursive: true, force: true, maxRetries: 3 });
+  else say(`kept ${runDir}`);
+};
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.once(sig, async () => {
+    await stop();
+    process.exit(130);
+  });
+}
+
+const shot = async (name) => {
+  mkdirSync(outDir, { recursive: true });
+  const path = join(outDir, name);
+  await page.screenshot({ path });
+  say(`screenshot ${path}`);
+};
+
+/** A row of a tree (views and explorer are lists of role=treeitem rows), by its visible label. */
+const row = (scope, label) => page.locator(`${scope} .monaco-list-row`).filter({ has: page.locator(".label-name, .monaco-highlighted-label", { hasText: label }) }).first();
+
+/** Clicks until `ready()` holds: a tree re-renders while it loads, and a click on a row being replaced is lost. */
+async function clickUntil(locator, ready, what, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await locator.waitFor({ state: "visible", timeout: Math.max(1000, deadline - Date.now()) });
+    await locator.click().catch(() => {});
+    try {
+      await ready(Math.min(3000, Math.max(500, deadline - Date.now())));
+      return;
+    } catch (e) {
+      if (Date.now() > deadline) throw new Error(`${what}: ${e.message}`);
+    }
+  }
+}
+
+const expanded = (locator) => async (timeout) => {
+  await page.waitForFunction((el) => el?.getAttribute("aria-expanded") === "true", await locator.elementHandle(), { timeout });
+};
+
+/** Expands a tree row by its twistie (a click on the label of an item with a command runs the command). */
+async function expand(locator, what) {
+  await clickUntil(locator.locator(".monaco-tl-twistie"), expanded(locator), what);
+}
+
+/** Drags the sash on the side bar's right edge to `x`. */
+async function widenSideBar(x) {
+  const bar = await page.locator(".part.sidebar").first().boundingBox();
+  if (!bar) return;
+  const edge = bar.x + bar.width;
+  for (const sash of await page.locator(".monaco-sash.vertical").all()) {
+    const box = await sash.boundingBox();
+    if (!box || Math.abs(box.x + box.width / 2 - edge) > 8 || box.height < bar.height / 2) continue;
+    const y = box.y + box.height / 2;
+    await page.mouse.move(box.x + box.width / 2, y);
+    await page.mouse.down();
+    await page.mouse.move(x, y, { steps: 10 });
+    await page.mouse.up();
+    return;
+  }
+  say("no sash found on the side bar's edge; the pictures keep the default width");
+}
+
+/** The badge a file decoration puts after an explorer row's label. */
+async function badgeOf(label) {
+  return row(".explorer-folders-view", label).evaluate((el) => {
+    for (const node of el.querySelectorAll("*")) {
+      const content = getComputedStyle(node, "::after").content;
+      if (content && content !== "none" && content !== "normal" && content !== '""') return { badge: content.replace(/^"|"$/g, ""), title: el.getAttribute("title") ?? node.getAttribute("title") ?? "" };
+    }
+    return { badge: "", title: "" };
+  });
+}
+
+try {
+  server = await startCodeServer({ runDir, workspace, env: { PI_CODING_AGENT_DIR: agentDir }, verbose: opts.verbose, settings: { "workbench.colorTheme": "Default Dark Modern", "diffEditor.useInlineViewWhenSpaceIsLimited": false } });
+  browser = await launchChromium();
+  const context = await browser.newContext({ viewport: { width: 1360, height: 820 } });
+  page = await context.newPage();
+  if (opts.verbose) page.on("console", (m) => process.stderr.write(`[page:${m.type()}] ${m.text()}\n`));
+  await page.goto(workbenchUrl(server.origin, { workspace, extensionDevelopmentPath: opts.unpackaged ? DEFAULT_EXTENSION_PATH : undefined }), { waitUntil: "domcontentloaded" });
+  await waitForWorkbenchReady(page);
+  say(`workbench up (${secs()} s)`);
+
+  // 1. The Pi Pruner container, the newest session expanded down to the calls of its summary.
+  const container = page.locator(".activitybar .action-item a[aria-label^='Pi Pruner']").first();
+  const sessionsView = ".pane:has(.pane-header[aria-label^='Sessions'])";
+  const piRow = row(sessionsView, "read the release skill and the parser sources");
+  await clickUntil(container, (timeout) => piRow.waitFor({ state: "visible", timeout }), "open the Pi Pruner view");
+  await widenSideBar(560);
+  // A click on a session selects it (the status bar shows its reclaim) and expands it.
+  await clickUntil(piRow, expanded(piRow), "select and expand the real-Pi session");
+  const summaries = row(sessionsView, "Summaries");
+  await expand(summaries, "expand Summaries");
+  const summary = row(sessionsView, "turn 0 · 3 calls");
+  await expand(summary, "expand the summary");
+  const other = row(sessionsView, "Pruned without a summary");
+  await expand(other, "expand the spilled calls");
+  const protectedCalls = row(sessionsView, "Protected calls");
+  await expand(protectedCalls, "expand the protected calls");
+  await row(sessionsView, "read src/lexer.ts").waitFor({ state: "visible" });
+  const status = page.locator(".statusbar-item", { hasText: "→" }).first();
+  await status.waitFor({ state: "visible", timeout: 15_000 });
+  say(`status bar: ${(await status.innerText()).trim()}`);
+  await shot("vscode-sessions.png");
+
+  // 2. The model view of that session.
+  await clickUntil(row(sessionsView, "Model view"), (timeout) => page.locator(".editor-instance .view-lines", { hasText: "Model view: what the model is sent" }).first().waitFor({ timeout }), "open the model view");
+  await shot("vscode-model-view.png");
+
+  // 3. A compressed chain's review: the original span beside what the model is sent.
+  await piRow.locator(".monaco-tl-twistie").click(); // collapse the first session to make room
+  const chainSession = row(sessionsView, "Parser refactor");
+  await expand(chainSession, "expand the chain session");
+  const chains = row(sessionsView, "Compressed chains");
+  await expand(chains, "expand Compressed chains");
+  await clickUntil(row(sessionsView, "b1"), (timeout) => page.locator(".monaco-diff-editor").first().waitFor({ state: "visible", timeout }), "open the chain review");
+  await page.locator(".monaco-diff-editor .view-lines", { hasText: "the original span" }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press("Control+B"); // the side bar out of the way: both sides of the diff in full
+  await page.locator(".part.sidebar").first().waitFor({ state: "hidden", timeout: 5000 });
+  await page.waitForTimeout(500); // the diff editor re-lays out its two sides
+  await shot("vscode-chain-review.png");
+  await page.keyboard.press("Control+B");
+  await page.keyboard.press("Control+K");
+  await page.keyboard.press("Control+W"); // close all editors
+
+  // 4. The explorer: decorations, and a right-click to protect a file.
+  await page.keyboard.press("Control+Shift+E");
+  const explorer = ".explorer-folders-view";
+  for (const folder of ["skills", "release", "src", "docs"]) {
+    const r = row(explorer, folder);
+    await expand(r, `expand ${folder}`);
+  }
+  const skill = await badgeOf("SKILL.md");
+  if (skill.badge !== "P") throw new Error(`SKILL.md should carry the protected badge, has ${JSON.stringify(skill)}`);
+  const parser = await badgeOf("parser.ts");
+  if (parser.badge !== "•") throw new Error(`parser.ts (read and pruned in the selected session) should carry •, has ${JSON.stringify(parser)}`);
+  say(`decorations: SKILL.md ${JSON.stringify(skill.badge)}, parser.ts ${JSON.stringify(parser.badge)}`);
+
+  const guide = row(explorer, "guide.md");
+  const menuItem = page.locator(".monaco-menu .action-item", { hasText: "Pi Pruner: Add to protectedPaths" }).first();
+  await clickUntil(guide, async () => {}, "select guide.md");
+  for (let attempt = 0; ; attempt++) {
+    await guide.click({ button: "right" });
+    try {
+      await menuItem.waitFor({ state: "visible", timeout: 3000 });
+      break;
+    } catch (e) {
+      await page.keyboard.press("Escape");
+      if (attempt > 5) throw new Error(`the explorer context menu never offered the command: ${e.message}`);
+    }
+  }
+  await menuItem.hover();
+  await shot("vscode-explorer-menu.png");
+  await menuItem.click();
+  const pick = async (label) => {
+    const item = page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
+    await item.waitFor({ state: "visible", timeout: 15_000 });
+    await item.click();
+  };
+  await pick("docs/guide.md");
+  await pick("Project settings");
+  const settingsFile = join(workspace, ".pi", "settings.json");
+  const deadline = Date.now() + 15_000;
+  while (!(existsSync(settingsFile) && readFileSync(settingsFile, "utf8").includes("docs/guide.md"))) {
+    if (Date.now() > deadline) throw new Error(`${settingsFile} never got docs/guide.md`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  say(`right-click → Add to protectedPaths wrote ${settingsFile}`);
+  const guideDeadline = Date.now() + 15_000;
+  while ((await badgeOf("guide.md")).badge !== "P") {
+    if (Date.now() > guideDeadline) throw new Error("guide.md never got the protected badge");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await row(explorer, "guide.md").hover();
+  await page.waitForTimeout(300); // let the explorer finish its hover style before the picture
+  await shot("vscode-explorer-decorations.png");
+
+  // 5. The Protected Files view, with the new pattern labelled project.
+  await clickUntil(container, (timeout) => page.locator(".pane-header[aria-label^='Protected Files']").first().waitFor({ state: "visible", timeout }), "open the Pi Pruner view again");
+  const protectedHeader = page.locator(".pane-header[aria-label^='Protected Files']").first();
+  if ((await protectedHeader.getAttribute("aria-expanded")) !== "true") await protectedHeader.click();
+  const protectedView = ".pane:has(.pane-header[aria-label^='Protected Files'])";
+  const pattern = row(protectedView, "docs/guide.md");
+  await pattern.waitFor({ state: "visible", timeout: 15_000 });
+  const skillPattern = row(protectedView, "**/skills/**/*.md");
+  await expand(skillPattern, "expand the skills pattern");
+  await shot("vscode-protected-files.png");
+  say(`every check passed in ${secs()} s (extension ${opts.unpackaged ? "unpackaged" : "installed from its VSIX"}; ${piSession})`);
+} catch (e) {
+  code = 1;
+  say(`FAILED: ${e.message}`);
+  if (page) await shot("vscode-failure.png").catch(() => {});
+} finally {
+  await stop();
+}
+process.exit(code);
