@@ -60,11 +60,17 @@ function compiled(pattern: string): PathTest {
   return test;
 }
 
+/** A backslash, `//`, or a `.` or `..` segment: the only things normalisation changes. */
+const NEEDS_NORMALIZING = /\\|\/\/|(?:^|\/)\.\.?(?:\/|$)/;
+
 /**
  * The path as the matcher sees it: `\` → `/`, `.` segments and `dir/..` pairs resolved, repeated
  * slashes collapsed. Leading `..` segments are kept (there is nothing to resolve them against).
  */
 export function normalizePathForMatch(path: string): string {
+  // Most paths are already normal: no backslash, no empty, `.` or `..` segment. Those come back
+  // as they are, without splitting and joining (this runs per path in decorations and per call in views).
+  if (!NEEDS_NORMALIZING.test(path)) return path;
   const slashed = path.replaceAll("\\", "/");
   const isAbsolute = slashed.startsWith("/");
   const segments: string[] = [];
@@ -124,7 +130,11 @@ export function createPathMatcher(patterns: readonly string[]): (path: string) =
   if (tests.length === 0) return () => undefined;
   return (path) => {
     if (typeof path !== "string" || path === "") return undefined;
-    return firstMatchingPattern(pathCandidates(normalizePathForMatch(path)), ownPatterns, tests);
+    const normalized = normalizePathForMatch(path);
+    if (normalized.startsWith("..")) return firstMatchingPattern(pathCandidates(normalized), ownPatterns, tests);
+    // The common case, one candidate: no array per path.
+    for (let index = 0; index < tests.length; index++) if (tests[index]!(normalized)) return ownPatterns[index];
+    return undefined;
   };
 }
 
