@@ -4,7 +4,6 @@
 // summaries are suppressed, and protected outputs are relocated verbatim into the block.
 import type { AgentMessage, AssistantMessage, CustomMessage } from "./messages.ts";
 import { contentText } from "./messages.ts";
-
 import type { ChainData, SummaryDetails } from "./entries.ts";
 import { PRUNE_CHAIN, PRUNE_SUMMARY } from "./entries.ts";
 import type { PruneConfig } from "./config.ts";
