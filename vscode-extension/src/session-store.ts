@@ -377,7 +377,9 @@ export class SessionStore implements vscode.Disposable {
       this.summarize(state);
       this.sessionChanged.fire(path);
     }
-    this.marks.lastAppend = { path, tailMs: t1 - t0, updateMs: performance.now() - t1, fastPath, entries: tail.entries.length };
+    if (tail.reset || tail.entries.length > 0 || tail.errors.length > 0) {
+      this.marks.lastAppend = { path, tailMs: t1 - t0, updateMs: performance.now() - t1, fastPath, entries: tail.entries.length };
+    }
     this.moveToFront(path);
   }
 

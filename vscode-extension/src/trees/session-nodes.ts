@@ -27,21 +27,72 @@ export const GROUP_LABELS: Record<GroupKind, string> = {
   compactions: "Pi compactions",
 };
 
+/** Which calls go where in a session's tree, worked out once per view (a view is never changed, only replaced). */
+interface Placement {
+  bySummary: Map<string, CallView[]>;
+  withoutSummary: CallView[];
+  byChain: Map<string, CallView[]>;
+  protectedCalls: CallView[];
+  byKey: Map<string, CallView>;
+  summaries: Map<string, SummaryView>;
+}
+
+const placements = new WeakMap<SessionView, Placement>();
+
+function placement(view: SessionView): Placement {
+  let placed = placements.get(view);
+  if (placed) return placed;
+  const byKey = new Map<string, CallView>();
+  const aliasesByRef = new Map<string, CallView[]>();
+  const byChain = new Map<string, CallView[]>();
+  const protectedCalls: CallView[] = [];
+  for (const call of view.calls) {
+    byKey.set(call.occurrenceKey, call);
+    if (call.state === "deduped" && call.aliasOf !== undefined) {
+      const list = aliasesByRef.get(call.aliasOf);
+      if (list) list.push(call);
+      else aliasesByRef.set(call.aliasOf, [call]);
+    }
+    if (call.chainBlockId !== undefined) {
+      const list = byChain.get(call.chainBlockId);
+      if (list) list.push(call);
+      else byChain.set(call.chainBlockId, [call]);
+    }
+    if (call.state === "protected") protectedCalls.push(call);
+  }
+  const position = new Map(view.calls.map((call, index) => [call, index]));
+  const bySummary = new Map<string, CallView[]>();
+  const covered = new Set<CallView>();
+  for (const summary of view.summaries) {
+    const calls = new Set<CallView>();
+    for (const key of summary.keys) {
+      const call = byKey.get(key);
+      if (call) calls.add(call);
+    }
+    for (const ref of summary.refs) for (const alias of aliasesByRef.get(ref) ?? []) calls.add(alias);
+    // In the order of the session, as the calls were made.
+    const ordered = [...calls].sort((a, b) => position.get(a)! - position.get(b)!);
+    bySummary.set(summary.entryId, ordered);
+    for (const call of ordered) covered.add(call);
+  }
+  const withoutSummary = view.calls.filter((c) => (c.state === "summarized" || c.state === "spilled" || c.state === "deduped") && !covered.has(c));
+  placed = { bySummary, withoutSummary, byChain, protectedCalls, byKey, summaries: new Map(view.summaries.map((s) => [s.entryId, s])) };
+  placements.set(view, placed);
+  return placed;
+}
+
+/** The calls a summary covers, and the duplicates that stand for them, in session order. */
 export function callsOfSummary(view: SessionView, summary: SummaryView): CallView[] {
-  const keys = new Set(summary.keys);
-  const refs = new Set(summary.refs);
-  return view.calls.filter((c) => keys.has(c.occurrenceKey) || (c.state === "deduped" && c.aliasOf !== undefined && refs.has(c.aliasOf)));
+  return placement(view).bySummary.get(summary.entryId) ?? [];
 }
 
 /** Pruned calls that no summary lists: spills, and duplicates of them. */
 export function callsWithoutSummary(view: SessionView): CallView[] {
-  const covered = new Set<string>();
-  for (const s of view.summaries) for (const c of callsOfSummary(view, s)) covered.add(c.occurrenceKey);
-  return view.calls.filter((c) => (c.state === "summarized" || c.state === "spilled" || c.state === "deduped") && !covered.has(c.occurrenceKey));
+  return placement(view).withoutSummary;
 }
 
 export function callsOfChain(view: SessionView, chain: ChainView): CallView[] {
-  return view.calls.filter((c) => c.chainBlockId === chain.blockId);
+  return placement(view).byChain.get(chain.blockId) ?? [];
 }
 
 export function groupSize(view: SessionView, group: GroupKind): number {
@@ -53,7 +104,7 @@ export function groupSize(view: SessionView, group: GroupKind): number {
     case "chains":
       return view.chains.length;
     case "protected":
-      return view.calls.filter((c) => c.state === "protected").length;
+      return placement(view).protectedCalls.length;
     case "markers":
       return view.markers.length;
     case "compactions":
@@ -89,7 +140,7 @@ export function groupChildren(node: Extract<SessionNode, { kind: "group" }>, vie
     case "chains":
       return view.chains.map((c) => ({ kind: "chain", id: `${id}/${c.entryId}`, path, entryId: c.entryId, blockId: c.blockId }));
     case "protected":
-      return view.calls.filter((c) => c.state === "protected").map((c) => callNode(id, path, c));
+      return placement(view).protectedCalls.map((c) => callNode(id, path, c));
     case "markers":
       return view.markers.map((m) => ({ kind: "marker", id: `${id}/${m.entryId}`, path, entryId: m.entryId }));
     case "compactions":
@@ -108,11 +159,11 @@ export function chainChildren(node: Extract<SessionNode, { kind: "chain" }>, vie
 }
 
 export function findCall(view: SessionView, key: string): CallView | undefined {
-  return view.calls.find((c) => c.occurrenceKey === key);
+  return placement(view).byKey.get(key);
 }
 
 export function findSummary(view: SessionView, entryId: string): SummaryView | undefined {
-  return view.summaries.find((s) => s.entryId === entryId);
+  return placement(view).summaries.get(entryId);
 }
 
 export function findChain(view: SessionView, entryId: string): ChainView | undefined {

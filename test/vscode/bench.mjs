@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// Editor figures in the real extension host: the first tree paint of a large session after the
+// extension activates, and the cost of applying a one-line append. Builds a workspace whose agent dir
+// holds one session of --mb megabytes (default 5), then runs suite/benchmark.test.ts through run.mjs.
+//
+//   node test/vscode/bench.mjs [--mb 5]
+import { spawn } from "node:child_process";
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { makeRunDir } from "./browser.mjs";
+import { importTs } from "./lib/ts-module.mjs";
+
+const { values: opts } = parseArgs({ options: { mb: { type: "string", default: "5" } } });
+const megabytes = Number(opts.mb);
+if (!(megabytes > 0)) {
+  console.error(`bad --mb ${opts.mb}`);
+  process.exit(2);
+}
+
+const sessions = await importTs("test/vscode/fixtures/sessions.ts");
+const root = makeRunDir("pi-pruner-bench-");
+const workspace = join(root, "workspace");
+const agentDir = join(root, "agent");
+mkdirSync(workspace, { recursive: true });
+const sessionDir = join(agentDir, "sessions", sessions.sessionDirName(workspace));
+const session = sessions.largeSession(workspace, megabytes * 1_000_000);
+const file = sessions.writeSession(sessionDir, session);
+process.stderr.write(`[bench] ${file}: ${(session.text.length / 1e6).toFixed(1)} MB\n`);
+
+const code = await new Promise((resolve) => {
+  const child = spawn(process.execPath, [join(import.meta.dirname, "run.mjs"), "--workspace", workspace, "--grep", "^benchmark", "--env", "PI_PRUNER_BENCH=1"], {
+    stdio: "inherit",
+    env: { ...process.env, PI_CODING_AGENT_DIR: agentDir },
+  });
+  child.on("exit", (c) => resolve(c ?? 1));
+});
+rmSync(root, { recursive: true, force: true });
+process.exit(code);

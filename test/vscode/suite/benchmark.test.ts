@@ -1,0 +1,83 @@
+// Editor figures, measured in the real extension host (not a timed test: it runs only under
+// test/vscode/bench.mjs, which sets PI_PRUNER_BENCH=1 and points PI_CODING_AGENT_DIR at a workspace
+// with one large session). Prints: activation → session listed → session parsed with its view →
+// the tree's items built; and the cost of applying a one-line append (tail read + view update).
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import { performance } from "node:perf_hooks";
+import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
+import type { SessionNode } from "../../../vscode-extension/src/trees/session-nodes.ts";
+import { children, extensionApi, waitFor } from "./helpers.ts";
+
+const enabled = process.env.PI_PRUNER_BENCH === "1";
+const ms = (n: number) => `${n.toFixed(1)} ms`;
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+// Registered only for bench.mjs, so a normal run neither runs nor counts it.
+if (enabled) describe("benchmark", () => {
+  let api: PiPrunerApi;
+
+  before(async () => {
+    api = await extensionApi();
+  });
+
+  it("first tree paint of a large session after activation", async () => {
+    await waitFor(() => api.store.marks.firstViewAt !== undefined, "the first session's view", 60_000);
+    const marks = api.store.marks;
+    const [session] = api.store.sessions();
+    assert.ok(session);
+    const size = fs.statSync(session.file.path).size;
+    // What the view asks for on its first paint: the root items, then the expanded session's children.
+    const t0 = performance.now();
+    const roots = await children(api.sessionsTree);
+    const t1 = performance.now();
+    const top = await children<SessionNode>(api.sessionsTree, roots[0]!.node);
+    const t2 = performance.now();
+    const groups = await Promise.all(top.filter((i) => i.node.kind === "group").map((i) => children<SessionNode>(api.sessionsTree, i.node)));
+    const t3 = performance.now();
+    console.log(`      session: ${(size / 1e6).toFixed(1)} MB, ${api.store.get(session.file.path)!.data!.entries.length} entries, ${roots[0]!.description}`);
+    console.log(`      activation → listed (labels from the file's head): ${ms(marks.listedAt! - api.activatedAt)}`);
+    console.log(`      activation → parsed, view model built (reclaim known): ${ms(marks.firstViewAt! - api.activatedAt)}`);
+    console.log(`      root items: ${ms(t1 - t0)}; the session's children: ${ms(t2 - t1)}; expanding its groups (${groups.flat().length} items): ${ms(t3 - t2)}`);
+    console.log(`      FIRST TREE PAINT (activation → session with reclaim and children): ${ms(marks.firstViewAt! - api.activatedAt + (t2 - t0))}`);
+  });
+
+  it("applying a one-line append", async () => {
+    const [session] = api.store.sessions();
+    const file = session!.file.path;
+    await api.selectSession(file);
+    const tail: number[] = [];
+    const update: number[] = [];
+    const shown: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const state = api.store.get(file)!;
+      const leaf = state.view!.leafId!;
+      const at = Date.UTC(2026, 0, 1) + i * 1000;
+      const line = JSON.stringify({ type: "message", id: `bench-${i}`, parentId: leaf, timestamp: new Date(at).toISOString(), message: { role: "assistant", content: [{ type: "text", text: `note ${i}` }], timestamp: at, stopReason: "stop" } }) + "\n";
+      const started = performance.now();
+      fs.appendFileSync(file, line);
+      await waitFor(() => api.store.get(file)?.view?.leafId === `bench-${i}`, "the append to be applied", 5000);
+      shown.push(performance.now() - started);
+      const last = api.store.marks.lastAppend!;
+      assert.equal(last.entries, 1);
+      tail.push(last.tailMs);
+      update.push(last.updateMs);
+    }
+    const total = tail.map((t, i) => t + update[i]!);
+    console.log(`      1-line append, 30 runs: tail read median ${ms(percentile(tail, 50))}, view update median ${ms(percentile(update, 50))}`);
+    console.log(`      APPLY A 1-LINE APPEND (tail read + view update): median ${ms(percentile(total, 50))}, p95 ${ms(percentile(total, 95))}, max ${ms(Math.max(...total))}`);
+    console.log(`      file change → view updated (watcher included): median ${ms(percentile(shown, 50))}, p95 ${ms(percentile(shown, 95))}`);
+    // For comparison: an append that the fast path declines (a pruner payload) rebuilds the view.
+    const leaf = api.store.get(file)!.view!.leafId!;
+    const started = performance.now();
+    fs.appendFileSync(file, JSON.stringify({ type: "custom", id: "bench-frontier", parentId: leaf, timestamp: new Date().toISOString(), customType: "context-prune-frontier", data: { outcome: "skipped-trivial" } }) + "\n");
+    await waitFor(() => api.store.get(file)?.view?.leafId === "bench-frontier", "the rebuild", 10_000);
+    const last = api.store.marks.lastAppend!;
+    console.log(`      append that needs a full rebuild: tail ${ms(last.tailMs)} + rebuild ${ms(last.updateMs)} (shown after ${ms(performance.now() - started)})`);
+    await api.selectSession(undefined);
+  });
+});
