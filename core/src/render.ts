@@ -101,7 +101,8 @@ export function stubResults(messages: AgentMessage[], index: PruneIndex, config:
   let turnsAfter: Int32Array | undefined;
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i]!;
-    if (message.role !== "toolResult") continue;
+    // A hand-edited or damaged message without a string id cannot be one of ours.
+    if (message.role !== "toolResult" || typeof message.toolCallId !== "string") continue;
     const found = findCallForResult(index, message.toolCallId, message.timestamp);
     if (!found) continue;
     if (callIsProtected(found.call, config)) {
