@@ -64,10 +64,10 @@ const PROMPTS: { prompt: string; replies: Reply[] }[] = [
     ],
   },
   {
-    prompt: "Show me the exact build error line again.",
+    prompt: "What exactly does serverStep3 in server.ts compute?",
     replies: [
-      { toolCalls: [{ name: "context_tree_query", arguments: { toolCallIds: ["t1"] } }] },
-      { text: "The build error: src/util.ts(12,5): error TS2322." },
+      { toolCalls: [{ name: "context_tree_query", arguments: { toolCallIds: ["t4"] } }] },
+      { text: "serverStep3(input) returns input * 5 + 3 (recovered from the pruned read of server.ts, ref t4)." },
     ],
   },
   { prompt: "Summarize the review.", replies: [{ text: "1. Build fails (TS2322 in util.ts). 2. The gate is not passed yet." }] },
