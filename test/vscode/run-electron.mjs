@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { runTests } from "@vscode/test-electron";
 import { cacheDir } from "./lib/provision.mjs";
 import { buildExtension, buildSuite } from "./lib/build-suite.mjs";
+import { piSessionFixture } from "./lib/pi-fixture.mjs";
 import { prepareWorkspace, DEFAULT_EXTENSION_PATH } from "./browser.mjs";
 
 // Same VS Code as code-server 4.139.1, so both routes test one version.
@@ -48,6 +49,8 @@ if (process.platform === "linux" && !process.env.DISPLAY && !process.env.WAYLAND
 
 await buildExtension();
 const extensionTestsPath = await buildSuite();
+// The session our pruner writes through the real pi, as run.mjs provides it (its tests fail without it).
+const piFixture = await piSessionFixture().catch((e) => say(`could not generate the real-Pi fixture session: ${e.message}`));
 const runDir = realpathSync(mkdtempSync(join(tmpdir(), "pi-pruner-vscode-electron-")));
 let code = 1;
 try {
@@ -63,6 +66,7 @@ try {
       PI_PRUNER_TEST_HOST: "electron",
       PI_PRUNER_EXPECT_ENV: JSON.stringify(userEnv),
       PI_PRUNER_TEST_COLORS: process.stdout.isTTY && !process.env.CI ? "1" : "0",
+      ...(piFixture ? { PI_PRUNER_FIXTURE_PI_SESSION: piFixture.dir } : {}),
       ...(opts.grep ? { MOCHA_GREP: opts.grep } : {}),
       ...userEnv,
     },
