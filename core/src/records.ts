@@ -212,6 +212,57 @@ export function nextBlockId(index: PruneIndex): string {
   return `b${index.lastBlockNumber}`;
 }
 
+interface PendingRecord {
+  record: ToolCallRecord;
+  key: string;
+  entryId: string;
+  /** Spilled, or named by a summary or a chain: only such records are indexed. */
+  covered: boolean;
+}
+
+/**
+ * Which records a summary or a chain vouches for. A summarized batch is persisted as an index
+ * entry, then its summary: a process killed between the two leaves records no summary covers.
+ * Their results must stay raw (a stub would point at a summary that does not exist) and be
+ * summarized again, so such records are left out. Spilled records need no summary; records a
+ * compressed chain added are covered by the chain entry that follows them.
+ */
+class Coverage {
+  /** Index records not covered yet, by occurrence key (a later index entry for the same key supersedes). */
+  private readonly awaiting = new Map<string, PendingRecord>();
+  /** What summaries and chains seen so far named (a backfilled index may come after its summary). */
+  private readonly keys = new Set<string>();
+  private readonly bareIds = new Set<string>();
+  private readonly anyIds = new Set<string>();
+
+  addRecord(pending: PendingRecord): void {
+    const { record, key } = pending;
+    if (typeof record.spillPath === "string" || this.namedEarlier(record, key)) {
+      pending.covered = true;
+      return;
+    }
+    this.awaiting.set(key, pending); // an earlier uncovered record of this key stays uncovered
+  }
+
+  /** A ref with a result timestamp names one occurrence; a bare id (older tools) every occurrence of that id. */
+  cover(toolCallId: string, key: string | undefined): void {
+    this.anyIds.add(toolCallId);
+    if (key === undefined) this.bareIds.add(toolCallId);
+    else this.keys.add(key);
+    for (const [k, pending] of this.awaiting) {
+      const matches = key === undefined ? pending.record.toolCallId === toolCallId : k === key || (k === toolCallId && pending.record.resultTimestamp === undefined);
+      if (matches) {
+        pending.covered = true;
+        this.awaiting.delete(k);
+      }
+    }
+  }
+
+  private namedEarlier(record: ToolCallRecord, key: string): boolean {
+    return this.keys.has(key) || this.bareIds.has(record.toolCallId) || (record.resultTimestamp === undefined && this.anyIds.has(record.toolCallId));
+  }
+}
+
 /**
  * Rebuilds the index from a branch (root → leaf). Tolerant: payloads with missing or wrong
  * fields are skipped, never fatal. Returns the problems it skipped over.
@@ -221,15 +272,23 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
   const problems: string[] = [];
   // Refs named by summaries and index entries win over sequential numbering.
   const namedRefs = new Map<string, string>();
-  const pending: { record: ToolCallRecord; entryId: string }[] = [];
+  /** Refs summaries and chains use: never handed out again. */
+  const refsInUse = new Set<string>();
+  const pending: PendingRecord[] = [];
+  const coverage = new Coverage();
 
   for (const entry of branch) {
-    if (entry.type === "custom_message" && (entry as { customType?: unknown }).customType === PRUNE_SUMMARY) {
+    const customType = (entry as { customType?: unknown }).customType;
+    if (entry.type === "custom_message" && customType === PRUNE_SUMMARY) {
       const details = (entry as { details?: unknown }).details;
       for (const ref of refsOfSummary(isObject(details) ? (details as SummaryDetails) : undefined)) {
-        if (ref.shortId) namedRefs.set(recordKey(ref), ref.shortId);
+        if (ref.shortId) {
+          namedRefs.set(recordKey(ref), ref.shortId);
+          refsInUse.add(ref.shortId);
+        }
+        coverage.cover(ref.toolCallId, ref.resultTimestamp === undefined ? undefined : recordKey(ref));
       }
-    } else if (entry.type === "custom" && (entry as { customType?: unknown }).customType === PRUNE_INDEX) {
+    } else if (entry.type === "custom" && customType === PRUNE_INDEX) {
       const data = (entry as { data?: unknown }).data;
       if (!isObject(data) || !Array.isArray((data as IndexData).toolCalls)) {
         problems.push(`entry ${entry.id}: ${PRUNE_INDEX} without a toolCalls list`);
@@ -241,15 +300,37 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
       }
       for (const raw of (data as IndexData).toolCalls ?? []) {
         const record = asRecord(raw);
-        if (record) pending.push({ record, entryId: entry.id });
-        else problems.push(`entry ${entry.id}: a tool-call record without toolCallId/toolName`);
+        if (!record) {
+          problems.push(`entry ${entry.id}: a tool-call record without toolCallId/toolName`);
+          continue;
+        }
+        const item: PendingRecord = { record, key: recordKey(record), entryId: entry.id, covered: false };
+        pending.push(item);
+        coverage.addRecord(item);
       }
+    } else if (entry.type === "custom" && customType === PRUNE_CHAIN) {
+      const data = (entry as { data?: unknown }).data;
+      if (!isObject(data)) continue;
+      const keys = data.droppedOccurrenceKeys;
+      if (Array.isArray(keys)) {
+        for (const key of keys) if (typeof key === "string") coverage.cover(key.includes("@") ? key.slice(0, key.lastIndexOf("@")) : key, key.includes("@") ? key : undefined);
+      } else if (Array.isArray(data.droppedToolCallIds)) {
+        for (const id of data.droppedToolCallIds) if (typeof id === "string") coverage.cover(id, undefined);
+      }
+      if (Array.isArray(data.toolRefs)) for (const ref of data.toolRefs) if (typeof ref === "string") refsInUse.add(ref);
     }
   }
 
-  for (const ref of namedRefs.values()) index.lastRefNumber = Math.max(index.lastRefNumber, refNumber(ref));
-  for (const { record, entryId } of pending) {
-    const key = recordKey(record);
+  const kept = pending.filter((p) => p.covered);
+  for (const p of pending) {
+    if (!p.covered) problems.push(`entry ${p.entryId}: ${p.key} was indexed but no summary covers it (an interrupted flush); left raw`);
+  }
+  for (const ref of refsInUse) index.lastRefNumber = Math.max(index.lastRefNumber, refNumber(ref));
+  for (const { record, key } of kept) {
+    const ref = namedRefs.get(key) ?? namedRefs.get(record.toolCallId);
+    if (ref) index.lastRefNumber = Math.max(index.lastRefNumber, refNumber(ref));
+  }
+  for (const { record, key, entryId } of kept) {
     const shortRef = namedRefs.get(key) ?? namedRefs.get(record.toolCallId) ?? nextShortRef(index);
     addIndexedCall(index, { record, key, shortRef, indexEntryId: entryId });
   }

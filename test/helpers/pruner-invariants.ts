@@ -34,10 +34,14 @@ export function persistedProblems(entries: readonly JsonRecord[], opts: { files?
   const refOwners = new Map<string, string>();
   const covered = new Set<string>();
   const prune = pruneEntries(entries);
+  // With ignoreUncovered, records of an interrupted flush (no summary names them before the same
+  // result is indexed again, or at all) are not counted: a reader must ignore them.
+  const abandoned = opts.ignoreUncovered ? abandonedRecords(prune) : new Set<JsonRecord>();
   for (const e of prune) {
     if (e.customType === "context-prune-index") {
       const refs = new Map<string, string>((e.data?.refs ?? []).map((r: JsonRecord) => [keyOf(r), r.shortId]));
       for (const record of e.data?.toolCalls ?? []) {
+        if (abandoned.has(record)) continue;
         const key = keyOf(record);
         if (indexed.has(key)) problems.push(`${key} is indexed twice (entries ${indexed.get(key)!.entryId} and ${e.id})`);
         if (!results.has(key)) problems.push(`index entry ${e.id}: ${key} is not a tool result of this session`);
@@ -70,4 +74,27 @@ export function persistedProblems(entries: readonly JsonRecord[], opts: { files?
     for (const [key, record] of indexed) if (!record.spilled && !covered.has(key)) problems.push(`${key} is indexed (entry ${record.entryId}) but no summary covers it`);
   }
   return problems;
+}
+
+/** Summarized (not spilled) records that no summary or chain entry names before the result is indexed again. */
+function abandonedRecords(prune: readonly JsonRecord[]): Set<JsonRecord> {
+  const abandoned = new Set<JsonRecord>();
+  const open = new Map<string, JsonRecord>();
+  for (const e of prune) {
+    if (e.customType === "context-prune-index") {
+      for (const record of e.data?.toolCalls ?? []) {
+        if (typeof record.spillPath === "string") continue;
+        const key = keyOf(record);
+        const earlier = open.get(key);
+        if (earlier) abandoned.add(earlier);
+        open.set(key, record);
+      }
+    } else if (e.customType === "context-prune-summary") {
+      for (const ref of e.details?.toolCallRefs ?? []) open.delete(keyOf(ref));
+    } else if (e.customType === "context-prune-chain") {
+      for (const key of e.data?.droppedOccurrenceKeys ?? []) open.delete(key);
+    }
+  }
+  for (const record of open.values()) abandoned.add(record);
+  return abandoned;
 }
