@@ -12,7 +12,7 @@ import { ReclaimStatus } from "./status-bar.ts";
 import { ProtectedTreeProvider } from "./trees/protected-tree.ts";
 import type { SessionNode } from "./trees/session-nodes.ts";
 import { SessionsTreeProvider, SHOW_MODEL_VIEW_COMMAND } from "./trees/sessions-tree.ts";
-import { existingSessionDirs, watchPiFiles } from "./watch.ts";
+import { watchPiFiles, watchState } from "./watch.ts";
 import { WorkspaceFiles } from "./workspace-files.ts";
 
 const SELECTED_KEY = "piPruner.selectedSession";
@@ -74,22 +74,26 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   };
 
   let watching: vscode.Disposable | undefined;
-  let watchedDirs = "";
+  let watchedKey = "";
   const watchFiles = (agentDir: AgentDir, folders: vscode.WorkspaceFolder[], all: boolean) => {
-    const sessionDirs = existingSessionDirs(agentDir.path, folders, all);
-    watchedDirs = sessionDirs.join("\n");
+    const now = watchState(agentDir.path, folders, all);
+    watchedKey = now.key;
+    // A first session creates its folder (and maybe sessions/), a project its .pi/: watch those too.
+    const rewatch = () => {
+      if (watchState(agentDir.path, folders, all).key !== watchedKey) watchFiles(agentDir, folders, all);
+    };
     watching?.dispose();
     watching = watchPiFiles(
-      { agentDir: agentDir.path, agentDirExists: agentDir.exists, folders, sessionDirs },
+      { agentDir: agentDir.path, agentDirExists: agentDir.exists, folders, sessionDirs: now.sessionDirs },
       {
         sessionChanged: (path) => void store.fileChanged(path),
         sessionsAddedOrRemoved: () => {
           void store.refresh();
-          // A first session creates its folder: watch it too.
-          if (existingSessionDirs(agentDir.path, folders, all).join("\n") !== watchedDirs) watchFiles(agentDir, folders, all);
+          rewatch();
         },
         settingsChanged: () => settings.invalidate(),
         agentDirAppeared: () => void scope(),
+        layoutChanged: () => rewatch(),
       },
     );
   };

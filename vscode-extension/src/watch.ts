@@ -1,5 +1,11 @@
-// File watching: session files under the agent dir (appends, new and removed sessions) and the
-// settings files that decide protection (global and each folder's project file).
+// File watching: session files under the agent dir (appends, new and removed sessions), the agent
+// dir's settings file, and each workspace folder's project settings file.
+//
+// Outside the workspace, VS Code's watcher is slow to start and misses files in folders that did
+// not exist when it started, so the agent dir is watched with the OS (non-recursive watches, one
+// per folder that matters): the session folders of the scope, `sessions/` for new folders, the
+// agent dir for `settings.json` and `sessions/`, or its parent until it exists. VS Code's watcher
+// stays on as a second opinion; a change seen twice only costs an empty tail read.
 import { existsSync, readdirSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import * as vscode from "vscode";
@@ -9,26 +15,36 @@ export interface WatchTargets {
   agentDir: string;
   agentDirExists: boolean;
   folders: readonly vscode.WorkspaceFolder[];
-  /** Session folders that exist now: watched directly as well, for the quickest notice of an append. */
+  /** Session folders of the scope that exist now. */
   sessionDirs: readonly string[];
 }
 
 export interface WatchHandlers {
   sessionChanged(path: string): void;
+  /** Session files or folders came or went (a session folder may need watching). */
   sessionsAddedOrRemoved(): void;
   settingsChanged(): void;
   agentDirAppeared(): void;
+  /** A folder that is watched came or went: the watches may need to be made again. */
+  layoutChanged(): void;
+}
+
+/** An OS watch of one folder; quietly nothing when the folder cannot be watched. */
+function watchFolder(dir: string, onEvent: (name: string) => void): vscode.Disposable | undefined {
+  let watcher: FSWatcher;
+  try {
+    watcher = watch(dir, { persistent: false }, (_event, name) => onEvent(typeof name === "string" ? name : ""));
+  } catch {
+    return undefined;
+  }
+  watcher.on("error", () => watcher.close());
+  return new vscode.Disposable(() => watcher.close());
 }
 
 /** Watches what `targets` name; dispose and create again when they change. */
 export function watchPiFiles(targets: WatchTargets, handlers: WatchHandlers): vscode.Disposable {
   const disposables: vscode.Disposable[] = [];
-  const add = (watcher: vscode.FileSystemWatcher, on: { change?: (uri: vscode.Uri) => void; create?: (uri: vscode.Uri) => void; remove?: (uri: vscode.Uri) => void }) => {
-    disposables.push(watcher);
-    if (on.change) disposables.push(watcher.onDidChange(on.change));
-    if (on.create) disposables.push(watcher.onDidCreate(on.create));
-    if (on.remove) disposables.push(watcher.onDidDelete(on.remove));
-  };
+  const keep = (d: vscode.Disposable | undefined) => d && disposables.push(d);
   let settingsTimer: NodeJS.Timeout | undefined;
   const settingsChanged = () => {
     if (settingsTimer) return;
@@ -37,53 +53,72 @@ export function watchPiFiles(targets: WatchTargets, handlers: WatchHandlers): vs
       handlers.settingsChanged();
     }, 100);
   };
+  const { agentDir } = targets;
+  const root = sessionsRoot(agentDir);
 
   if (targets.agentDirExists) {
-    const agentDir = vscode.Uri.file(targets.agentDir);
-    add(vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(agentDir, "sessions/**/*.jsonl")), {
-      change: (uri) => handlers.sessionChanged(uri.fsPath),
-      create: () => handlers.sessionsAddedOrRemoved(),
-      remove: () => handlers.sessionsAddedOrRemoved(),
-    });
-    add(vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(agentDir, "settings.json")), {
-      change: settingsChanged,
-      create: settingsChanged,
-      remove: settingsChanged,
-    });
+    keep(
+      watchFolder(agentDir, (name) => {
+        if (name === "settings.json" || name === "") settingsChanged();
+        if (name === "sessions" || name === "") handlers.sessionsAddedOrRemoved();
+      }),
+    );
+    keep(watchFolder(root, () => handlers.sessionsAddedOrRemoved()));
+    for (const dir of targets.sessionDirs) {
+      keep(
+        watchFolder(dir, (name) => {
+          if (name.endsWith(".jsonl")) handlers.sessionChanged(join(dir, name));
+          else if (name === "") handlers.sessionsAddedOrRemoved();
+        }),
+      );
+    }
+    const sessions = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(agentDir), "sessions/**/*.jsonl"));
+    disposables.push(
+      sessions,
+      sessions.onDidChange((uri) => handlers.sessionChanged(uri.fsPath)),
+      sessions.onDidCreate(() => handlers.sessionsAddedOrRemoved()),
+      sessions.onDidDelete(() => handlers.sessionsAddedOrRemoved()),
+    );
   } else {
     // Pi has not run here yet: notice when its agent dir appears.
-    add(vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(dirname(targets.agentDir)), basename(targets.agentDir)), false, true, true), {
-      create: () => handlers.agentDirAppeared(),
-    });
-  }
-  // VS Code's watcher covers everything above but, for folders outside the workspace, can take a
-  // while to start and batches its events; an OS watch on the session folders sees an append at once.
-  // Both may report the same append: reading the tail twice costs nothing.
-  for (const dir of targets.sessionDirs) {
-    let watcher: FSWatcher | undefined;
-    try {
-      watcher = watch(dir, { persistent: false }, (_event, name) => {
-        if (typeof name === "string" && name.endsWith(".jsonl")) handlers.sessionChanged(join(dir, name));
-      });
-      watcher.on("error", () => watcher?.close());
-    } catch {
-      continue; // gone already; the listing notices
-    }
-    const opened = watcher;
-    disposables.push(new vscode.Disposable(() => opened.close()));
+    keep(
+      watchFolder(dirname(agentDir), (name) => {
+        if (name === basename(agentDir) || name === "") handlers.agentDirAppeared();
+      }),
+    );
   }
   for (const folder of targets.folders) {
     if (folder.uri.scheme !== "file") continue;
-    add(vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(folder, ".pi/settings.json")), {
-      change: settingsChanged,
-      create: settingsChanged,
-      remove: settingsChanged,
-    });
+    // The project file, by VS Code's watcher and by the OS: VS Code's can miss a `.pi/` folder that
+    // was removed and made again.
+    const project = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(folder, ".pi/settings.json"));
+    disposables.push(project, project.onDidChange(settingsChanged), project.onDidCreate(settingsChanged), project.onDidDelete(settingsChanged));
+    const base = folder.uri.fsPath;
+    keep(
+      watchFolder(base, (name) => {
+        if (name === ".pi" || name === "") {
+          settingsChanged();
+          handlers.layoutChanged();
+        }
+      }),
+    );
+    keep(
+      watchFolder(join(base, ".pi"), (name) => {
+        if (name === "settings.json" || name === "") settingsChanged();
+      }),
+    );
   }
   return new vscode.Disposable(() => {
     if (settingsTimer) clearTimeout(settingsTimer);
     for (const d of disposables) d.dispose();
   });
+}
+
+/** What there is to watch now, and a key that changes when that does. */
+export function watchState(agentDir: string, folders: readonly vscode.WorkspaceFolder[], all: boolean): { sessionDirs: string[]; key: string } {
+  const sessionDirs = existingSessionDirs(agentDir, folders, all);
+  const projectDirs = folders.map((f) => existsSync(join(f.uri.fsPath, ".pi")));
+  return { sessionDirs, key: JSON.stringify([existsSync(sessionsRoot(agentDir)), sessionDirs, projectDirs]) };
 }
 
 /** The session folders of the scope that exist now. */
@@ -92,7 +127,9 @@ export function existingSessionDirs(agentDir: string, folders: readonly vscode.W
   let dirs: string[];
   if (all) {
     try {
-      dirs = readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(root, d.name));
+      dirs = readdirSync(root, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => join(root, d.name));
     } catch {
       dirs = [];
     }

@@ -11,7 +11,7 @@ import { buildSessionView } from "../../../core/src/view.ts";
 import { appendToSessionView } from "../../../core/src/view-append.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import { badLinesSession, branchedSession, chainSession, largeSession, prunedSession } from "../fixtures/sessions.ts";
-import { children, extensionApi, find, freshAgent, tempDir, waitFor, workspaceDir, type SuiteAgent } from "./helpers.ts";
+import { children, extensionApi, find, freshAgent, sessionDirName, tempDir, useAgentDir, waitFor, workspaceDir, type SuiteAgent } from "./helpers.ts";
 
 /** JSONL lines that continue a session from `parentId`: a prompt, a read and its result, a reply. */
 function turn(parentId: string, n: number, at: number, readPath = "src/parser.ts"): { lines: string; lastId: string; callId: string; resultTimestamp: number } {
@@ -111,6 +111,28 @@ describe("live update", () => {
     await waitFor(() => api.store.sessions().length === count + 1, "the new session to be listed", 1000);
     console.log(`      new session listed after ${(performance.now() - started).toFixed(0)} ms`);
     assert.equal(api.store.sessions()[0]!.file.path, file, "the newest file comes first");
+  });
+
+  it("the first session of a workspace appears, though its folder did not exist yet", async () => {
+    const empty = tempDir("pi-pruner-first-");
+    await useAgentDir(api, empty);
+    assert.equal(api.store.state, "noSessions");
+    try {
+      const dir = path.join(empty, "sessions", sessionDirName(workspaceDir()));
+      fs.mkdirSync(dir, { recursive: true });
+      const started = performance.now();
+      fs.writeFileSync(path.join(dir, "2025-06-02T00-00-00-000Z_s-first.jsonl"), prunedSession(workspaceDir()).text);
+      await waitFor(() => api.store.state === "ready", "the first session to be listed", 5000);
+      console.log(`      first session listed after ${(performance.now() - started).toFixed(0)} ms (folder watch)`);
+      // Its folder is now watched directly: an append shows at once.
+      const file = api.store.sessions()[0]!.file.path;
+      await api.store.load(file);
+      const t = turn(api.store.get(file)!.view!.leafId!, 9, Date.UTC(2025, 5, 3));
+      fs.appendFileSync(file, t.lines);
+      await waitFor(() => api.store.get(file)?.view?.leafId === t.lastId, "the append to the first session", 1000);
+    } finally {
+      await useAgentDir(api, agent.agentDir);
+    }
   });
 
   it("a file that was rewritten shorter is read again from the start", async () => {
