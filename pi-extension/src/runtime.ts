@@ -6,7 +6,7 @@ import type { PruneConfig, ConfigWarning } from "../../core/src/config.ts";
 import { emptyIndex, rebuildIndex, type PruneIndex } from "../../core/src/records.ts";
 import { captureBatch, flushBatches, spillOversized, type Batch, type FlushResult, type PersistEntry, type SpillIO } from "../../core/src/pipeline.ts";
 import { renderModelView } from "../../core/src/render.ts";
-import { messagesChars } from "../../core/src/size.ts";
+import { messageChars } from "../../core/src/size.ts";
 import type { Summarizer, SummarizerUsage } from "../../core/src/summarize.ts";
 import { compressChains, type ChainCompressionResult } from "../../core/src/chains.ts";
 import { PRUNE_STATS, type StatsData } from "../../core/src/entries.ts";
@@ -37,12 +37,75 @@ export interface Reclaim {
   sentChars: number;
 }
 
+/** What identifies a message's size cheaply: no serialisation, only lengths of its strings. */
+interface SizeKey {
+  role: string;
+  timestamp: number;
+  toolCallId: string | undefined;
+  blocks: number;
+  textLength: number;
+}
+
+function sizeKey(message: AgentMessage): SizeKey {
+  const content = (message as { content?: unknown }).content;
+  let blocks = 0;
+  let textLength = 0;
+  if (typeof content === "string") textLength = content.length;
+  else if (Array.isArray(content)) {
+    for (const block of content as { type?: string; text?: string; thinking?: string; id?: string; data?: string }[]) {
+      blocks++;
+      if (!block) continue;
+      textLength += (block.text?.length ?? 0) + (block.thinking?.length ?? 0) + (block.id?.length ?? 0) + (block.data?.length ?? 0);
+    }
+  }
+  return { role: message.role, timestamp: message.timestamp, toolCallId: (message as { toolCallId?: string }).toolCallId, blocks, textLength };
+}
+
+function sameKey(a: SizeKey | undefined, b: SizeKey): boolean {
+  return !!a && a.role === b.role && a.timestamp === b.timestamp && a.toolCallId === b.toolCallId && a.blocks === b.blocks && a.textLength === b.textLength;
+}
+
+/**
+ * The status line's size measure without re-serialising the conversation on every request. A
+ * message's size (core's `messageChars`, which serialises tool-call arguments) is remembered by
+ * position and reused while the message at that position looks the same (role, timestamp, call id,
+ * block count, string lengths); Pi hands over a fresh copy each time, so identity cannot be used
+ * across requests. Within one request, the rendered array reuses the sizes of the messages the
+ * render passed through unchanged (the same objects) and measures only the ones it made.
+ */
+export class RequestSizes {
+  private keys: SizeKey[] = [];
+  private chars: number[] = [];
+
+  measure(raw: readonly AgentMessage[], sent: readonly AgentMessage[]): Reclaim {
+    const keys = new Array<SizeKey>(raw.length);
+    const chars = new Array<number>(raw.length);
+    const known = new Map<AgentMessage, number>();
+    let rawChars = 0;
+    for (let i = 0; i < raw.length; i++) {
+      const message = raw[i]!;
+      const key = sizeKey(message);
+      const size = sameKey(this.keys[i], key) ? this.chars[i]! : messageChars(message);
+      keys[i] = key;
+      chars[i] = size;
+      known.set(message, size);
+      rawChars += size;
+    }
+    this.keys = keys;
+    this.chars = chars;
+    let sentChars = 0;
+    for (const message of sent) sentChars += known.get(message) ?? messageChars(message);
+    return { rawChars, sentChars };
+  }
+}
+
 export type FlushReason = "final-reply" | "command" | "budget" | "budget-delta";
 
 export class PrunerRuntime {
   index: PruneIndex = emptyIndex();
   pending: Batch[] = [];
   reclaim: Reclaim | undefined;
+  private readonly sizes = new RequestSizes();
   private previousFraction: number | null = null;
   private flushing: Promise<FlushResult | undefined> | undefined;
 
@@ -218,7 +281,7 @@ export class PrunerRuntime {
         );
       }
       if (result.messages !== messages) {
-        this.reclaim = { rawChars: messagesChars(messages), sentChars: messagesChars(result.messages) };
+        this.reclaim = this.sizes.measure(messages, result.messages);
       }
       return result.messages;
     } catch (error) {
