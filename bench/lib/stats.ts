@@ -39,15 +39,33 @@ export async function timeMsAsync(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - t0;
 }
 
-/** Per-call timings of `calls` calls after `warmup` untimed ones. */
-export function sampleCalls(fn: (i: number) => unknown, calls: number, warmup: number): number[] {
+/**
+ * CPU time of this thread in ms (falls back to the process). The kernel accounts it in scheduler
+ * ticks, so it is only good over many calls: a batch's total divided by its calls is the mean CPU
+ * cost of one call, which — unlike wall time — does not grow when other processes take the CPU.
+ */
+export function threadCpuMs(): number {
+  const p = process as unknown as { threadCpuUsage?: () => { user: number; system: number } };
+  const u = p.threadCpuUsage ? p.threadCpuUsage() : process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+export interface CallSample extends Array<number> {
+  /** Mean CPU time per call over the timed calls (ms). */
+  cpuPerCall?: number;
+}
+
+/** Per-call wall timings of `calls` calls after `warmup` untimed ones, with the batch's mean CPU time per call. */
+export function sampleCalls(fn: (i: number) => unknown, calls: number, warmup: number): CallSample {
   for (let i = 0; i < warmup; i++) fn(i);
-  const out = new Array<number>(calls);
+  const out: CallSample = new Array<number>(calls);
+  const c0 = threadCpuMs();
   for (let i = 0; i < calls; i++) {
     const t0 = performance.now();
     fn(i);
     out[i] = performance.now() - t0;
   }
+  out.cpuPerCall = (threadCpuMs() - c0) / calls;
   return out;
 }
 

@@ -4,7 +4,7 @@
 import { Minimatch, type MinimatchOptions } from "minimatch";
 import { createPathMatcher } from "../../core/src/protected.ts";
 import { Rng } from "../lib/gen.ts";
-import { collectGarbage, spread, timeMs } from "../lib/stats.ts";
+import { collectGarbage, spread, threadCpuMs, timeMs } from "../lib/stats.ts";
 import { figure, newSuite, spreadFigure, type SuiteOutput } from "../lib/results.ts";
 import { barChart } from "../lib/svg.ts";
 
@@ -75,26 +75,40 @@ export async function runGlob(options: GlobOptions): Promise<SuiteOutput> {
   const ours: number[] = [];
   const theirs: number[] = [];
   const ratios: number[] = [];
+  const cpuRatios: number[] = [];
   let sink = 0;
   for (let r = 0; r < rounds; r++) {
     collectGarbage();
-    const runOurs = () => timeMs(() => {
-      for (const p of paths) if (matcher(p)) sink++;
-    });
-    const runRaw = () => timeMs(() => {
-      for (const p of paths) if (raw(p)) sink++;
-    });
+    const cpu = { ours: 0, raw: 0 };
+    const runOurs = () => {
+      const c0 = threadCpuMs();
+      const ms = timeMs(() => {
+        for (const p of paths) if (matcher(p)) sink++;
+      });
+      cpu.ours = threadCpuMs() - c0;
+      return ms;
+    };
+    const runRaw = () => {
+      const c0 = threadCpuMs();
+      const ms = timeMs(() => {
+        for (const p of paths) if (raw(p)) sink++;
+      });
+      cpu.raw = threadCpuMs() - c0;
+      return ms;
+    };
     // Alternate the order so neither side always runs on a warmer machine.
     const [a, b] = r % 2 === 0 ? [runOurs(), runRaw()] : (() => { const y = runRaw(); const x = runOurs(); return [x, y]; })();
     ours.push(a);
     theirs.push(b);
     ratios.push(a / b);
+    cpuRatios.push(cpu.ours / Math.max(1, cpu.raw));
   }
   if (sink < 0) out.notes.push("unreachable");
   const checks = paths.length * PATTERNS.length;
   out.figures["glob.createPathMatcher"] = spreadFigure(spread(ours), "ms", { note: "100,000 paths × 10 patterns, first match" });
   out.figures["glob.minimatch"] = spreadFigure(spread(theirs), "ms", { note: "precompiled Minimatch objects, same options" });
   out.figures["glob.ratio"] = spreadFigure(spread(ratios), "ratio", { target: { op: "<=", value: 1 }, note: "createPathMatcher ÷ minimatch, paired rounds" });
+  out.figures["glob.ratioCpu"] = spreadFigure(spread(cpuRatios), "ratio", { note: "the same in CPU time of the thread (tick-granular: a few ms per round)" });
   out.figures["glob.perMillionChecks"] = figure((spread(ours).median / checks) * 1e6, "ms per million path×pattern checks");
   out.figures["glob.matchedPaths"] = figure(matched, "paths", { note: "of 100,000 matched at least one pattern" });
   out.data = { rounds, ours, theirs, ratios, patterns: PATTERNS, matched };

@@ -125,11 +125,13 @@ export async function runHost(options: HostOptions): Promise<SuiteOutput> {
   // Pi loads the bundle named in pi-extension/package.json; build it from the current sources.
   const build = spawnSync(process.execPath, [join(REPO_ROOT, "scripts", "build.mjs")], { cwd: REPO_ROOT, encoding: "utf8" });
   if (build.status !== 0) throw new Error(`build failed: ${build.stderr}`);
-  const pairs = options.quick ? 3 : 12;
-  // One untimed run of each warms the file cache and Pi's compile cache.
-  await oneRun(false);
-  await oneRun(true);
-  const diag = diagnosticBundle();
+  const pairs = options.quick ? 2 : 12;
+  // One untimed run of each warms the file cache and Pi's compile cache (full runs only).
+  if (!options.quick) {
+    await oneRun(false);
+    await oneRun(true);
+  }
+  const diag = options.quick ? undefined : diagnosticBundle();
   const without: OneRun[] = [];
   const withExt: OneRun[] = [];
   const withDiag: OneRun[] = [];

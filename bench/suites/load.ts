@@ -46,12 +46,14 @@ export async function runLoad(options: LoadOptions): Promise<SuiteOutput> {
       const entries = host.entries.length;
       options.log(`load ${mb} MB: generated ${entries} entries, ${bytes} bytes in ${genSeconds.toFixed(1)} s`);
 
-      const rounds = options.quick ? (mb >= 10 ? 3 : 5) : mb >= 100 ? 5 : mb >= 10 ? 7 : 11;
-      const time = (await worker(["time", file, String(rounds)])) as { floorMs: number[]; viewMs: number[]; readMs: number[]; summary: Record<string, number> };
+      const rounds = options.quick ? 3 : mb >= 100 ? 5 : mb >= 10 ? 7 : 11;
+      const time = (await worker(["time", file, String(rounds)])) as { floorMs: number[]; viewMs: number[]; readMs: number[]; floorCpuMs: number[]; viewCpuMs: number[]; summary: Record<string, number> };
       const ratios = time.viewMs.map((v, i) => v / time.floorMs[i]!);
+      const cpuRatios = time.viewCpuMs.map((v, i) => v / Math.max(1, time.floorCpuMs[i]!));
 
       // Peak memory: each in its own process; Pi's loader gets a copy (it may write to the file).
-      const memRuns = options.quick ? 1 : mb >= 100 ? 2 : 3;
+      // Quick runs measure memory on the largest file only.
+      const memRuns = options.quick ? (mb === sizes[sizes.length - 1] ? 1 : 0) : mb >= 100 ? 2 : 3;
       const floorPeak: number[] = [];
       const viewPeak: number[] = [];
       const piPeak: number[] = [];
@@ -87,14 +89,17 @@ export async function runLoad(options: LoadOptions): Promise<SuiteOutput> {
       f[`load.read.${key}`] = spreadFigure(spread(time.readMs), "ms", { note: "readSessionFile alone" });
       f[`load.floor.${key}`] = spreadFigure(spread(time.floorMs), "ms", { note: "read + JSON.parse of each line" });
       f[`load.ratio.${key}`] = spreadFigure(spread(ratios), "ratio", mb === 100 || (options.quick && mb === 10) ? { target: { op: "<=", value: 1.3 }, note: "view ÷ floor, paired rounds in one process" } : { note: "view ÷ floor, paired rounds in one process" });
+      if (memRuns > 0) {
+        f[`load.ratioCpu.${key}`] = spreadFigure(spread(cpuRatios), "ratio", { note: "view ÷ floor in CPU time of the main thread, paired rounds" });
       f[`load.peak.view.${key}`] = spreadFigure(spread(viewPeak), "MiB", { note: "VmHWM of the process" });
-      f[`load.peak.floor.${key}`] = spreadFigure(spread(floorPeak), "MiB", { note: "VmHWM of the process" });
-      f[`load.peak.pi.${key}`] = spreadFigure(spread(piPeak), "MiB", { note: "VmHWM of the process: Pi's SessionManager.open" });
-      f[`load.peakOwn.view.${key}`] = spreadFigure(spread(viewOwn), "MiB", { note: "VmHWM growth over the process after its imports" });
-      f[`load.peakOwn.pi.${key}`] = spreadFigure(spread(piOwn), "MiB", { note: "VmHWM growth over the process after its imports" });
-      f[`load.peakOwn.floor.${key}`] = spreadFigure(spread(floorOwn), "MiB", { note: "VmHWM growth over the process after its imports" });
-      f[`load.peak.viewVsPi.${key}`] = figure(median(viewPeak) / median(piPeak), "ratio", { target: { op: "<=", value: 1 }, note: "peak memory, view model ÷ Pi's SessionManager.open" });
-      f[`load.pi.open.${key}`] = spreadFigure(spread(piMs), "ms", { note: "Pi's SessionManager.open (its own process)" });
+        f[`load.peak.floor.${key}`] = spreadFigure(spread(floorPeak), "MiB", { note: "VmHWM of the process" });
+        f[`load.peak.pi.${key}`] = spreadFigure(spread(piPeak), "MiB", { note: "VmHWM of the process: Pi's SessionManager.open" });
+        f[`load.peakOwn.view.${key}`] = spreadFigure(spread(viewOwn), "MiB", { note: "VmHWM growth over the process after its imports" });
+        f[`load.peakOwn.pi.${key}`] = spreadFigure(spread(piOwn), "MiB", { note: "VmHWM growth over the process after its imports" });
+        f[`load.peakOwn.floor.${key}`] = spreadFigure(spread(floorOwn), "MiB", { note: "VmHWM growth over the process after its imports" });
+        f[`load.peak.viewVsPi.${key}`] = figure(median(viewPeak) / median(piPeak), "ratio", { target: { op: "<=", value: 1 }, note: "peak memory, view model ÷ Pi's SessionManager.open" });
+        f[`load.pi.open.${key}`] = spreadFigure(spread(piMs), "ms", { note: "Pi's SessionManager.open (its own process)" });
+      }
       f[`load.append.${key}`] = spreadFigure(spread(append.tailMs), "ms", { target: { op: "<=", value: 5 }, note: "readSessionTail of one appended line (median over appends; min/max over appends)" });
       rows.push({ mb, bytes, entries, generateSeconds: genSeconds, summary: time.summary, floorMs: time.floorMs, viewMs: time.viewMs, readMs: time.readMs, viewPeak, floorPeak, piPeak, viewOwn, piOwn, floorOwn, appendMs: append.tailMs });
       options.log(`load ${mb} MB: view ${median(time.viewMs).toFixed(0)} ms vs floor ${median(time.floorMs).toFixed(0)} ms (×${median(ratios).toFixed(2)}); peak view ${median(viewPeak).toFixed(0)} MiB, Pi ${median(piPeak).toFixed(0)} MiB, floor ${median(floorPeak).toFixed(0)} MiB; append ${median(append.tailMs).toFixed(2)} ms`);
@@ -125,7 +130,7 @@ export async function runLoad(options: LoadOptions): Promise<SuiteOutput> {
     title: "Peak memory (VmHWM) of a process that loads the file",
     yLabel: "MiB",
     labels: (v) => v.toFixed(0),
-    groups: r.map((x) => ({
+    groups: r.filter((x) => x.viewPeak.length).map((x) => ({
       label: `${x.mb} MB`,
       bars: [
         { name: "pi-pruner view model", value: median(x.viewPeak), min: Math.min(...x.viewPeak), max: Math.max(...x.viewPeak) },

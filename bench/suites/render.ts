@@ -108,11 +108,12 @@ function referencePass(messages: readonly AgentMessage[]): number {
 
 export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
   const out = newSuite();
-  const rounds = options.quick ? 3 : 7;
-  const callsFor = (n: number) => (options.quick ? (n <= 200 ? 300 : n <= 2000 ? 60 : 8) : n <= 200 ? 1500 : n <= 2000 ? 300 : 40);
+  const rounds = options.quick ? 2 : 7;
+  const callsFor = (n: number) => (options.quick ? (n <= 200 ? 200 : n <= 2000 ? 40 : 4) : n <= 200 ? 1500 : n <= 2000 ? 300 : 40);
   const config = DEFAULT_CONFIG;
   const rows: Record<string, unknown>[] = [];
-  const steps = stepConfigs();
+  // The per-step profile is left out of quick runs.
+  const steps = options.quick ? [] : stepConfigs();
   const stepProfile: Record<string, Record<string, number>> = {};
   const p50s: Record<string, [number, number][]> = { view: [], runtime: [], nochange: [], view95: [], runtime95: [], reference: [] };
 
@@ -145,18 +146,25 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       const ncP95: number[] = [];
       const emP50: number[] = [];
       const refP50: number[] = [];
+      const viewCpu: number[] = [];
+      const rtCpu: number[] = [];
+      const ncCpu: number[] = [];
       const calls = callsFor(size);
       for (let r = 0; r < rounds; r++) {
         collectGarbage();
-        const view = sampleCalls((i) => renderModelView(copies[i % 3]!, index, config), calls, Math.min(20, calls));
+        const warm = Math.min(options.quick ? 3 : 20, calls);
+        const view = sampleCalls((i) => renderModelView(copies[i % 3]!, index, config), calls, warm);
         collectGarbage();
-        const rt = sampleCalls((i) => runtime.render(copies[i % 3]!), calls, Math.min(20, calls));
+        const rt = sampleCalls((i) => runtime.render(copies[i % 3]!), calls, warm);
         collectGarbage();
-        const nc = sampleCalls((i) => renderModelView(foreignCopies[i % 3]!, index, config), calls, Math.min(20, calls));
-        const em = sampleCalls((i) => renderModelView(copies[i % 3]!, emptyIndex, config), calls, Math.min(20, calls));
+        const nc = sampleCalls((i) => renderModelView(foreignCopies[i % 3]!, index, config), calls, warm);
+        const em = sampleCalls((i) => renderModelView(copies[i % 3]!, emptyIndex, config), calls, warm);
         // Reference: one pass that reads each message's role and its content's first block, nothing else.
-        const ref = sampleCalls((i) => referencePass(copies[i % 3]!), calls, Math.min(20, calls));
+        const ref = sampleCalls((i) => referencePass(copies[i % 3]!), calls, warm);
         refP50.push(quantile(ref, 0.5));
+        viewCpu.push(view.cpuPerCall!);
+        rtCpu.push(rt.cpuPerCall!);
+        ncCpu.push(nc.cpuPerCall!);
         viewP50.push(quantile(view, 0.5));
         viewP95.push(quantile(view, 0.95));
         rtP50.push(quantile(rt, 0.5));
@@ -168,8 +176,9 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       // Per-step profile and the status-line size measure, on the same copies.
       const stepTimes: Record<string, number[]> = Object.fromEntries(steps.map(([n]) => [n, []]));
       for (const [name, stepConfig] of steps) stepTimes[name] = sampleCalls((i) => renderModelView(copies[i % 3]!, index, stepConfig), calls, Math.min(20, calls));
+      if (!steps.length) delete stepProfile[size];
       const sizeTimes: number[] = [];
-      for (let i = 0; i < calls; i++) {
+      for (let i = 0; i < Math.max(3, Math.ceil(calls / 4)); i++) {
         const t0 = performance.now();
         messagesChars(copies[i % 3]!);
         messagesChars(first.messages);
@@ -181,6 +190,9 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       const f = out.figures;
       f[`render.view.p50.${size}`] = spreadFigure(spread(viewP50), "ms", at2000 ? { target: { op: "<=", value: 2 } } : {});
       f[`render.view.p95.${size}`] = spreadFigure(spread(viewP95), "ms");
+      f[`render.view.cpu.${size}`] = spreadFigure(spread(viewCpu), "ms", { note: "mean CPU time of this thread per call (not inflated by other load)" });
+      f[`render.runtime.cpu.${size}`] = spreadFigure(spread(rtCpu), "ms", { note: "mean CPU time of this thread per call" });
+      f[`render.nochange.cpu.${size}`] = spreadFigure(spread(ncCpu), "ms", { note: "mean CPU time of this thread per call" });
       f[`render.runtime.p50.${size}`] = spreadFigure(spread(rtP50), "ms", at2000 ? { target: { op: "<=", value: 2 } } : {});
       f[`render.runtime.p95.${size}`] = spreadFigure(spread(rtP95), "ms");
       f[`render.nochange.p50.${size}`] = spreadFigure(spread(ncP50), "ms", at2000 ? { target: { op: "<=", value: 0.3 }, note: "index of records none of which is in the messages: full scan, same array back" } : {});

@@ -17,6 +17,12 @@ function status(): { rssKb: number; hwmKb: number } {
   return { rssKb: num("VmRSS"), hwmKb: num("VmHWM") };
 }
 
+function threadCpuMs(): number {
+  const p = process as unknown as { threadCpuUsage?: () => { user: number; system: number } };
+  const u = p.threadCpuUsage ? p.threadCpuUsage() : process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
 function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }
@@ -68,6 +74,8 @@ async function main(): Promise<unknown> {
     const floorMs: number[] = [];
     const viewMs: number[] = [];
     const readMs: number[] = [];
+    const floorCpuMs: number[] = [];
+    const viewCpuMs: number[] = [];
     let summary: Record<string, number> = {};
     // Warm both paths once (JIT), then alternate which goes first.
     floor(file);
@@ -77,23 +85,27 @@ async function main(): Promise<unknown> {
       for (const which of order) {
         gc();
         if (which === "floor") {
+          const c0 = threadCpuMs();
           const t0 = performance.now();
           const values = floor(file);
           floorMs.push(performance.now() - t0);
+          floorCpuMs.push(threadCpuMs() - c0);
           if (!values.length) throw new Error("empty file");
         } else {
+          const c0 = threadCpuMs();
           const t0 = performance.now();
           const data = await core.readSessionFile(file);
           const t1 = performance.now();
           const view = core.buildSessionView(data, { config: core.DEFAULT_CONFIG });
           const t2 = performance.now();
+          viewCpuMs.push(threadCpuMs() - c0);
           readMs.push(t1 - t0);
           viewMs.push(t2 - t0);
           summary = { entries: data.entries.length, errors: data.errors.length, calls: view.calls.length, summaries: view.summaries.length, chains: view.chains.length, modelChars: view.totals.modelChars ?? 0, rawChars: view.totals.rawChars };
         }
       }
     }
-    return { floorMs, viewMs, readMs, summary };
+    return { floorMs, viewMs, readMs, floorCpuMs, viewCpuMs, summary };
   }
   if (mode === "floor" || mode === "view" || mode === "pi") {
     let keep: unknown;
