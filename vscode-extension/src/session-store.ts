@@ -72,6 +72,9 @@ export interface StoreMarks {
   /** First session whose view was built after the scope was set. */
   firstViewAt?: number;
   firstViewPath?: string;
+  /** How long the first session took to parse, and its view model to build. */
+  firstParseMs?: number;
+  firstBuildMs?: number;
   lastAppend?: { path: string; tailMs: number; updateMs: number; fastPath: boolean; entries: number };
 }
 
@@ -283,7 +286,9 @@ export class SessionStore implements vscode.Disposable {
     if (!state) return undefined;
     try {
       if (!state.data) {
+        const started = performance.now();
         state.data = await readSessionFile(path);
+        this.marks.firstParseMs ??= performance.now() - started;
         state.view = undefined;
         state.error = undefined;
       }
@@ -302,7 +307,9 @@ export class SessionStore implements vscode.Disposable {
   private rebuild(state: SessionState): void {
     const data = state.data!;
     if (state.pinnedLeaf && !data.byId.has(state.pinnedLeaf)) state.pinnedLeaf = undefined;
+    const started = performance.now();
     state.view = buildSessionView(data, { leafId: state.pinnedLeaf, config: this.configFor(state) });
+    this.marks.firstBuildMs ??= performance.now() - started;
     state.modelCharsEstimated = false;
     this.summarize(state);
     if (this.marks.firstViewAt === undefined) {

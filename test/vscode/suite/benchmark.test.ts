@@ -41,7 +41,7 @@ if (enabled) describe("benchmark", () => {
     const t3 = performance.now();
     console.log(`      session: ${(size / 1e6).toFixed(1)} MB, ${api.store.get(session.file.path)!.data!.entries.length} entries, ${roots[0]!.description}`);
     console.log(`      activation → listed (labels from the file's head): ${ms(marks.listedAt! - api.activatedAt)}`);
-    console.log(`      activation → parsed, view model built (reclaim known): ${ms(marks.firstViewAt! - api.activatedAt)}`);
+    console.log(`      activation → parsed, view model built (reclaim known): ${ms(marks.firstViewAt! - api.activatedAt)} (core: parse ${ms(marks.firstParseMs!)}, view model ${ms(marks.firstBuildMs!)})`);
     console.log(`      root items: ${ms(t1 - t0)}; the session's children: ${ms(t2 - t1)}; expanding its groups (${groups.flat().length} items): ${ms(t3 - t2)}`);
     console.log(`      FIRST TREE PAINT (activation → session with reclaim and children): ${ms(marks.firstViewAt! - api.activatedAt + (t2 - t0))}`);
   });
