@@ -2,7 +2,7 @@
 import { basename } from "node:path";
 import * as vscode from "vscode";
 import type { CallState, CallView, SessionView } from "../../../core/src/view.ts";
-import { documentUri, callTitle } from "../documents.ts";
+import { callTitle } from "../documents.ts";
 import type { SessionState, SessionStore } from "../session-store.ts";
 import { formatAge, formatNumber, formatReclaim, formatSaving, oneLine, safeTooltip } from "../text.ts";
 import {
@@ -309,9 +309,4 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
 
 function name(state: SessionState): string {
   return state.summary?.name ?? state.head.name ?? state.summary?.firstPrompt ?? state.head.firstPrompt ?? basename(state.file.path);
-}
-
-/** The document a call node opens (for tests and commands). */
-export function callDocumentUri(file: string, call: CallView): vscode.Uri {
-  return documentUri({ kind: "call", file, key: call.occurrenceKey }, callTitle(call));
 }
