@@ -109,8 +109,12 @@ export function watchPiFiles(targets: WatchTargets, handlers: WatchHandlers): vs
     );
   }
   return new vscode.Disposable(() => {
-    if (settingsTimer) clearTimeout(settingsTimer);
     for (const d of disposables) d.dispose();
+    // A change seen just before the watches are made again must not be lost with them.
+    if (settingsTimer) {
+      clearTimeout(settingsTimer);
+      handlers.settingsChanged();
+    }
   });
 }
 
