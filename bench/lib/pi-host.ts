@@ -83,7 +83,15 @@ export class ReplayHost {
       closeSync(fd);
       piPruner(host.api() as never);
     }
-    await host.fire("session_start", { type: "session_start", reason: "startup" });
+    // The extension reads its settings from PI_CODING_AGENT_DIR at session_start, as in Pi.
+    const previous = process.env.PI_CODING_AGENT_DIR;
+    process.env.PI_CODING_AGENT_DIR = host.agentDir;
+    try {
+      await host.fire("session_start", { type: "session_start", reason: "startup" });
+    } finally {
+      if (previous === undefined) delete process.env.PI_CODING_AGENT_DIR;
+      else process.env.PI_CODING_AGENT_DIR = previous;
+    }
     return host;
   }
 

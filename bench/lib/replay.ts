@@ -45,6 +45,10 @@ export interface ReplayResult {
   thinkingBlocksRaw: number;
   /** What the last request carried, in tokens, by kind. */
   composition: Composition;
+  /** Tokens, summed over all requests, of tool results after the request's last user prompt (the open task, which the defaults keep raw until its final reply). */
+  openTaskResultTokens: number;
+  /** Tokens, summed over all requests, of thinking blocks. */
+  thinkingTokens: number;
   notes: string[];
 }
 
@@ -76,6 +80,25 @@ export function composition(messages: readonly AgentMessage[]): Composition {
   return c;
 }
 
+/** Tool-result tokens after the last user prompt, and thinking tokens anywhere, in one request. */
+function openTaskTokens(messages: readonly AgentMessage[]): { results: number; thinking: number } {
+  let lastUser = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === "user") {
+      lastUser = i;
+      break;
+    }
+  }
+  let results = 0;
+  let thinking = 0;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === "toolResult" && i > lastUser) for (const b of m.content) if (b.type === "text") results += b.text.length;
+    if (m.role === "assistant") for (const b of m.content ?? []) if (b.type === "thinking") thinking += b.thinking.length + (b.thinkingSignature?.length ?? 0);
+  }
+  return { results: results / CHARS_PER_TOKEN, thinking: thinking / CHARS_PER_TOKEN };
+}
+
 function thinkingBlocks(messages: readonly AgentMessage[]): number {
   let n = 0;
   for (const m of messages) if (m.role === "assistant") for (const b of m.content ?? []) if (b.type === "thinking") n++;
@@ -94,6 +117,8 @@ export async function replayScript(script: readonly ScriptStep[], policy: Policy
     let mainTokens = 0;
     let cachedTokens = 0;
     let lastSent: AgentMessage[] = [];
+    let openTaskResultTokens = 0;
+    let thinkingTokens = 0;
     let lastRaw: AgentMessage[] = [];
     for (const step of script) {
       if (step.kind === "user") {
@@ -108,6 +133,9 @@ export async function replayScript(script: readonly ScriptStep[], policy: Policy
       mainTokens += price.tokens;
       cachedTokens += price.cachedTokens;
       lastSent = sent;
+      const open = openTaskTokens(sent);
+      openTaskResultTokens += open.results;
+      thinkingTokens += open.thinking;
       if (policy.naive) await host.command("pruner", "now");
       await host.assistantTurn(step);
       lastRaw = host.contextMessages();
@@ -134,6 +162,8 @@ export async function replayScript(script: readonly ScriptStep[], policy: Policy
       thinkingBlocksLast: thinkingBlocks(lastSent),
       thinkingBlocksRaw: thinkingBlocks(lastRaw),
       composition: composition(lastSent),
+      openTaskResultTokens,
+      thinkingTokens,
       notes,
     };
   } finally {

@@ -182,27 +182,39 @@ function renderSection(d: Doc, results: BenchResults): void {
   }
   d.push("", chart("render-latency.svg", "Render latency against branch length, log-log"), "");
   const steps = s.data.steps as Record<string, Record<string, number>> | undefined;
-  if (steps) {
-    d.push("Where the time goes: `renderModelView` p50 with the default steps switched on one at a time (ms; each row includes the rows above it), and the size measure `PrunerRuntime.render` adds:", "", `| step | ${Object.keys(steps).map((k) => Number(k).toLocaleString("en-US")).join(" | ")} |`, `|---|${Object.keys(steps).map(() => "---:").join("|")}|`);
+  const stepsNc = s.data.stepsNoChange as Record<string, Record<string, number>> | undefined;
+  if (steps && Object.keys(steps).length) {
+    const sizes = Object.keys(steps);
+    d.push(
+      "Where the time goes: `renderModelView` p50 with the default steps switched on one at a time (ms; each row includes the rows above it, so the increment is that step's cost), on the branch and on its no-change twin, and the size measure `PrunerRuntime.render` adds for the status line:",
+      "",
+      `| step | ${sizes.map((k) => Number(k).toLocaleString("en-US")).join(" | ")} | ${sizes.map((k) => `no change, ${Number(k).toLocaleString("en-US")}`).join(" | ")} |`,
+      `|---|${sizes.map(() => "---:").join("|")}|${sizes.map(() => "---:").join("|")}|`,
+    );
     const names = [...new Set(Object.values(steps).flatMap((x) => Object.keys(x)))];
-    for (const n of names) d.push(`| ${n} | ${Object.values(steps).map((x) => (x[n] === undefined ? "—" : num(x[n]!))).join(" | ")} |`);
+    for (const n of names) d.push(`| ${n} | ${sizes.map((k) => (steps[k]![n] === undefined ? "—" : num(steps[k]![n]!))).join(" | ")} | ${sizes.map((k) => (stepsNc?.[k]?.[n] === undefined ? "—" : num(stepsNc[k]![n]!))).join(" | ")} |`);
     d.push("");
   }
 
   const judgements: string[] = [];
-  judgements.push(`- \`renderModelView\` p50 at 2,000 messages: ${d.spread("render.view.p50.2000")} against ≤ 2 ms — ${d.status("render.view.p50.2000")}.`);
+  const cpuNote = (name: string, cpu: string) => {
+    const f = d.f(name);
+    const c = d.f(cpu);
+    if (!f || !c || !f.target) return "";
+    const cpuMeets = c.value <= f.target.value;
+    return ` CPU time per call: ${d.val(cpu)}${!f.met && cpuMeets ? ` — within the target: the wall-clock excess is time the process waited for the CPU on a machine with a load average of ${(results.machine.loadAverageAtStart ?? [])[0] ?? "?"} on ${results.machine.cpus} CPUs` : ""}.`;
+  };
+  const steps2k = steps?.["2000"];
+  const chainShare = steps2k ? (steps2k["+ chain compression (= defaults)"] ?? 0) - (steps2k["+ error purge"] ?? 0) : undefined;
+  const viewWhy = d.f("render.view.p50.2000")?.met === false && chainShare !== undefined && steps2k ? ` By step at 2,000 messages: stubs and the orphan sweep ${num(steps2k["stub-replace + orphan sweep"] ?? 0)} ms, error purge ${num((steps2k["+ error purge"] ?? 0) - (steps2k["stub-replace + orphan sweep"] ?? 0))} ms, chain compression ${num(chainShare)} ms (the branch holds ${rows.find((r) => r.size === 2000)?.mix.chains ?? "?"} chains; each request rebuilds every compressed chain's block text and re-reads the calls of its range).` : "";
+  judgements.push(`- \`renderModelView\` p50 at 2,000 messages: ${d.spread("render.view.p50.2000")} against ≤ 2 ms — ${d.status("render.view.p50.2000")}.${cpuNote("render.view.p50.2000", "render.view.cpu.2000")}${viewWhy}`);
   const rt = d.f("render.runtime.p50.2000");
   if (rt) {
-    let why = "";
-    if (!rt.met) {
-      why = ` The difference to the pure transform is the status-line size measure (${d.val("render.sizeMeasure.p50.2000")} at 2,000 messages): it sums the characters of the raw and of the rendered array on every changed render, and a tool call's size is the length of its JSON-serialised arguments, so every request serialises the arguments of every call in the conversation twice.`;
-    }
-    d.push();
-    judgements.push(`- \`PrunerRuntime.render\` p50 at 2,000 messages: ${d.spread("render.runtime.p50.2000")} against ≤ 2 ms — ${d.status("render.runtime.p50.2000")}.${why}`);
+    judgements.push(`- \`PrunerRuntime.render\` p50 at 2,000 messages: ${d.spread("render.runtime.p50.2000")} against ≤ 2 ms — ${d.status("render.runtime.p50.2000")}.${cpuNote("render.runtime.p50.2000", "render.runtime.cpu.2000")} It adds ${num(d.v("render.runtime.p50.2000") - d.v("render.view.p50.2000"))} ms to the pure transform: the status-line size measure (${d.val("render.sizeMeasure.p50.2000")} on its own), which remembers each message's size between requests and measures only what changed; computed from scratch (every call's arguments serialised, raw and rendered) it would cost ${d.val("render.sizeMeasureFull.p50.2000")}.`);
   }
   const nc = d.f("render.nochange.p50.2000");
   if (nc) {
-    judgements.push(`- No change at 2,000 messages: ${d.spread("render.nochange.p50.2000")} against ≤ 0.3 ms — ${d.status("render.nochange.p50.2000")}${nc.met ? "" : `. Nothing is allocated or serialised on this path (the same array comes back), but each step still walks the whole array: the stub step looks every tool result up by occurrence key, the error purge and the pairing check walk every message, the chain step resolves chain ranges; the per-step table above shows the split`}. Before the first flush (empty index) it is ${d.val("render.emptyindex.p50.2000")}.`);
+    judgements.push(`- No change at 2,000 messages: ${d.spread("render.nochange.p50.2000")} against ≤ 0.3 ms — ${d.status("render.nochange.p50.2000")}.${cpuNote("render.nochange.p50.2000", "render.nochange.cpu.2000")}${nc.met ? "" : " Nothing is allocated or serialised on this path and the same array comes back, but every step still walks the whole array: the stub step looks each of the ~900 tool results up by occurrence key (a string built per result, then the record, alias and legacy maps), the error purge and the pairing check walk every message, and the chain step tries to resolve every chain entry of the index; the no-change columns of the step table show the split."} Before the first flush (empty index) it is ${d.val("render.emptyindex.p50.2000")}.`);
   }
   const g = d.v("render.view.growth.20000vs2000");
   const gr = d.v("render.reference.growth.20000vs2000");
@@ -261,12 +273,13 @@ function replaySection(d: Doc, results: BenchResults): void {
   const data = s.data as {
     headChars: number;
     sessions: { name: string; label: string; requests: number; prompts: number }[];
-    results: Record<string, { policy: string; billed: number; mainBilled: number; mainTokens: number; cachedTokens: number; cacheHitRatio: number; peakContext: number; summarizerCalls: number; summarizerInputTokens: number; summarizerOutputTokens: number; requests: number; composition: Record<string, number>; thinkingBlocksLast: number }[]>;
+    results: Record<string, { policy: string; billed: number; mainBilled: number; mainTokens: number; cachedTokens: number; cacheHitRatio: number; peakContext: number; summarizerCalls: number; summarizerInputTokens: number; summarizerOutputTokens: number; requests: number; composition: Record<string, number>; thinkingBlocksLast: number; openTaskResultTokens: number; thinkingTokens: number }[]>;
+    seeds?: { seed: number; requests: number; prompts: number; peakNone: number; ratios: Record<string, number> }[];
   };
   d.push(
     "Two sessions replayed request by request through four policies:",
     "",
-    ...data.sessions.map((x) => `- **${x.label}**: ${x.requests} model requests, ${x.prompts} user prompts.${x.name === "generated" ? " Seeded coding tasks: file reads, greps, builds (one in fifty prints a log big enough to spill), test runs that fail one time in five, edits (one in eight fails, with its arguments still in the assistant turn), writes, re-reads of unchanged files, the release skill file read twice (protected by `**/skills/**/*.md`), and a thinking block on every assistant turn. Output sizes are set so that without pruning the context peaks just under a 200k-token window, so Pi's own compaction never fires in any policy." : " Recorded with the real `pi` (`node bench/record-session.ts`): three tasks in a generated TypeScript project against the scripted model, so every tool result is what Pi's own read, bash, edit and write tools produced — failing tests, a failed edit, a build log, the release skill, thinking on every turn."}`),
+    ...data.sessions.map((x) => `- **${x.label}**: ${x.requests} model requests, ${x.prompts} user prompts.${x.name === "generated" ? " Seeded coding tasks: file reads, greps, builds (one in fifty prints a log big enough to spill), test runs that fail one time in five, edits (one in eight fails, with its arguments still in the assistant turn), writes, re-reads of unchanged files, the release skill file read twice (protected by `**/skills/**/*.md`), and a thinking block on every assistant turn. Output sizes are set so that this session without pruning stays under a 200k-token window (the other seeds below reach up to about 250k); Pi's own compaction is not modelled in any policy, as with a model whose window is larger." : " Recorded with the real `pi` (`node bench/record-session.ts`): three tasks in a generated TypeScript project against the scripted model, so every tool result is what Pi's own read, bash, edit and write tools produced — failing tests, a failed edit, a build log, the release skill, thinking on every turn."}`),
     "",
     "The policies:",
     "",
@@ -281,10 +294,11 @@ function replaySection(d: Doc, results: BenchResults): void {
   for (const session of data.sessions) {
     const rs = data.results[session.name] ?? [];
     const none = rs.find((r) => r.policy === "none");
-    d.push(`### ${session.label}`, "", "| policy | billed input-token equivalents | ÷ no pruning | main requests | of which cache reads | summarizer input (1×) | summarizer output (not priced) | peak context | cache-hit ratio |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    d.push(`### ${session.label}`, "", "| policy | billed input-token equivalents | ÷ no pruning | = cache reads (0.1×) | + cache writes (1.25×) | + summarizer input (1×) | summarizer output (not priced) | peak context | cache-hit ratio |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     const label: Record<string, string> = { none: "no pruning", defaults: "pi-pruner defaults", strip: "defaults + thinking strip", naive: "naive per-turn summarization" };
+    const int = (v: number) => Math.round(v).toLocaleString("en-US");
     for (const r of rs) {
-      d.push(`| ${label[r.policy] ?? r.policy} | ${Math.round(r.billed).toLocaleString("en-US")} | ${num(r.billed / (none?.billed ?? r.billed))}× | ${Math.round(r.mainBilled).toLocaleString("en-US")} | ${Math.round(r.cachedTokens * 0.1).toLocaleString("en-US")} | ${Math.round(r.summarizerInputTokens).toLocaleString("en-US")} (${r.summarizerCalls} calls) | ${Math.round(r.summarizerOutputTokens).toLocaleString("en-US")} | ${Math.round(r.peakContext).toLocaleString("en-US")} | ${pct(r.cacheHitRatio)} |`);
+      d.push(`| ${label[r.policy] ?? r.policy} | ${int(r.billed)} | ${num(r.billed / (none?.billed ?? r.billed))}× | ${int(r.cachedTokens * 0.1)} | ${int((r.mainTokens - r.cachedTokens) * 1.25)} | ${int(r.summarizerInputTokens)} (${r.summarizerCalls} calls) | ${int(r.summarizerOutputTokens)} | ${int(r.peakContext)} | ${pct(r.cacheHitRatio)} |`);
     }
     d.push("", chart(`replay-context-${session.name}.svg`, `Context per request, ${session.label}`), "");
     d.push("What the last request carried, in tokens (content only):", "", "| policy | thinking | tool-call arguments | tool results | pruner summaries | other text |", "|---|---:|---:|---:|---:|---:|");
@@ -292,6 +306,18 @@ function replaySection(d: Doc, results: BenchResults): void {
     d.push("");
   }
   d.push(chart("replay-cost.svg", "Billed cost relative to no pruning per policy"), "");
+  if (data.seeds?.length) {
+    d.push(
+      "The same generator with other seeds (same sizes, 200 requests each; task lengths, tool mix and outputs differ), billed ÷ no pruning:",
+      "",
+      "| seed | prompts | peak without pruning | defaults | defaults + thinking strip | naive per-turn |",
+      "|---:|---:|---:|---:|---:|---:|",
+      ...data.seeds.map((x) => `| ${x.seed} | ${x.prompts} | ${x.peakNone.toLocaleString("en-US")} | ${num(x.ratios.defaults!)}× | ${num(x.ratios.strip!)}× | ${num(x.ratios.naive!)}× |`),
+      "",
+      `Over all ${data.seeds.length + 1} generated sessions (seed 42 included): defaults ${d.spread("replay.seeds.defaults.vsNone")}, thinking strip ${d.spread("replay.seeds.strip.vsNone")}, naive per-turn ${d.spread("replay.seeds.naive.vsNone")} of no pruning (median, min–max); strip on ÷ off ${d.spread("replay.seeds.stripVsDefaults")}.`,
+      "",
+    );
+  }
 
   const gen = data.results.generated ?? [];
   const none = gen.find((r) => r.policy === "none");
@@ -303,16 +329,17 @@ function replaySection(d: Doc, results: BenchResults): void {
     const target = d.f("replay.generated.defaults.vsNone");
     let why = "";
     if (target && !target.met) {
-      const c = def.composition;
-      const total = c.thinking + c.toolArgs + c.toolResults + c.summaries + c.text;
-      why = ` Pruning acts on tool output, and the defaults cut the tool results of the last request from ${none.composition.toolResults.toLocaleString("en-US")} to ${def.composition.toolResults.toLocaleString("en-US")} tokens; what stays is mostly what no default touches: thinking (${pct(c.thinking / total)} of the last request under the defaults) and tool-call arguments (${pct(c.toolArgs / total)}: edit and write bodies, which stay in the assistant turns). Every new token is also written to the cache once at 1.25× whatever the policy, and that floor is the same for all policies; pruning only lowers the 0.1× re-reads.`;
+      const reads = def.cachedTokens * 0.1;
+      const writes = (def.mainTokens - def.cachedTokens) * 1.25;
+      const noneWrites = (none.mainTokens - none.cachedTokens) * 1.25;
+      why = ` Where the defaults' bill goes: cache reads ${pct(reads / def.billed)}, cache writes ${pct(writes / def.billed)}, the summarizer's input ${pct(def.summarizerInputTokens / def.billed)}. The reads are what pruning shrinks — to ${pct(reads / (none.cachedTokens * 0.1))} of no pruning's — but two things in them are out of its reach by design: thinking blocks, ${pct(def.thinkingTokens / def.mainTokens)} of everything the defaults send (no default removes thinking outside compressed chains), and the open task's own tool output, ${pct(def.openTaskResultTokens / def.mainTokens)} (it stays raw until the task's final reply, and is re-read on every request of the task until then). The writes are ${num(writes / noneWrites)}× no pruning's: every new token is written once in every policy, and each flush and each chain compression rewrites the prefix from the first changed message on. On shorter sessions the balance tips the other way: on the recorded session (${data.sessions.find((x) => x.name === "recorded")?.requests ?? "?"} requests) the defaults cost ${(() => { const rec = data.results.recorded ?? []; const rn = rec.find((r) => r.policy === "none"); const rd = rec.find((r) => r.policy === "defaults"); return rn && rd ? `${num(rd.billed / rn.billed)}×` : "—"; })()} of no pruning.`;
     }
-    items.push(`- Defaults vs. no pruning: ${num(def.billed / none.billed)}× (target ≤ 0.5×: ${d.status("replay.generated.defaults.vsNone")}); peak context ${Math.round(def.peakContext).toLocaleString("en-US")} vs. ${Math.round(none.peakContext).toLocaleString("en-US")} tokens.${why}`);
+    items.push(`- Defaults vs. no pruning on the 200-turn session: ${num(def.billed / none.billed)}× (target ≤ 0.5×: ${d.status("replay.generated.defaults.vsNone")}${d.f("replay.seeds.defaults.vsNone") ? `; over all generated sessions ${d.spread("replay.seeds.defaults.vsNone")}` : ""}); peak context ${Math.round(def.peakContext).toLocaleString("en-US")} vs. ${Math.round(none.peakContext).toLocaleString("en-US")} tokens.${why}`);
     const stripRatio = strip.billed / def.billed;
     if (strip.thinkingBlocksLast === def.thinkingBlocksLast) {
       items.push(`- Thinking strip: the strip policy sent as many thinking blocks as the defaults (${strip.thinkingBlocksLast} in the last request), so the render at this commit does not strip; both policies cost the same and the default stays off until the strip lands and this replay is run again.`);
     } else {
-      items.push(`- Thinking strip on vs. off: ${num(stripRatio)}× (${stripRatio > 1 ? `${pct(stripRatio - 1)} more` : `${pct(1 - stripRatio)} less`}). ${stripRatio > 1 ? `With the strip on, the request drops ${(def.composition.thinking - strip.composition.thinking).toLocaleString("en-US")} tokens of old thinking, but each new assistant turn moves the keep-window by one and rewrites the prefix from the turn that falls out of it (16 turns deep), which is then written to the cache again at 1.25× instead of read at 0.1×: cache hits fall from ${pct(def.cacheHitRatio)} to ${pct(strip.cacheHitRatio)}. So \`thinkingStrip.enabled\` stays \`false\` by default.` : "The tokens it removes save more than the cache rewrites it causes cost, so the strip pays off on this session."}`);
+      items.push(`- Thinking strip on vs. off: ${num(stripRatio)}× (${stripRatio > 1 ? `${pct(stripRatio - 1)} more` : `${pct(1 - stripRatio)} less`}${d.f("replay.seeds.stripVsDefaults") ? `; ${d.spread("replay.seeds.stripVsDefaults")} over all generated sessions` : ""}; on the recorded session ${(() => { const rec = data.results.recorded ?? []; const a = rec.find((r) => r.policy === "strip"); const b = rec.find((r) => r.policy === "defaults"); return a && b ? `${num(a.billed / b.billed)}×` : "—"; })()}). ${stripRatio > 1 ? `The last request carries ${(def.composition.thinking - strip.composition.thinking).toLocaleString("en-US")} fewer tokens of thinking, but each new assistant turn moves the keep-window by one and changes the message that falls out of it, 16 turns back: everything from there to the end of the request — those 16 turns with their tool results — is written to the cache again at 1.25× instead of read at 0.1×, on every request. Cache hits fall from ${pct(def.cacheHitRatio)} to ${pct(strip.cacheHitRatio)}. This is the field lesson in design.md §6 again (+33% measured there), and it decides the default: \`thinkingStrip.enabled\` stays \`false\`.` : "The tokens it removes save more than the cache rewrites it causes cost, so the strip pays off on this session."}`);
     }
     if (naive) items.push(`- Naive per-turn summarization: ${num(naive.billed / none.billed)}× of no pruning (${num(naive.billed / def.billed)}× the defaults), with ${naive.summarizerCalls} summarizer calls against ${def.summarizerCalls}. ${naive.billed < def.billed ? "Under this price model it is cheaper than batching: each rewrite is shallow (the stub replaces a result one request after the model read it, so only the last turn is written again), and it stops re-reading raw output at 0.1× for the rest of the task. What it costs is not in the bill: the model sees each raw output exactly once, and every request waits for a summarizer call first." : "Its rewrites move the cache breakpoint on every request, and that costs more than the context it saves."}`);
     d.push(...items, "");

@@ -102,7 +102,7 @@ export async function runLoad(options: LoadOptions): Promise<SuiteOutput> {
       }
       f[`load.append.${key}`] = spreadFigure(spread(append.tailMs), "ms", { target: { op: "<=", value: 5 }, note: "readSessionTail of one appended line (median over appends; min/max over appends)" });
       rows.push({ mb, bytes, entries, generateSeconds: genSeconds, summary: time.summary, floorMs: time.floorMs, viewMs: time.viewMs, readMs: time.readMs, viewPeak, floorPeak, piPeak, viewOwn, piOwn, floorOwn, appendMs: append.tailMs });
-      options.log(`load ${mb} MB: view ${median(time.viewMs).toFixed(0)} ms vs floor ${median(time.floorMs).toFixed(0)} ms (×${median(ratios).toFixed(2)}); peak view ${median(viewPeak).toFixed(0)} MiB, Pi ${median(piPeak).toFixed(0)} MiB, floor ${median(floorPeak).toFixed(0)} MiB; append ${median(append.tailMs).toFixed(2)} ms`);
+      options.log(`load ${mb} MB: view ${median(time.viewMs).toFixed(0)} ms vs floor ${median(time.floorMs).toFixed(0)} ms (×${median(ratios).toFixed(2)});${memRuns ? ` peak view ${median(viewPeak).toFixed(0)} MiB, Pi ${median(piPeak).toFixed(0)} MiB, floor ${median(floorPeak).toFixed(0)} MiB;` : ""} append ${median(append.tailMs).toFixed(2)} ms`);
       rmSync(dir, { recursive: true, force: true });
     }
     const last = sizes[sizes.length - 1]!;

@@ -10,14 +10,13 @@ import { rebuildIndex, findCallForResult } from "../../core/src/records.ts";
 import { buildContext } from "../../core/src/context.ts";
 import { isProtected } from "../../core/src/protected.ts";
 import type { AgentMessage } from "../../core/src/messages.ts";
-import { OnceReporter, PrunerRuntime } from "../../pi-extension/src/runtime.ts";
+import { OnceReporter, PrunerRuntime, RequestSizes } from "../../pi-extension/src/runtime.ts";
 import { generateSession } from "../lib/sessions.ts";
 import { collectGarbage, linearFit, quantile, sampleCalls, spread } from "../lib/stats.ts";
 import { figure, newSuite, spreadFigure, type SuiteOutput } from "../lib/results.ts";
 import { lineChart } from "../lib/svg.ts";
 import type { AnyEntry } from "../../core/src/entries.ts";
 import { messagesChars } from "../../core/src/size.ts";
-import { performance } from "node:perf_hooks";
 
 /**
  * Render configurations that switch the default steps on one at a time, for a per-step profile
@@ -115,6 +114,7 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
   // The per-step profile is left out of quick runs.
   const steps = options.quick ? [] : stepConfigs();
   const stepProfile: Record<string, Record<string, number>> = {};
+  const stepProfileNoChange: Record<string, Record<string, number>> = {};
   const p50s: Record<string, [number, number][]> = { view: [], runtime: [], nochange: [], view95: [], runtime95: [], reference: [] };
 
   for (const size of SIZES) {
@@ -174,18 +174,22 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
         emP50.push(quantile(em, 0.5));
       }
       // Per-step profile and the status-line size measure, on the same copies.
-      const stepTimes: Record<string, number[]> = Object.fromEntries(steps.map(([n]) => [n, []]));
-      for (const [name, stepConfig] of steps) stepTimes[name] = sampleCalls((i) => renderModelView(copies[i % 3]!, index, stepConfig), calls, Math.min(20, calls));
-      if (!steps.length) delete stepProfile[size];
-      const sizeTimes: number[] = [];
-      for (let i = 0; i < Math.max(3, Math.ceil(calls / 4)); i++) {
-        const t0 = performance.now();
-        messagesChars(copies[i % 3]!);
-        messagesChars(first.messages);
-        sizeTimes.push(performance.now() - t0);
+      const stepTimes: Record<string, number[]> = {};
+      const stepTimesNoChange: Record<string, number[]> = {};
+      for (const [name, stepConfig] of steps) {
+        stepTimes[name] = sampleCalls((i) => renderModelView(copies[i % 3]!, index, stepConfig), calls, Math.min(20, calls));
+        stepTimesNoChange[name] = sampleCalls((i) => renderModelView(foreignCopies[i % 3]!, index, stepConfig), calls, Math.min(20, calls));
       }
-      stepProfile[size] = Object.fromEntries(Object.entries(stepTimes).map(([n, t]) => [n, quantile(t, 0.5)]));
-      stepProfile[size]!["size measure (status line)"] = quantile(sizeTimes, 0.5);
+      // The status-line measure as PrunerRuntime runs it: sizes remembered from the previous request.
+      const sizes = new RequestSizes();
+      const rendered = copies.map((c) => renderModelView(c, index, config).messages);
+      const sizeTimes = sampleCalls((i) => sizes.measure(copies[i % 3]!, rendered[i % 3]!), Math.max(3, Math.ceil(calls / 2)), 3);
+      const fullSizeTimes = sampleCalls((i) => messagesChars(copies[i % 3]!) + messagesChars(rendered[i % 3]!), Math.max(3, Math.ceil(calls / 4)), 2);
+      if (steps.length) {
+        stepProfile[size] = Object.fromEntries(Object.entries(stepTimes).map(([n, t]) => [n, quantile(t, 0.5)]));
+        stepProfile[size]!["status-line size measure (PrunerRuntime)"] = quantile(sizeTimes, 0.5);
+        stepProfileNoChange[size] = Object.fromEntries(Object.entries(stepTimesNoChange).map(([n, t]) => [n, quantile(t, 0.5)]));
+      }
       const at2000 = size === 2_000;
       const f = out.figures;
       f[`render.view.p50.${size}`] = spreadFigure(spread(viewP50), "ms", at2000 ? { target: { op: "<=", value: 2 } } : {});
@@ -197,7 +201,8 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       f[`render.runtime.p95.${size}`] = spreadFigure(spread(rtP95), "ms");
       f[`render.nochange.p50.${size}`] = spreadFigure(spread(ncP50), "ms", at2000 ? { target: { op: "<=", value: 0.3 }, note: "index of records none of which is in the messages: full scan, same array back" } : {});
       f[`render.nochange.p95.${size}`] = spreadFigure(spread(ncP95), "ms");
-      f[`render.sizeMeasure.p50.${size}`] = figure(quantile(sizeTimes, 0.5), "ms", { note: "messagesChars of the raw and the rendered array (what PrunerRuntime.render adds for the status line)" });
+      f[`render.sizeMeasure.p50.${size}`] = figure(quantile(sizeTimes, 0.5), "ms", { note: "the status-line size measure PrunerRuntime.render adds (sizes remembered between requests)" });
+      f[`render.sizeMeasureFull.p50.${size}`] = figure(quantile(fullSizeTimes, 0.5), "ms", { note: "the same measure computed from scratch: messagesChars of the raw and the rendered array" });
       f[`render.reference.p50.${size}`] = spreadFigure(spread(refP50), "ms", { note: "one pass reading each message's role and first content block" });
       f[`render.emptyindex.p50.${size}`] = spreadFigure(spread(emP50), "ms", at2000 ? { target: { op: "<=", value: 0.3 }, note: "nothing pruned yet (empty index)" } : {});
       p50s.view!.push([size, spread(viewP50).median]);
@@ -226,6 +231,7 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
   out.figures["render.runtime.overhead.2000"] = figure(p50s.runtime![1]![1] / p50s.view![1]![1], "ratio", { note: "PrunerRuntime.render ÷ renderModelView, p50 at 2,000 messages" });
   out.data.rows = rows;
   out.data.steps = stepProfile;
+  out.data.stepsNoChange = stepProfileNoChange;
   out.data.p50 = p50s;
 
   out.charts["render-latency.svg"] = lineChart({

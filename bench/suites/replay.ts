@@ -7,7 +7,8 @@ import { codingScript, takeTurns, scriptFromMessages, type ScriptStep } from "..
 import { POLICIES, replayScript, type ReplayResult } from "../lib/replay.ts";
 import { PRICE } from "../lib/pricing.ts";
 import { RECORDED_META, RECORDED_SESSION, type RecordedMeta } from "../record-session.ts";
-import { figure, newSuite, type SuiteOutput } from "../lib/results.ts";
+import { figure, newSuite, spreadFigure, type SuiteOutput } from "../lib/results.ts";
+import { spread } from "../lib/stats.ts";
 import { barChart, lineChart } from "../lib/svg.ts";
 
 export interface ReplayOptions {
@@ -16,8 +17,10 @@ export interface ReplayOptions {
 }
 
 export const GENERATED_TURNS = 200;
-/** Output sizes of the generated session, chosen so that without pruning it peaks just under a 200k-token window. */
-export const GENERATED_SCALE = 0.75;
+/** Output sizes of the generated session: the largest multiple of 0.05 at which seed 42 without pruning peaks under 200k tokens. */
+export const GENERATED_SCALE = 0.7;
+/** More seeds of the same generator (full runs): the spread of the ratios across sessions. */
+export const EXTRA_SEEDS = [1, 2, 3, 4, 5, 6, 7, 8];
 export const GENERATED_SEED = 42;
 
 function recordedScript(): { script: ScriptStep[]; meta: RecordedMeta } | undefined {
@@ -78,7 +81,28 @@ export async function runReplay(options: ReplayOptions): Promise<SuiteOutput> {
     }
   }
 
+  // The same generator with other seeds: how much the ratios move from one session to the next.
+  const seedRows: { seed: number; requests: number; prompts: number; peakNone: number; ratios: Record<string, number> }[] = [];
+  if (!options.quick) {
+    for (const seed of EXTRA_SEEDS) {
+      const script = takeTurns(codingScript({ seed, scale: GENERATED_SCALE }), GENERATED_TURNS);
+      const rs: ReplayResult[] = [];
+      for (const policy of POLICIES) rs.push(await replayScript(script, policy, headChars));
+      const none = rs.find((r) => r.policy === "none")!;
+      seedRows.push({ seed, requests: none.requests, prompts: script.filter((x) => x.kind === "user").length, peakNone: Math.round(none.peakContext), ratios: Object.fromEntries(rs.map((r) => [r.policy, r.billed / none.billed])) });
+    }
+    const gen = all.generated!;
+    const none42 = gen.find((r) => r.policy === "none")!;
+    const withPrimary = [{ seed: GENERATED_SEED, ratios: Object.fromEntries(gen.map((r) => [r.policy, r.billed / none42.billed])) }, ...seedRows];
+    for (const policy of POLICIES.filter((p) => p.id !== "none")) {
+      out.figures[`replay.seeds.${policy.id}.vsNone`] = spreadFigure(spread(withPrimary.map((r) => r.ratios[policy.id]!)), "ratio", { note: `billed ÷ no pruning over ${withPrimary.length} generated 200-turn sessions (seeds ${withPrimary.map((r) => r.seed).join(", ")})` });
+    }
+    out.figures["replay.seeds.stripVsDefaults"] = spreadFigure(spread(withPrimary.map((r) => r.ratios.strip! / r.ratios.defaults!)), "ratio", { note: "thinking strip on ÷ off over the same sessions" });
+    options.log(`replay seeds: defaults ÷ none ${withPrimary.map((r) => r.ratios.defaults!.toFixed(2)).join(", ")}`);
+  }
+
   out.data = {
+    seeds: seedRows,
     headChars,
     prices: PRICE,
     sessions: sessions.map((s) => ({ name: s.name, label: s.label, requests: s.script.filter((x) => x.kind === "assistant").length, prompts: s.script.filter((x) => x.kind === "user").length })),
