@@ -1,6 +1,6 @@
 // The `contextPrune` settings block: defaults, validation that never throws, and the deep merge of
 // the global (<agentDir>/settings.json) and project (<cwd>/.pi/settings.json) blocks.
-import { readFileSync } from "node:fs";
+import { closeSync, constants as fsConstants, fstatSync, openSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
@@ -375,15 +375,37 @@ export function stripByteOrderMark(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/**
+ * The text and permission bits of a regular file. Anything else is refused without reading it:
+ * opening a FIFO would block until a writer appears, and a device (a link to /dev/zero) never
+ * ends. Errors carry `code` (a non-regular file: "ENOTREG", a directory: "EISDIR").
+ */
+export function readRegularFile(path: string): { text: string; mode: number } {
+  // O_NONBLOCK: the open itself must not wait for a FIFO's writer (no effect on regular files).
+  const fd = openSync(path, fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0));
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) {
+      const error: NodeJS.ErrnoException = new Error(`${path} is not a regular file`);
+      error.code = stat.isDirectory() ? "EISDIR" : "ENOTREG";
+      throw error;
+    }
+    return { text: readFileSync(fd, "utf8"), mode: stat.mode & 0o7777 };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Reads a settings file leniently (comments and trailing commas allowed). Never throws. */
 export function readSettingsObject(path: string): { source: SettingsSource; settings: Record<string, unknown> } {
   let text: string;
   try {
-    text = stripByteOrderMark(readFileSync(path, "utf8"));
+    text = stripByteOrderMark(readRegularFile(path).text);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { source: { path, exists: false }, settings: {} };
-    return { source: { path, exists: true, error: `cannot read: ${code ?? String(error)}` }, settings: {} };
+    const reason = code === "ENOTREG" ? "not a regular file" : (code ?? String(error));
+    return { source: { path, exists: true, error: `cannot read: ${reason}` }, settings: {} };
   }
   if (text.trim() === "") return { source: { path, exists: true }, settings: {} };
   const errors: ParseError[] = [];
@@ -420,8 +442,9 @@ export function loadConfig(opts: { agentDir: string; cwd: string }): LoadedConfi
       source,
     });
   }
-  const globalBlock = globalFile.settings[SETTINGS_KEY];
-  const projectBlock = projectFile.settings[SETTINGS_KEY];
+  // Own keys only: jsonc-parser turns a "__proto__" key into the object's prototype, and Pi (JSON.parse) does not.
+  const globalBlock = Object.hasOwn(globalFile.settings, SETTINGS_KEY) ? globalFile.settings[SETTINGS_KEY] : undefined;
+  const projectBlock = Object.hasOwn(projectFile.settings, SETTINGS_KEY) ? projectFile.settings[SETTINGS_KEY] : undefined;
   const resolved = resolveConfig(globalBlock, projectBlock);
   return {
     config: resolved.config,

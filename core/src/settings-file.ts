@@ -3,24 +3,27 @@
 // (temp file + rename) and serialised between processes by a lock file next to the settings file.
 import { randomBytes } from "node:crypto";
 import {
+  accessSync,
   closeSync,
+  constants as fsConstants,
   fchmodSync,
-  fstatSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
+  readlinkSync,
   realpathSync,
   renameSync,
   statSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import { applyEdits, modify, parse as parseJsonc, type FormattingOptions, type ParseError } from "jsonc-parser";
-import { describeParseError, describeValue, SETTINGS_KEY } from "./config.ts";
+import { basename, dirname, join, resolve } from "node:path";
+import { applyEdits, modify, parse as parseJsonc, parseTree, type FormattingOptions, type Node as JsonNode, type ParseError } from "jsonc-parser";
+import { describeParseError, describeValue, readRegularFile, SETTINGS_KEY } from "./config.ts";
 
-export type SettingsFileErrorCode = "unparsable" | "unreadable" | "not-object" | "write-failed" | "conflict";
+export type SettingsFileErrorCode = "unparsable" | "unreadable" | "not-object" | "write-failed" | "conflict" | "read-only" | "duplicate-key";
 
 export class SettingsFileError extends Error {
   readonly code: SettingsFileErrorCode;
@@ -36,8 +39,10 @@ export class SettingsFileError extends Error {
 
 export interface SettingsEdit {
   path: (string | number)[];
-  /** undefined removes the key. */
+  /** undefined removes the key (or, at an array index, the item). */
   value: unknown;
+  /** Insert `value` into the array at this index instead of replacing what is there. */
+  insert?: boolean;
 }
 
 const BYTE_ORDER_MARK = "\uFEFF";
@@ -61,22 +66,33 @@ function sleepSync(milliseconds: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, milliseconds);
 }
 
-function readSnapshot(file: string): Snapshot {
-  let fd: number;
+function readSnapshot(file: string, target = file): Snapshot {
   try {
-    fd = openSync(file, "r");
+    const { text, mode } = readRegularFile(target);
+    return { exists: true, raw: text, mode };
   } catch (error) {
-    if (errnoCode(error) === "ENOENT") return { exists: false, raw: "" };
-    throw new SettingsFileError("unreadable", file, `cannot read ${file}: ${errnoCode(error) ?? String(error)}`, { cause: error });
+    const code = errnoCode(error);
+    if (code === "ENOENT") return { exists: false, raw: "" };
+    const reason = code === "ENOTREG" ? "not a regular file" : (code ?? String(error));
+    throw new SettingsFileError("unreadable", file, `cannot read ${file}: ${reason}`, { cause: error });
   }
-  try {
-    const mode = fstatSync(fd).mode & 0o7777;
-    return { exists: true, raw: readFileSync(fd, "utf8"), mode };
-  } catch (error) {
-    throw new SettingsFileError("unreadable", file, `cannot read ${file}: ${errnoCode(error) ?? String(error)}`, { cause: error });
-  } finally {
-    closeSync(fd);
+}
+
+/**
+ * The first key along `path` that the object holds more than once: jsonc-parser would edit the
+ * first, while Pi and every reader take the last, so an edit there would silently not apply.
+ */
+function duplicateKeyOnPath(tree: JsonNode | undefined, path: readonly (string | number)[]): string | undefined {
+  let node = tree;
+  const walked: string[] = [];
+  for (const segment of path) {
+    if (!node || node.type !== "object" || typeof segment !== "string") return undefined;
+    const properties = (node.children ?? []).filter((property) => property.children?.[0]?.value === segment);
+    walked.push(segment);
+    if (properties.length > 1) return walked.join(".");
+    node = properties[0]?.children?.[1];
   }
+  return undefined;
 }
 
 export function readSettingsText(path: string): { text: string; exists: boolean } {
@@ -96,6 +112,19 @@ export function inferFormatting(text: string): FormattingOptions {
   }
   const tabSize = Number.isFinite(smallestSpaceIndent) ? smallestSpaceIndent : 2;
   return { insertSpaces: true, tabSize, eol };
+}
+
+/**
+ * The edited text must parse and hold each edit's value at its path: a check of the edit library,
+ * so that a text it got wrong is never written.
+ */
+function assertEditsLanded(file: string, text: string, edits: readonly SettingsEdit[]): void {
+  const errors: ParseError[] = [];
+  const parsed: unknown = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const landed = errors.length === 0 && edits.every((edit) => jsonEqual(valueAt(parsed, edit.path), edit.value));
+  if (!landed) {
+    throw new SettingsFileError("write-failed", file, `could not edit ${file} safely (the edited text did not check out); it was left unchanged`);
+  }
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -135,9 +164,21 @@ function planUpdate(
   const originalText = isBlank ? "{}" : body;
   const formattingOptions = inferFormatting(isBlank ? "" : body);
   let text = originalText;
-  for (const edit of computeEdits(settings)) {
+  const edits = computeEdits(settings);
+  const tree = isBlank || edits.length === 0 ? undefined : parseTree(body, [], { allowTrailingComma: true, disallowComments: false });
+  for (const edit of edits) {
+    const duplicate = duplicateKeyOnPath(tree, edit.path);
+    if (duplicate !== undefined) {
+      throw new SettingsFileError(
+        "duplicate-key",
+        file,
+        `${file} has "${duplicate}" more than once, so it is unclear which one applies; remove the duplicate by hand, it was left unchanged`,
+      );
+    }
+  }
+  for (const edit of edits) {
     try {
-      text = applyEdits(text, modify(text, edit.path, edit.value, { formattingOptions }));
+      text = applyEdits(text, modify(text, edit.path, edit.value, { formattingOptions, isArrayInsertion: edit.insert === true }));
     } catch (error) {
       throw new SettingsFileError(
         "not-object",
@@ -148,16 +189,41 @@ function planUpdate(
     }
   }
   if (text === originalText) return undefined;
+  assertEditsLanded(file, text, edits);
   if (isBlank) text += formattingOptions.eol ?? "\n";
   return (hasByteOrderMark ? BYTE_ORDER_MARK : "") + text;
 }
 
-/** Writes through a symlinked settings file (dotfile managers) instead of replacing the link. */
+/**
+ * Writes through a symlinked settings file (dotfile managers) instead of replacing the link, also
+ * when the link's target does not exist yet (it is then created).
+ */
 function resolveWriteTarget(file: string): string {
   try {
     return realpathSync(file);
   } catch {
+    // A dangling link: follow it by hand (bounded, a loop fails later as unreadable).
+    let path = file;
+    for (let hops = 0; hops < 40; hops++) {
+      try {
+        if (!lstatSync(path).isSymbolicLink()) return path;
+        path = resolve(dirname(path), readlinkSync(path));
+      } catch {
+        return path;
+      }
+    }
     return file;
+  }
+}
+
+/** An existing file this process may not write is refused, not replaced (a rename would bypass its mode). */
+function assertWritable(target: string, file: string): void {
+  try {
+    accessSync(target, fsConstants.W_OK);
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT") return;
+    throw new SettingsFileError("read-only", file, `${file} is read-only (${code ?? String(error)}); it was left unchanged`, { cause: error });
   }
 }
 
@@ -223,7 +289,7 @@ function removeQuietly(path: string): void {
 
 function unchangedSince(target: string, snapshot: Snapshot): boolean {
   try {
-    return readFileSync(target, "utf8") === snapshot.raw && snapshot.exists;
+    return readRegularFile(target).text === snapshot.raw && snapshot.exists;
   } catch (error) {
     return errnoCode(error) === "ENOENT" && !snapshot.exists;
   }
@@ -263,7 +329,9 @@ export function transformSettingsFile(
   computeEdits: (settings: Record<string, unknown>) => SettingsEdit[],
 ): { changed: boolean } {
   const target = resolveWriteTarget(file);
-  if (planUpdate(file, readSnapshot(target), computeEdits) === undefined) return { changed: false };
+  const first = readSnapshot(file, target);
+  if (planUpdate(file, first, computeEdits) === undefined) return { changed: false };
+  if (first.exists) assertWritable(target, file);
 
   try {
     mkdirSync(dirname(target), { recursive: true });
@@ -275,7 +343,7 @@ export function transformSettingsFile(
   const releaseLock = acquireLock(target, file);
   try {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const snapshot = readSnapshot(target);
+      const snapshot = readSnapshot(file, target);
       const nextText = planUpdate(file, snapshot, computeEdits);
       if (nextText === undefined) return { changed: false };
       if (writeAtomically(target, file, nextText, snapshot)) return { changed: true };
@@ -306,6 +374,16 @@ function protectedPathsBase(settings: Record<string, unknown>, effective: readon
   return [...new Set(base)];
 }
 
+/**
+ * The file's own list when it can be edited item by item (a list of distinct strings): then items
+ * are inserted or removed where they are, and comments between the other items stay.
+ */
+function ownEditableList(settings: Record<string, unknown>): string[] | undefined {
+  const own = pruneBlockOf(settings)?.protectedPaths;
+  if (!Array.isArray(own) || !own.every((item) => typeof item === "string")) return undefined;
+  return new Set(own).size === own.length ? (own as string[]) : undefined;
+}
+
 function assertPattern(pattern: string): void {
   if (typeof pattern !== "string" || pattern.trim() === "") throw new TypeError("a protectedPaths pattern must be a non-empty string");
 }
@@ -327,6 +405,8 @@ export function addProtectedPath(opts: { file: string; pattern: string; effectiv
     }
     const list = [...base, opts.pattern];
     outcome = { added: true, list };
+    const own = ownEditableList(settings);
+    if (own) return [{ path: [...PROTECTED_PATHS_KEY_PATH, own.length], value: opts.pattern, insert: true }];
     return [{ path: PROTECTED_PATHS_KEY_PATH, value: list }];
   });
   return outcome;
@@ -346,14 +426,20 @@ export function removeProtectedPath(opts: { file: string; pattern: string; effec
     }
     const list = base.filter((item) => item !== opts.pattern);
     outcome = { removed: true, list };
+    // (Not item by item: jsonc-parser's removal of a last item can leave a stray quote behind.)
     return [{ path: PROTECTED_PATHS_KEY_PATH, value: list }];
   });
   return outcome;
 }
 
-function valueAt(root: unknown, keyPath: readonly string[]): unknown {
+function valueAt(root: unknown, keyPath: readonly (string | number)[]): unknown {
   let node = root;
   for (const key of keyPath) {
+    if (typeof key === "number") {
+      if (!Array.isArray(node) || key >= node.length) return undefined;
+      node = node[key];
+      continue;
+    }
     if (!isPlainObject(node) || !Object.hasOwn(node, key)) return undefined;
     node = node[key];
   }
