@@ -258,6 +258,24 @@ describe("generated hostile files", () => {
   });
 });
 
+describe("a render that throws", () => {
+  it("on a message no Pi would write, the model view fails open as the live pruner does: messages unchanged, the reason given", () => {
+    // A result timestamp that cannot become a string makes the occurrence key throw inside the render.
+    const lines = [
+      { type: "session", version: 3, id: "s" },
+      { type: "message", id: "a", parentId: null, timestamp: "t", message: { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "x" }], timestamp: 5 } },
+      { type: "custom", customType: "context-prune-index", id: "b", parentId: "a", timestamp: "t", data: { toolCalls: [{ toolCallId: "c1", toolName: "read", resultTimestamp: 5, spillPath: "/x" }], refs: [{ shortId: "t1", toolCallId: "c1", resultTimestamp: 5 }] } },
+      { type: "message", id: "c", parentId: "b", timestamp: "t", message: { role: "toolResult", toolCallId: "c1", toolName: "read", content: [], timestamp: { toString: 1 } } },
+    ];
+    const data = parseSessionText(lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const model = buildModelView(data, { config });
+    expect(model.renderError).toEqual(expect.any(String));
+    expect(model.messages).toEqual(model.rawMessages);
+    expect(buildSessionView(data, { config }).calls).toHaveLength(2);
+    count("a render that throws");
+  });
+});
+
 // ------------------------------------------------------------------------------------ 5: time per MB
 
 /** Concatenated generated files (headers after the first become bad lines) up to `bytes`. */
