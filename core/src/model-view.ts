@@ -5,7 +5,8 @@ import { contentText } from "./messages.ts";
 import type { SessionData } from "./session.ts";
 import { getBranch } from "./session.ts";
 import { buildContext } from "./context.ts";
-import { rebuildIndex } from "./records.ts";
+import { rebuildIndex, type PruneIndex } from "./records.ts";
+import type { AnyEntry } from "./entries.ts";
 import { renderModelView, type RenderConfig } from "./render.ts";
 import { messagesChars } from "./size.ts";
 import { PRUNE_SUMMARY } from "./entries.ts";
@@ -24,21 +25,15 @@ export interface ModelView {
 
 export function buildModelView(data: SessionData, options: { leafId?: string; config: RenderConfig }): ModelView {
   const branch = getBranch(data, options.leafId);
-  const context = buildContext(branch.entries).map((c) => c.message);
-  const { index } = rebuildIndex(branch.entries);
-  // As live: a render that throws (on a message no Pi would write) sends the messages unchanged.
-  let messages: AgentMessage[];
-  let renderError: string | undefined;
-  try {
-    messages = renderModelView(context, index, options.config).messages;
-  } catch (error) {
-    messages = context;
-    renderError = error instanceof Error ? error.message : "the render failed";
-  }
+  return { leafId: branch.leafId, ...renderBranch(branch.entries, rebuildIndex(branch.entries).index, options.config) };
+}
+
+/** Pi's context for a branch and what the model is sent of it, for callers that already hold the branch's index. */
+export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig): Omit<ModelView, "leafId"> {
+  const context = buildContext(branch as AnyEntry[]).map((c) => c.message);
+  const messages = renderModelView(context, index, config).messages;
   const rawMessages = context.filter((m) => !(m.role === "custom" && m.customType === PRUNE_SUMMARY));
-  const view: ModelView = { leafId: branch.leafId, rawMessages, messages, rawChars: messagesChars(rawMessages), modelChars: messagesChars(messages) };
-  if (renderError !== undefined) view.renderError = renderError;
-  return view;
+  return { rawMessages, messages, rawChars: messagesChars(rawMessages), modelChars: messagesChars(messages) };
 }
 
 function roleLabel(message: AgentMessage): string {

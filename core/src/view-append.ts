@@ -5,12 +5,12 @@
 // the tail: pruner payloads, markers, compactions, edits, a new branch, or a tool-call id seen before.
 import type { AnyEntry } from "./entries.ts";
 import type { AgentMessage, AssistantMessage, ToolCallBlock, ToolResultMessage } from "./messages.ts";
-import { contentText, occurrenceKey } from "./messages.ts";
+import { contentText } from "./messages.ts";
 import type { SessionData } from "./session.ts";
-import type { CallView, SessionView } from "./view.ts";
-import { protectionReason, type ProtectionConfig } from "./protected.ts";
+import { callViewOf, protectedViewOf, type CallView, type ProtectedView, type SessionView } from "./view.ts";
+import type { ProtectionConfig } from "./protected.ts";
 import { QUERY_TOOL } from "./render.ts";
-import { argsChars, contentChars, messageChars } from "./size.ts";
+import { messageChars } from "./size.ts";
 
 /** Entry types that only ever add messages (or nothing) at the end of the context. */
 const PLAIN_ENTRY_TYPES = new Set(["message", "model_change", "thinking_level_change"]);
@@ -106,41 +106,22 @@ export function appendToSessionView(view: SessionView, data: SessionData, append
     if (turn === undefined) return undefined;
     const toolCall = turn?.calls.get(result.toolCallId);
     const args = (toolCall?.arguments && typeof toolCall.arguments === "object" ? toolCall.arguments : {}) as Record<string, unknown>;
-    const reason = protectionReason(result.toolName, args, config);
     // A call seen for the first time is in no index, summary, alias or chain: raw, or protected.
-    newCalls.push({
-      toolCallId: result.toolCallId,
-      occurrenceKey: occurrenceKey(result.toolCallId, result.timestamp),
-      toolName: result.toolName,
-      shortRef: undefined,
-      state: reason ? "protected" : "raw",
-      rawChars: contentChars(result.content),
-      argsChars: argsChars(args),
-      path: typeof args.path === "string" ? args.path : undefined,
-      command: typeof args.command === "string" ? args.command : undefined,
-      args,
-      isError: result.isError === true,
-      resultEntryId: entry.id,
-      assistantEntryId: turn?.entryId || undefined,
-      resultTimestamp: result.timestamp,
-      summaryEntryId: undefined,
-      chainBlockId: undefined,
-      spillPath: undefined,
-      spillBytes: undefined,
-      aliasOf: undefined,
-      protectedBy: reason,
-    });
+    newCalls.push(
+      callViewOf({
+        toolCallId: result.toolCallId,
+        toolName: result.toolName,
+        resultTimestamp: result.timestamp,
+        result,
+        args,
+        resultEntryId: entry.id,
+        assistantEntryId: turn?.entryId,
+        config,
+      }),
+    );
   }
 
-  const protectedCalls = newCalls
-    .filter((c) => c.protectedBy)
-    .map((c) => ({
-      toolCallId: c.toolCallId,
-      occurrenceKey: c.occurrenceKey,
-      toolName: c.toolName,
-      path: c.path,
-      reason: c.protectedBy!.kind === "tool" ? `tool \`${c.protectedBy!.name}\` is in protectedTools` : `path matches \`${c.protectedBy!.pattern}\``,
-    }));
+  const protectedCalls = newCalls.map(protectedViewOf).filter((p): p is ProtectedView => p !== undefined);
   const next: SessionView = {
     ...view,
     session: { ...view.session, firstPrompt },

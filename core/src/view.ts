@@ -7,10 +7,10 @@ import type { AgentMessage, ToolCallBlock, ToolResultMessage } from "./messages.
 import { contentText, occurrenceKey } from "./messages.ts";
 import type { BadLine, SessionData } from "./session.ts";
 import { getBranch } from "./session.ts";
-import { rebuildIndex, findCallForResult, type PruneIndex } from "./records.ts";
-import { protectionReason } from "./protected.ts";
+import { rebuildIndex, findCallForResult, type IndexedCall, type PruneIndex } from "./records.ts";
+import { protectionReason, type ProtectionConfig } from "./protected.ts";
 import type { RenderConfig } from "./render.ts";
-import { buildModelView } from "./model-view.ts";
+import { renderBranch } from "./model-view.ts";
 import { argsChars, contentChars } from "./size.ts";
 
 export type CallState = "raw" | "summarized" | "deduped" | "spilled" | "compressed" | "protected";
@@ -232,11 +232,62 @@ function sessionInfo(header: SessionHeader | undefined, branch: readonly AnyEntr
   };
 }
 
+/** One tool call as the view shows it; its state follows from protection, chains and the index. */
+export function callViewOf(input: {
+  toolCallId: string;
+  toolName: string;
+  resultTimestamp: number | undefined;
+  result: Pick<ToolResultMessage, "content" | "isError">;
+  args: Record<string, unknown>;
+  resultEntryId: string;
+  assistantEntryId: string | undefined;
+  found?: { call: IndexedCall; aliased: boolean };
+  chainBlockId?: string;
+  config: ProtectionConfig;
+}): CallView {
+  const { found, chainBlockId, args } = input;
+  const reason = protectionReason(input.toolName, args, input.config);
+  let state: CallState = "raw";
+  if (reason) state = "protected";
+  else if (chainBlockId) state = "compressed";
+  else if (found?.aliased) state = "deduped";
+  else if (found?.call.record.spillPath) state = "spilled";
+  else if (found) state = "summarized";
+  return {
+    toolCallId: input.toolCallId,
+    occurrenceKey: occurrenceKey(input.toolCallId, input.resultTimestamp),
+    toolName: input.toolName,
+    shortRef: found?.call.shortRef,
+    state,
+    rawChars: contentChars(input.result.content),
+    argsChars: argsChars(args),
+    path: stringArg(args, "path"),
+    command: stringArg(args, "command"),
+    args,
+    isError: input.result.isError === true,
+    resultEntryId: input.resultEntryId,
+    assistantEntryId: input.assistantEntryId || undefined,
+    resultTimestamp: input.resultTimestamp,
+    summaryEntryId: found && !found.aliased ? found.call.summaryEntryId : undefined,
+    chainBlockId,
+    spillPath: found?.call.record.spillPath,
+    spillBytes: found?.call.record.spillBytes,
+    aliasOf: found?.aliased ? found.call.shortRef : undefined,
+    protectedBy: reason,
+  };
+}
+
+/** The Protected list's entry for a call, when it is protected. */
+export function protectedViewOf(call: CallView): ProtectedView | undefined {
+  if (!call.protectedBy) return undefined;
+  return { toolCallId: call.toolCallId, occurrenceKey: call.occurrenceKey, toolName: call.toolName, path: call.path, reason: describeReason(call.protectedBy) };
+}
+
 export function buildSessionView(data: SessionData, options: ViewOptions): SessionView {
   const branch = getBranch(data, options.leafId);
   const { index, problems } = rebuildIndex(branch.entries);
   const membership = chainMembership(index);
-  const model = buildModelView(data, { leafId: branch.leafId ?? undefined, config: options.config });
+  const model = renderBranch(branch.entries, index, options.config);
 
   const calls: CallView[] = [];
   const protectedCalls: ProtectedView[] = [];
@@ -249,40 +300,21 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     const resultTimestamp = numberOrUndefined(result.timestamp);
     const key = occurrenceKey(toolCallId, resultTimestamp);
     const found = findCallForResult(index, toolCallId, resultTimestamp as number);
-    const reason = protectionReason(toolName, args, options.config);
-    const chainBlockId = membership.byKey.get(key) ?? membership.byId.get(toolCallId);
-    let state: CallState = "raw";
-    if (reason) state = "protected";
-    else if (chainBlockId) state = "compressed";
-    else if (found?.aliased) state = "deduped";
-    else if (found?.call.record.spillPath) state = "spilled";
-    else if (found) state = "summarized";
-    const view: CallView = {
+    const view = callViewOf({
       toolCallId,
-      occurrenceKey: key,
       toolName,
-      shortRef: found?.call.shortRef,
-      state,
-      rawChars: contentChars(result.content),
-      argsChars: argsChars(args),
-      path: stringArg(args, "path"),
-      command: stringArg(args, "command"),
-      args,
-      isError: result.isError === true,
-      resultEntryId: pair.resultEntryId,
-      assistantEntryId: pair.assistantEntryId || undefined,
       resultTimestamp,
-      summaryEntryId: found && !found.aliased ? found.call.summaryEntryId : undefined,
-      chainBlockId,
-      spillPath: found?.call.record.spillPath,
-      spillBytes: found?.call.record.spillBytes,
-      aliasOf: found?.aliased ? found.call.shortRef : undefined,
-      protectedBy: reason,
-    };
+      result,
+      args,
+      resultEntryId: pair.resultEntryId,
+      assistantEntryId: pair.assistantEntryId,
+      found,
+      chainBlockId: membership.byKey.get(key) ?? membership.byId.get(toolCallId),
+      config: options.config,
+    });
     calls.push(view);
-    if (reason) {
-      protectedCalls.push({ toolCallId: view.toolCallId, occurrenceKey: key, toolName: view.toolName, path: view.path, reason: describeReason(reason) });
-    }
+    const protectedView = protectedViewOf(view);
+    if (protectedView) protectedCalls.push(protectedView);
   }
 
   const summaries: SummaryView[] = index.summaries.map((s) => ({

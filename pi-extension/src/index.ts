@@ -9,6 +9,7 @@ import { buildContext } from "../../core/src/context.ts";
 import type { FlushResult, PersistEntry, SpillIO } from "../../core/src/pipeline.ts";
 import { OnceReporter, PrunerRuntime } from "./runtime.ts";
 import { createSummarizer } from "./summarizer.ts";
+import { blobsDirFor } from "../../core/src/session-files.ts";
 import { registerQueryTool } from "./query-tool.ts";
 import { registerCommands } from "./commands.ts";
 import { loadPrunerSettings, settingsTarget, writePrunerSetting, type LoadedSettings } from "./settings.ts";
@@ -30,9 +31,9 @@ export default function piPruner(pi: ExtensionAPI): void {
   const reporter = new OnceReporter((message, level) => ui?.notify(message, level));
   let settings: LoadedSettings | undefined;
   const runtime = new PrunerRuntime(DEFAULT_CONFIG, reporter);
-  let session: { dir?: string; id?: string } = {};
+  let session: { file?: string; id?: string } = {};
 
-  const blobsDir = () => (session.dir && session.id ? join(session.dir, `${session.id}-blobs`) : undefined);
+  const blobsDir = () => (session.file && session.id ? blobsDirFor(session.file, session.id) : undefined);
 
   const spillIO: SpillIO = {
     writeSidecar(call) {
@@ -56,7 +57,7 @@ export default function piPruner(pi: ExtensionAPI): void {
 
   const rebuild = (ctx: ExtensionContext) => {
     ui = ctx.ui;
-    session = { dir: ctx.sessionManager.getSessionDir(), id: ctx.sessionManager.getSessionId() };
+    session = { file: ctx.sessionManager.getSessionFile(), id: ctx.sessionManager.getSessionId() };
     runtime.rebuild(ctx.sessionManager.getBranch() as unknown as AnyEntry[]);
     runtime.reclaim = undefined;
     showStatus(ctx);
@@ -139,7 +140,7 @@ export default function piPruner(pi: ExtensionAPI): void {
     return { messages: rendered as unknown as typeof event.messages };
   });
 
-  registerQueryTool(pi, { index: () => runtime.index, blobsDir });
+  registerQueryTool(pi, { index: () => runtime.index, session: () => session });
 
   registerCommands(pi, {
     config: () => runtime.config,

@@ -1,41 +1,36 @@
 // `context_tree_query`: the model pages pruned output back in by short ref or raw tool-call id.
-import { readFileSync } from "node:fs";
-import { resolve, sep } from "node:path";
 import { Type } from "typebox";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateHead, type ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { resolveRequest, type IndexedCall, type PruneIndex } from "../../core/src/records.ts";
 import { QUERY_TOOL } from "../../core/src/render.ts";
+import { readSpillFile } from "../../core/src/session-files.ts";
 
 export interface QueryHost {
   index(): PruneIndex;
-  /** The session's blobs folder: spilled output is read only from inside it. */
-  blobsDir(): string | undefined;
+  /** The session file and id: spilled output is read only from inside that session's blobs folder. */
+  session(): { file?: string; id?: string };
 }
 
-function readSpill(call: IndexedCall, blobsDir: string | undefined): string {
+async function originalOutput(call: IndexedCall, session: { file?: string; id?: string }): Promise<string> {
   const path = call.record.spillPath;
   if (!path) return call.record.resultText ?? "";
-  const absolute = resolve(path);
-  if (!blobsDir || !absolute.startsWith(resolve(blobsDir) + sep)) {
-    return `[The spill file ${path} is outside this session's blobs folder; not read. Preview:]\n${call.record.resultPreview ?? ""}`;
-  }
-  try {
-    return readFileSync(absolute, "utf8");
-  } catch (error) {
-    return `[The spill file ${path} could not be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}). Preview:]\n${call.record.resultPreview ?? ""}`;
-  }
+  const read = session.file ? await readSpillFile(session.file, session.id, path) : { ok: false as const, reason: "this session has no file on disk" };
+  if (read.ok) return read.text;
+  return `[The spilled output could not be read: ${read.reason}. Its first part:]\n${call.record.resultPreview ?? ""}`;
 }
 
-export function formatQueryResult(ids: readonly string[], index: PruneIndex, blobsDir: string | undefined): string {
+export async function formatQueryResult(ids: readonly string[], index: PruneIndex, session: { file?: string; id?: string }): Promise<string> {
   const parts: string[] = [];
+  // Unknown ids are listed first, so a long output cannot truncate them away.
+  const unknown: string[] = [];
   for (const raw of ids) {
     const id = String(raw).trim().replace(/^`|`$/g, "");
     const calls = resolveRequest(index, id);
     if (!calls.length) {
-      parts.push(`## ${id}\nUnknown: no pruned output has this ref or tool-call id.`);
+      unknown.push(`## ${id}\nUnknown: no pruned output has this ref or tool-call id.`);
       continue;
     }
-    calls.forEach((call, i) => {
+    for (const [i, call] of calls.entries()) {
       const r = call.record;
       const label = calls.length > 1 ? ` (occurrence ${i + 1} of ${calls.length})` : "";
       const header = [
@@ -45,10 +40,10 @@ export function formatQueryResult(ids: readonly string[], index: PruneIndex, blo
         `Status: ${r.isError ? "error" : "ok"}`,
         r.turnIndex !== undefined ? `Turn: ${r.turnIndex}` : undefined,
       ].filter(Boolean);
-      parts.push(`${header.join("\n")}\nOutput:\n${readSpill(call, blobsDir)}`);
-    });
+      parts.push(`${header.join("\n")}\nOutput:\n${await originalOutput(call, session)}`);
+    }
   }
-  const text = parts.join("\n\n");
+  const text = [...unknown, ...parts].join("\n\n");
   const truncated = truncateHead(text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
   if (!truncated.truncated) return text;
   return `${truncated.content}\n\n[Output truncated: ${truncated.outputLines} of ${truncated.totalLines} lines shown. Ask for fewer refs at a time to see more.]`;
@@ -92,7 +87,7 @@ export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
       return args as { toolCallIds: string[] };
     },
     async execute(_toolCallId, params) {
-      const text = formatQueryResult(params.toolCallIds, host.index(), host.blobsDir());
+      const text = await formatQueryResult(params.toolCallIds, host.index(), host.session());
       return { content: [{ type: "text", text }], details: { ids: params.toolCallIds } };
     },
   });

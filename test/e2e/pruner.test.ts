@@ -219,3 +219,26 @@ describe("budget triggers", () => {
     expect(toolMessages(requests[1]!.body).map((t) => t.text)).toEqual([expect.stringContaining("`t1`"), expect.stringContaining("`t2`")]);
   });
 });
+
+describe("recovering spilled output", () => {
+  it("context_tree_query reads a spilled output back from its sidecar, truncated the way Pi truncates tool output", async () => {
+    const { server, ws } = await setup(
+      [
+        { toolCalls: [{ name: "fetch_page", arguments: { chars: 100_000 } }] },
+        { toolCalls: [{ name: "context_tree_query", arguments: { toolCallIds: ["t1", "t99"] } }] },
+        { text: "done" },
+      ],
+      { contextWindow: 400_000 },
+    );
+    const run = await runPi({ workspace: ws, extension: [EXTENSION, BIG_OUTPUT_TOOL], prompts: ["fetch and look again"], timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(0);
+    const last = toolMessages(agentRequests(server.requests).at(-1)!.body);
+    expect(last[0]!.text).toContain("spilled to disk (100000 bytes)");
+    const recovered = last[1]!.text;
+    expect(recovered).toContain("## t1 — fetch_page");
+    expect(recovered).toContain("<p>lorem ipsum dolor sit amet, page content</p>\n<p>lorem");
+    expect(recovered).toContain("[Output truncated:");
+    expect(recovered.length).toBeLessThanOrEqual(52 * 1024);
+    expect(recovered).toContain("## t99\nUnknown: no pruned output has this ref or tool-call id.");
+  });
+});
