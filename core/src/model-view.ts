@@ -31,9 +31,19 @@ export function buildModelView(data: SessionData, options: { leafId?: string; co
 /** Pi's context for a branch and what the model is sent of it, for callers that already hold the branch's index. */
 export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig): Omit<ModelView, "leafId"> {
   const context = buildContext(branch as AnyEntry[]).map((c) => c.message);
-  const messages = renderModelView(context, index, config).messages;
+  // As live: a render that throws (on a message no Pi would write) sends the messages unchanged.
+  let messages: AgentMessage[];
+  let renderError: string | undefined;
+  try {
+    messages = renderModelView(context, index, config).messages;
+  } catch (error) {
+    messages = context;
+    renderError = error instanceof Error ? error.message : "the render failed";
+  }
   const rawMessages = context.filter((m) => !(m.role === "custom" && m.customType === PRUNE_SUMMARY));
-  return { rawMessages, messages, rawChars: messagesChars(rawMessages), modelChars: messagesChars(messages) };
+  const view: Omit<ModelView, "leafId"> = { rawMessages, messages, rawChars: messagesChars(rawMessages), modelChars: messagesChars(messages) };
+  if (renderError !== undefined) view.renderError = renderError;
+  return view;
 }
 
 function roleLabel(message: AgentMessage): string {
