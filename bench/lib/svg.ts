@@ -196,7 +196,7 @@ export function barChart(o: BarChartOptions): string {
   for (const g of o.guides ?? []) {
     const y = py(g.y);
     out.push(`<line x1="${left}" x2="${width - right}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" stroke="#666" stroke-dasharray="4 4"/>`);
-    out.push(`<text x="${width - right - 4}" y="${(y - 5).toFixed(1)}" text-anchor="end" fill="#444" font-size="11">${esc(g.label)}</text>`);
+    out.push(`<text x="${left + 4}" y="${(y - 5).toFixed(1)}" text-anchor="start" fill="#444" font-size="11">${esc(g.label)}</text>`);
   }
   if (names.length > 1) {
     names.forEach((name, i) => {

@@ -174,6 +174,7 @@ export async function runHost(options: HostOptions): Promise<SuiteOutput> {
   if (withDiag.length) {
     const d = spread(withDiag.map((r) => r.ms));
     out.figures["host.diagnostic"] = spreadFigure(d, "ms", { note: "the bundle with its import of Pi's package index replaced by a stand-in" });
+    out.figures["host.diagnostic.cpu"] = spreadFigure(spread(withDiag.map((r) => r.cpuMs)), "ms", { note: "CPU time of the diagnostic bundle's runs" });
     out.figures["host.diagnostic.ratio"] = spreadFigure(spread(diagRatios), "ratio", { note: "diagnostic bundle ÷ without, wall time, median of per-round ratios" });
     out.figures["host.diagnostic.cpu.ratio"] = spreadFigure(spread(diagCpuRatios), "ratio", { note: "diagnostic bundle ÷ without, CPU time, median of per-round ratios" });
     const rssD = withDiag.map((r) => (r.peakRssKb ?? 0) / 1024).filter((v) => v > 0);
