@@ -91,6 +91,11 @@ export default function piPruner(pi: ExtensionAPI): void {
     reporter.reset();
     loadSettings(ctx);
     rebuild(ctx);
+    try {
+      persist(runtime.spillPending(spillIO));
+    } catch (error) {
+      reporter.report(`respill:${(error as Error).message}`, `pi-pruner: ${(error as Error).message}`, "error");
+    }
   });
 
   pi.on("session_tree", (_event, ctx) => rebuild(ctx));

@@ -184,6 +184,30 @@ export class PrunerRuntime {
     return spilled.entries;
   }
 
+  /**
+   * After a rebuild: results still pending that are large enough to spill (a crash between a spill
+   * file and its index entry leaves them so) are spilled now instead of going to the summarizer.
+   */
+  spillPending(spill: SpillIO): PersistEntry[] {
+    if (!this.config.enabled) return [];
+    const entries: PersistEntry[] = [];
+    const rest: Batch[] = [];
+    for (const batch of this.pending) {
+      if (!batch.calls.some((c) => c.resultText.length >= this.config.spillThreshold)) {
+        rest.push(batch);
+        continue;
+      }
+      const spilled = spillOversized(batch, this.index, this.config, spill);
+      for (const f of spilled.failures) {
+        this.reporter.report(`spill:${f.error}`, `pi-pruner: could not write a spill file (${f.error}); the output stays inline`);
+      }
+      entries.push(...spilled.entries);
+      if (spilled.rest) rest.push(spilled.rest);
+    }
+    this.pending = rest;
+    return entries;
+  }
+
   /** The budget triggers: the context share reached autoBudgetThreshold, or jumped by budgetTurnDelta in one turn. */
   budgetTrigger(tokens: number | null | undefined, contextWindow: number | undefined): FlushReason | undefined {
     if (tokens === null || tokens === undefined || !contextWindow) return undefined;

@@ -221,6 +221,11 @@ describe("SIGKILL during a flush, then the same session again (real Pi)", () => 
     expect(pruneEntries(before)).toEqual([]);
     tally["SIGKILL between spill sidecar and index entry"] = 1;
     await rerunAndVerify(ws, server, "crash-spill", "spill");
+    // On reload the big output is spilled again, not sent to the summarizer.
+    const after = parseJsonl(readFileSync(ws.findSessionFile("crash-spill")!, "utf8")).records;
+    const fetched = after.filter((e) => e.customType === "context-prune-index").flatMap((e) => e.data.toolCalls).filter((c: { toolName: string }) => c.toolName === "fetch_page");
+    expect(fetched.length).toBe(1);
+    expect(fetched[0].spillPath, "the big output is spilled on reload").toBeDefined();
   });
 });
 
