@@ -105,7 +105,8 @@ export function registerCommands(context: CommandContext): vscode.Disposable[] {
 
     vscode.commands.registerCommand("piPruner.openSessionFile", (arg: unknown) => {
       const path = sessionPathOf(arg);
-      if (path) return vscode.window.showTextDocument(vscode.Uri.file(path), { preview: true });
+      // Only a session file the store lists: the argument may come from a command link elsewhere.
+      if (path && store.get(path)) return vscode.window.showTextDocument(vscode.Uri.file(path), { preview: true });
       return undefined;
     }),
 

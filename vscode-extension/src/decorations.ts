@@ -38,6 +38,8 @@ export class PrunerDecorations implements vscode.FileDecorationProvider, vscode.
       if (!call.path || !PRUNED_STATES.has(call.state)) continue;
       if (!isAbsolute(call.path) && !sessionCwd) continue;
       const absolute = resolve(sessionCwd ?? "/", call.path);
+      // Only files the explorer can show: a session's `../../etc/passwd` or `/etc/hosts` is not marked.
+      if (!vscode.workspace.getWorkspaceFolder(vscode.Uri.file(absolute))) continue;
       const list = next.get(absolute);
       if (list) list.push(call);
       else next.set(absolute, [call]);

@@ -2,6 +2,8 @@
 // a summary's markdown, the model view of a session, the two sides of a chain review, a compaction,
 // a marker note and a session's unreadable lines. Content is plain text built from the session
 // file; nothing in it is interpreted, and a document is only ever opened by a person's click.
+import { stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import * as vscode from "vscode";
 import { contentText } from "../../core/src/messages.ts";
 import type { AgentMessage, ToolResultMessage } from "../../core/src/messages.ts";
@@ -26,10 +28,28 @@ export type DocumentRequest =
   | { kind: "marker"; file: string; entryId: string }
   | { kind: "badLines"; file: string };
 
-/** The URI of a document; `title` becomes the editor tab's name. */
+/**
+ * The URI of a document; `title` becomes the editor tab's name. Every document is `.txt`, summaries
+ * included: a `.md` name would hand the text to the markdown extension, whose link provider makes
+ * a summary's `[x](command:…)` a Ctrl+click away from running.
+ */
 export function documentUri(request: DocumentRequest, title: string): vscode.Uri {
-  const extension = request.kind === "summary" ? "md" : "txt";
-  return vscode.Uri.from({ scheme: SCHEME, path: `/${uriSafeName(title)}.${extension}`, query: JSON.stringify(request) });
+  return vscode.Uri.from({ scheme: SCHEME, path: `/${uriSafeName(title)}.txt`, query: JSON.stringify(request) });
+}
+
+/**
+ * Refuses a spill path that names something other than a regular file before core's reader opens
+ * it: opening a FIFO for reading waits for a writer forever, and blocks one of the extension
+ * host's few I/O threads with it. `stat` follows links and never blocks on a FIFO.
+ */
+async function notARegularFile(sessionFile: string, spillPath: string): Promise<string | undefined> {
+  if (spillPath.includes("\0")) return undefined;
+  try {
+    const s = await stat(resolve(dirname(sessionFile), spillPath));
+    return s.isFile() ? undefined : `${spillPath} is not a regular file; refused`;
+  } catch {
+    return undefined; // missing or unreadable: core's reader says which
+  }
 }
 
 export function parseDocumentUri(uri: vscode.Uri): DocumentRequest | undefined {
@@ -87,7 +107,8 @@ async function callDocument(state: SessionState, call: CallView): Promise<string
   let output = sessionText;
   let source = "as stored in the session file";
   if (call.spillPath) {
-    const spill = await readSpillFile(state.file.path, state.head.id ?? state.data?.header?.id, call.spillPath);
+    const special = await notARegularFile(state.file.path, call.spillPath);
+    const spill = special ? { ok: false as const, reason: special } : await readSpillFile(state.file.path, state.head.id ?? state.data?.header?.id, call.spillPath);
     if (spill.ok) {
       output = spill.text;
       source = `from the spill file ${spill.path}`;

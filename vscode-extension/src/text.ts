@@ -8,16 +8,28 @@ import { estimateTokens, formatCount } from "../../core/src/size.ts";
 // differently from what it is.
 const UNSAFE_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
-/** One line of plain text: controls removed, whitespace collapsed, at most `max` characters. */
+// Terminal escape sequences as tools print them (colours, cursor moves, OSC 8 hyperlinks, window
+// titles), taken out whole: removing only the ESC character would leave `[31m` or `]8;;https://…`
+// in the text. String sequences (OSC, DCS, SOS, PM, APC) end at BEL or ST, or run to the end of the
+// line when unterminated; CSI ends at its final byte; the rest are ESC and one or two bytes.
+const ESCAPE_SEQUENCES =
+  /(?:\u001b[\]PX^_]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u001b\u009c\n]*(?:\u0007|\u001b\\|\u009c)?|(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]?|\u001b[ -/]*[0-~]?/g;
+
+/** Text without terminal escape sequences and unsafe characters (tab and newline stay). */
+export function plainText(text: string): string {
+  return text.replace(ESCAPE_SEQUENCES, "").replace(UNSAFE_CHARACTERS, "");
+}
+
+/** One line of plain text: escapes and controls removed, whitespace collapsed, at most `max` characters. */
 export function oneLine(text: string | undefined, max = 80): string {
   if (!text) return "";
-  const flat = text.replace(UNSAFE_CHARACTERS, "").replace(/\s+/g, " ").trim();
+  const flat = plainText(text).replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/** Text for a document body: controls other than tab and newline removed. */
+/** Text for a document body: escape sequences and controls other than tab and newline removed. */
 export function documentText(text: string): string {
-  return text.replace(UNSAFE_CHARACTERS, "");
+  return plainText(text);
 }
 
 /**
@@ -29,9 +41,9 @@ export function safeTooltip(...parts: (string | { md: string } | { code: string 
   tooltip.isTrusted = false;
   tooltip.supportHtml = false;
   for (const part of parts) {
-    if (typeof part === "string") tooltip.appendText(part.replace(UNSAFE_CHARACTERS, ""));
+    if (typeof part === "string") tooltip.appendText(plainText(part));
     else if ("md" in part) tooltip.appendMarkdown(part.md);
-    else tooltip.appendCodeblock(part.code.replace(UNSAFE_CHARACTERS, ""), "text");
+    else tooltip.appendCodeblock(plainText(part.code), "text");
   }
   return tooltip;
 }

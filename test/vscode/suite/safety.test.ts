@@ -2,13 +2,17 @@
 // no item runs anything but the extension's own commands, labels carry no control or bidi
 // characters, and nothing is opened or run because a session was read.
 import * as assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
+import { documentUri } from "../../../vscode-extension/src/documents.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import type { SessionNode } from "../../../vscode-extension/src/trees/session-nodes.ts";
+import { OPEN_DOCUMENT_COMMAND } from "../../../vscode-extension/src/trees/sessions-tree.ts";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
-import { children, extensionApi, freshAgent, waitFor, workspaceDir, type ShownItem, type SuiteAgent } from "./helpers.ts";
+import { children, closeAllEditors, extensionApi, find, freshAgent, tooltipText, waitFor, workspaceDir, type ShownItem, type SuiteAgent } from "./helpers.ts";
 
 const OWN_COMMANDS = /^(piPruner\.|vscode\.open$)/;
 
@@ -100,3 +104,281 @@ describe("untrusted session text", () => {
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Item 5 of issue 7: a session full of markup, command links, terminal escapes, a 10,000-line output
+// and spill paths that point out of the blobs folder. Everything must show as inert text, and no
+// file outside the session's blobs folder may be read into a document.
+
+const ESC = "\u001b";
+const BEL = "\u0007";
+/** Terminal escapes as real tools print them: colours, an OSC 8 hyperlink, clear screen, cursor moves, a window title. */
+const ANSI_TEXT =
+  `${ESC}[1;31mFAIL${ESC}[0m build ` +
+  `${ESC}]8;;https://evil.example/steal${BEL}click me${ESC}]8;;${BEL} ` +
+  `${ESC}[2J${ESC}[Hcleared ${ESC}[1A${ESC}[2Kover ` +
+  `${ESC}]0;owned title${ESC}\\` +
+  `${ESC}[38;5;196mcolour${ESC}[m done`;
+const ANSI_SHOWN = "FAIL build click me cleared over colour done";
+const MARKUP =
+  "<script>alert('x')</script><img src=x onerror=alert(1)><iframe src=\"https://evil.example\"></iframe>" +
+  '<a href="command:workbench.action.quit">quit</a> ' +
+  "[run](command:workbench.action.terminal.new) [open](command:vscode.open?%5B%22file%3A%2F%2F%2Fetc%2Fpasswd%22%5D) " +
+  "<https://evil.example/autolink> ![img](https://evil.example/pixel.png)";
+const BIG_LINES = 10_000;
+const SECRET = "TOP SECRET: never shown in a document";
+
+interface EditorHostile {
+  file: string;
+  blobs: string;
+  /** Tool-call id → the spill path its index record names. */
+  spills: Record<string, string>;
+}
+
+/** Writes the session and what lies around its blobs folder; returns its path. */
+function writeEditorHostile(sessionDir: string, cwd: string): EditorHostile {
+  const id = "s-untrusted";
+  const file = path.join(sessionDir, "2025-09-02T00-00-00-000Z_s-untrusted.jsonl");
+  const blobs = path.join(sessionDir, `${id}-blobs`);
+  fs.mkdirSync(path.join(blobs, "a-folder"), { recursive: true });
+  fs.writeFileSync(path.join(sessionDir, "secret.txt"), SECRET);
+  fs.writeFileSync(path.join(blobs, "good.txt"), `spilled ${ANSI_TEXT}\n${MARKUP}\n`);
+  execFileSync("mkfifo", [path.join(blobs, "a-fifo")]);
+  const spills: Record<string, string> = {
+    sp_rel_dotdot: "../../../../../../etc/passwd",
+    sp_blobs_dotdot: `${id}-blobs/../secret.txt`,
+    sp_abs_dotdot: `${blobs}/../secret.txt`,
+    sp_abs_outside: "/etc/passwd",
+    sp_other_session: path.join(sessionDir, "s-other-blobs", "x.txt"),
+    sp_prefix: `${blobs}-evil/secret.txt`,
+    sp_nul: `${blobs}/good.txt\u0000.png`,
+    sp_folder: `${blobs}/a-folder`,
+    sp_fifo: `${blobs}/a-fifo`,
+    sp_good: `${blobs}/good.txt`,
+  };
+  fs.mkdirSync(path.join(sessionDir, "s-other-blobs"), { recursive: true });
+  fs.writeFileSync(path.join(sessionDir, "s-other-blobs", "x.txt"), SECRET);
+  fs.mkdirSync(`${blobs}-evil`, { recursive: true });
+  fs.writeFileSync(`${blobs}-evil/secret.txt`, SECRET);
+
+  const b = new SessionBuilder({ sessionId: id, cwd, startTime: Date.UTC(2025, 8, 2) });
+  b.raw({ type: "session_info", name: `Untrusted ${ESC}[31mred${ESC}[0m <script>alert(1)</script>` });
+  b.user(`look at ${MARKUP}`);
+  b.toolUse("read", { path: "../../../../../../etc/passwd" }, `${MARKUP}\n${ANSI_TEXT}\n`, { id: "u_markup" });
+  b.toolUse("read", { path: "/etc/hostname" }, "outside the workspace\n", { id: "u_abs" });
+  const big = Array.from({ length: BIG_LINES }, (_, i) => `line ${i + 1} <b>bold</b> [x](command:workbench.action.quit) ${ESC}[32mok${ESC}[0m`).join("\n");
+  b.toolUse("bash", { command: `cat big.log\n${"echo more\n".repeat(50)}` }, big, { id: "u_big" });
+  for (const callId of Object.keys(spills)) b.toolUse("bash", { command: `spill ${callId}` }, `inline copy of ${callId}\n`, { id: callId });
+  const ts = (callId: string) =>
+    (b.entries.find((e) => e.type === "message" && (e as { message: { toolCallId?: string } }).message.toolCallId === callId) as unknown as { message: { timestamp: number } }).message.timestamp;
+  const record = (callId: string, toolName: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+    toolCallId: callId,
+    toolName,
+    args,
+    resultText: "",
+    isError: false,
+    turnIndex: 1,
+    resultTimestamp: ts(callId),
+    ...extra,
+  });
+  b.custom("context-prune-index", {
+    toolCalls: [record("u_markup", "read", { path: "../../../../../../etc/passwd" }), record("u_abs", "read", { path: "/etc/hostname" }), record("u_big", "bash", { command: "cat big.log" })],
+    refs: [
+      { shortId: "t1", toolCallId: "u_markup", resultTimestamp: ts("u_markup") },
+      { shortId: "t2", toolCallId: "u_abs", resultTimestamp: ts("u_abs") },
+      { shortId: "t3", toolCallId: "u_big", resultTimestamp: ts("u_big") },
+    ],
+  });
+  b.customMessage("context-prune-summary", `- \`t1\` ${MARKUP}\n- \`t2\` ${ANSI_TEXT}\n- \`t3\` ${BIG_LINES} lines`, {
+    toolCallRefs: ["u_markup", "u_abs", "u_big"].map((callId, i) => ({ shortId: `t${i + 1}`, toolCallId: callId, resultTimestamp: ts(callId) })),
+    toolNames: ["read", "read", "bash"],
+    turnIndex: 1,
+  });
+  let n = 4;
+  for (const [callId, spillPath] of Object.entries(spills)) {
+    b.custom("context-prune-index", {
+      toolCalls: [record(callId, "bash", { command: `spill ${callId}` }, { spillPath, spillBytes: 100, resultPreview: "x" })],
+      refs: [{ shortId: `t${n}`, toolCallId: callId, resultTimestamp: ts(callId) }],
+    });
+    n++;
+  }
+  b.assistant(`done ${MARKUP}`);
+  fs.writeFileSync(file, b.toJsonl());
+  return { file, blobs, spills };
+}
+
+const NO_ESCAPES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+/** Leftovers of an escape sequence whose ESC was dropped but whose body was not. */
+const ESCAPE_LEFTOVERS = /\[\d+(?:;\d+)*m|\[[0-9;]*[HJK]|\]8;;|\]0;/;
+
+describe("untrusted session text: markup, links, escapes, huge outputs, paths (issue 7, item 5)", () => {
+  let api: PiPrunerApi;
+  let agent: SuiteAgent;
+  let hostile: EditorHostile;
+
+  before(async function () {
+    api = await extensionApi();
+    agent = await freshAgent(api);
+    hostile = writeEditorHostile(agent.sessionDir, workspaceDir());
+    await waitFor(() => api.store.get(hostile.file), "the untrusted session to be listed");
+    await api.store.load(hostile.file);
+    await api.settled();
+  });
+  afterEach(() => closeAllEditors());
+  after(() => api.selectSession(undefined));
+
+  function call(key: string) {
+    const found = api.store.get(hostile.file)!.view!.calls.find((c) => c.toolCallId === key);
+    assert.ok(found, `call ${key}`);
+    return found;
+  }
+
+  async function openCall(callId: string): Promise<vscode.TextDocument> {
+    const c = call(callId);
+    const editor = (await vscode.commands.executeCommand(OPEN_DOCUMENT_COMMAND, { kind: "call", file: hostile.file, key: c.occurrenceKey }, `call ${callId}`)) as vscode.TextEditor;
+    return editor.document;
+  }
+
+  async function commandLinks(doc: vscode.TextDocument): Promise<string[]> {
+    // What every link provider (ours, the built-in markdown one, anyone's) offers in the editor.
+    const links = ((await vscode.commands.executeCommand("vscode.executeLinkProvider", doc.uri)) as vscode.DocumentLink[] | undefined) ?? [];
+    return links.filter((l) => l.target && l.target.scheme !== "http" && l.target.scheme !== "https").map((l) => `${l.target!.toString(true)} at ${doc.getText(l.range)}`);
+  }
+
+  it("tool output with HTML, script tags and command links opens as plain text, with no link to run", async () => {
+    const doc = await openCall("u_markup");
+    assert.equal(doc.uri.scheme, "pi-pruner");
+    assert.equal(doc.languageId, "plaintext");
+    const text = doc.getText();
+    assert.ok(text.includes(MARKUP), "the markup is shown exactly, as text");
+    assert.deepEqual(await commandLinks(doc), [], "no command or file link in the document");
+  });
+
+  it("terminal escapes are taken out whole, leaving the words, in documents, labels and tooltips", async () => {
+    const doc = await openCall("u_markup");
+    const text = doc.getText();
+    assert.doesNotMatch(text, NO_ESCAPES);
+    assert.doesNotMatch(text, ESCAPE_LEFTOVERS, "no half-removed escape sequence");
+    assert.ok(text.includes(ANSI_SHOWN), `the words stay: ${JSON.stringify(text.slice(text.indexOf("FAIL") - 5, text.indexOf("FAIL") + 80))}`);
+    const spilled = (await openCall("sp_good")).getText();
+    assert.ok(spilled.includes(`spilled ${ANSI_SHOWN}`), "a spill file's escapes are taken out too");
+    const roots = await children(api.sessionsTree);
+    const session = roots.find((r) => r.node.path === hostile.file)!;
+    assert.equal(session.label, "Untrusted red <script>alert(1)</script>");
+    const summary = (await children(api.sessionsTree, find(await children(api.sessionsTree, session.node), "Summaries").node))[0]!;
+    assert.doesNotMatch(summary.description + tooltipText(summary.item), ESCAPE_LEFTOVERS);
+    assert.doesNotMatch(summary.description + tooltipText(summary.item), NO_ESCAPES);
+  });
+
+  it("a summary opens as plain text: its command links are not links", async () => {
+    const summary = api.store.get(hostile.file)!.view!.summaries[0]!;
+    const editor = (await vscode.commands.executeCommand(OPEN_DOCUMENT_COMMAND, { kind: "summary", file: hostile.file, entryId: summary.entryId }, "summary")) as vscode.TextEditor;
+    const doc = editor.document;
+    assert.ok(doc.getText().includes("[run](command:workbench.action.terminal.new)"));
+    assert.deepEqual(await commandLinks(doc), [], "no command link in the summary document");
+    assert.notEqual(doc.languageId, "markdown", "not handed to the markdown extension (its link provider and preview)");
+  });
+
+  it("the model view and the session's other documents offer no command link either", async () => {
+    const model = (await vscode.commands.executeCommand("piPruner.showModelView", hostile.file)) as vscode.TextEditor;
+    assert.ok(model.document.getText().includes("[run](command:workbench.action.terminal.new)"));
+    assert.doesNotMatch(model.document.getText(), NO_ESCAPES);
+    assert.deepEqual(await commandLinks(model.document), []);
+  });
+
+  it("a 10,000-line output opens whole and quickly; its item, label and tooltip stay one short line", async () => {
+    const started = performance.now();
+    const doc = await openCall("u_big");
+    const took = performance.now() - started;
+    const text = doc.getText();
+    assert.ok(doc.lineCount > BIG_LINES, `${doc.lineCount} lines`);
+    assert.ok(text.includes(`line ${BIG_LINES} <b>bold</b> [x](command:workbench.action.quit) ok`), "the last line, as text, escapes removed");
+    assert.ok(!ESCAPE_LEFTOVERS.test(text) && !NO_ESCAPES.test(text), "no escape sequence or its remains");
+    assert.deepEqual(await commandLinks(doc), []);
+    console.log(`      10,000-line output (${formatBytes(text.length)}) opened in ${took.toFixed(0)} ms`);
+    assert.ok(took < 10_000, `opened in ${took.toFixed(0)} ms`);
+    const roots = await children(api.sessionsTree);
+    const session = roots.find((r) => r.node.path === hostile.file)!;
+    const summary = (await children(api.sessionsTree, find(await children(api.sessionsTree, session.node), "Summaries").node))[0]!;
+    const calls = await children(api.sessionsTree, summary.node);
+    const big = find(calls, /^bash cat big\.log/);
+    assert.ok(big.label.length <= 80 && !big.label.includes("\n"), big.label);
+    assert.ok(tooltipText(big.item).length < 2500, `tooltip of ${tooltipText(big.item).length} characters`);
+    assert.ok(tooltipText(summary.item).length < 2500);
+  });
+
+  it("spill paths out of the blobs folder (.., absolute, a sibling folder, a NUL) are refused; a FIFO or a folder does not hang", async () => {
+    const refusedWith: Record<string, RegExp> = {
+      sp_rel_dotdot: /is outside this session's blobs folder/,
+      sp_blobs_dotdot: /is outside this session's blobs folder/,
+      sp_abs_dotdot: /is outside this session's blobs folder/,
+      sp_abs_outside: /is outside this session's blobs folder/,
+      sp_other_session: /is outside this session's blobs folder/,
+      sp_prefix: /is outside this session's blobs folder/,
+      sp_nul: /not a usable path/,
+      sp_folder: /not a file|not a regular file/,
+      sp_fifo: /not a file|not a regular file/,
+    };
+    const passwd = fs.existsSync("/etc/passwd") ? fs.readFileSync("/etc/passwd", "utf8").split("\n")[0]! : "root:x:0:0";
+    for (const [callId, reason] of Object.entries(refusedWith)) {
+      assert.equal(call(callId).state, "spilled", callId);
+      const started = performance.now();
+      const text = (await Promise.race([
+        openCall(callId).then((d) => d.getText()),
+        new Promise<string>((_, reject) => setTimeout(() => reject(new Error(`${callId}: the document did not open within 5 s (a read that blocks?)`)), 5000)),
+      ]))!;
+      assert.match(text, /^Spill file not read: /m, callId);
+      assert.match(text, reason, callId);
+      assert.ok(text.includes(`inline copy of ${callId}`), `${callId}: the session's own copy is shown instead`);
+      assert.ok(!text.includes(SECRET), `${callId}: a file outside the blobs folder was read`);
+      assert.ok(!text.includes(passwd), `${callId}: /etc/passwd was read`);
+      assert.ok(performance.now() - started < 5000);
+      await closeAllEditors();
+    }
+    const good = (await openCall("sp_good")).getText();
+    assert.match(good, /from the spill file .*s-untrusted-blobs\/good\.txt/);
+  });
+
+  it("paths with .. and absolute paths outside the workspace are shown as text, never opened, never decorated", async () => {
+    const markup = call("u_markup");
+    const abs = call("u_abs");
+    assert.equal(markup.path, "../../../../../../etc/passwd");
+    await api.selectSession(hostile.file);
+    try {
+      const decorate = (p: string) => api.decorations.provideFileDecoration(vscode.Uri.file(p));
+      assert.equal(decorate("/etc/passwd"), undefined, "no decoration outside the workspace");
+      assert.equal(decorate(abs.path!), undefined);
+      const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs);
+      assert.deepEqual(tabs.map((t) => t.label), [], "selecting the session opened nothing");
+      const items = await children(api.sessionsTree, find(await children(api.sessionsTree, api.sessionsTree.sessionNode(hostile.file)), "Summaries").node);
+      const calls = await children(api.sessionsTree, items[0]!.node);
+      const item = find(calls, "read ../../../../../../etc/passwd").item;
+      assert.equal(item.command?.command, OPEN_DOCUMENT_COMMAND, "a click opens our read-only document, not the file");
+      assert.equal(item.resourceUri, undefined);
+    } finally {
+      await api.selectSession(undefined);
+    }
+  });
+
+  it("a crafted document URI or command argument cannot read a file that is not a listed session", async () => {
+    const crafted = documentUri({ kind: "call", file: "/etc/passwd", key: "x" }, "crafted");
+    const doc = await vscode.workspace.openTextDocument(crafted);
+    assert.equal(doc.getText(), "The session /etc/passwd is no longer listed.\n");
+    const secretFile = path.join(agent.sessionDir, "secret.txt");
+    for (const kind of ["model", "badLines"] as const) {
+      const text = (await vscode.workspace.openTextDocument(documentUri({ kind, file: secretFile }, "crafted"))).getText();
+      assert.ok(!text.includes(SECRET), kind);
+    }
+    await vscode.commands.executeCommand("piPruner.openSessionFile", secretFile);
+    await vscode.commands.executeCommand("piPruner.openSessionFile", "/etc/passwd");
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => t.label);
+    assert.deepEqual(tabs, [], "Open Session File opens only listed session files");
+    await vscode.commands.executeCommand("piPruner.openSessionFile", hostile.file);
+    await waitFor(() => vscode.window.activeTextEditor?.document.uri.fsPath === hostile.file, "a listed session file to open");
+  });
+});
+
+function formatBytes(n: number): string {
+  return `${(n / 1024).toFixed(0)} KB`;
+}
