@@ -1,6 +1,6 @@
 // `context_tree_query`: the model pages pruned output back in by short ref or raw tool-call id.
 import { Type } from "typebox";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateHead, type ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { resolveRequest, type IndexedCall, type PruneIndex } from "../../core/src/records.ts";
 import { QUERY_TOOL } from "../../core/src/render.ts";
 import { readSpillFile } from "../../core/src/session-files.ts";
@@ -44,6 +44,9 @@ export async function formatQueryResult(ids: readonly string[], index: PruneInde
     }
   }
   const text = [...unknown, ...parts].join("\n\n");
+  // Pi's own truncation, loaded when the tool first runs: a static import of Pi's package from the
+  // extension bundle loads Pi's whole module graph a second time on every start.
+  const { truncateHead, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } = await import("@earendil-works/pi-coding-agent");
   const truncated = truncateHead(text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
   if (!truncated.truncated) return text;
   return `${truncated.content}\n\n[Output truncated: ${truncated.outputLines} of ${truncated.totalLines} lines shown. Ask for fewer refs at a time to see more.]`;

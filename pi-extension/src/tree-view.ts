@@ -1,10 +1,13 @@
 // The terminal overlay of `/pruner tree`: draws a FoldableTree and maps keys onto it.
 // Enter/Space folds, arrows move, Ctrl-O shows the selected node's full text, Esc closes.
 import type { ExtensionCommandContext, Theme } from "@earendil-works/pi-coding-agent";
-import { matchesKey, truncateToWidth, type Component } from "@earendil-works/pi-tui";
+import type { Component } from "@earendil-works/pi-tui";
 import { FoldableTree, type TreeKey, type TreeNode } from "./tree-model.ts";
 
 const VISIBLE_ROWS = 20;
+
+// pi-tui is loaded when the overlay first opens, not when Pi starts.
+type Tui = typeof import("@earendil-works/pi-tui");
 
 class PrunerTreeComponent implements Component {
   private readonly tree: FoldableTree;
@@ -12,14 +15,17 @@ class PrunerTreeComponent implements Component {
   private readonly close: () => void;
   private detail: string[] | undefined;
   private detailOffset = 0;
+  private readonly tui: Tui;
 
-  constructor(roots: TreeNode[], theme: Theme, close: () => void) {
+  constructor(tui: Tui, roots: TreeNode[], theme: Theme, close: () => void) {
+    this.tui = tui;
     this.tree = new FoldableTree(roots);
     this.theme = theme;
     this.close = close;
   }
 
   handleInput(data: string): void {
+    const { matchesKey } = this.tui;
     if (this.detail) {
       if (matchesKey(data, "escape") || matchesKey(data, "ctrl+o") || matchesKey(data, "return")) this.detail = undefined;
       else if (matchesKey(data, "down")) this.detailOffset = Math.min(Math.max(0, this.detail.length - VISIBLE_ROWS), this.detailOffset + 1);
@@ -59,6 +65,7 @@ class PrunerTreeComponent implements Component {
   }
 
   render(width: number): string[] {
+    const { truncateToWidth } = this.tui;
     const th = this.theme;
     const inner = Math.max(20, width - 2);
     const frame = (text: string) => th.fg("border", "│") + truncateToWidth(text, inner, "…", true) + th.fg("border", "│");
@@ -91,5 +98,6 @@ export async function showTree(ctx: ExtensionCommandContext, roots: TreeNode[], 
     ctx.ui.notify(asText(), "info");
     return;
   }
-  await ctx.ui.custom<void>((_tui, theme, _keys, done) => new PrunerTreeComponent(roots, theme, () => done()), { overlay: true });
+  const tui = await import("@earendil-works/pi-tui");
+  await ctx.ui.custom<void>((_tui, theme, _keys, done) => new PrunerTreeComponent(tui, roots, theme, () => done()), { overlay: true });
 }
