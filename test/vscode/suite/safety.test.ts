@@ -2,7 +2,6 @@
 // no item runs anything but the extension's own commands, labels carry no control or bidi
 // characters, and nothing is opened or run because a session was read.
 import * as assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -12,6 +11,7 @@ import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import type { SessionNode } from "../../../vscode-extension/src/trees/session-nodes.ts";
 import { OPEN_DOCUMENT_COMMAND } from "../../../vscode-extension/src/trees/sessions-tree.ts";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
+import { ANSI_SHOWN, ANSI_TEXT, BIG_LINES, MARKUP, SECRET, writeEditorHostile, type EditorHostile } from "../fixtures/untrusted.ts";
 import { children, closeAllEditors, extensionApi, find, freshAgent, tooltipText, waitFor, workspaceDir, type ShownItem, type SuiteAgent } from "./helpers.ts";
 
 const OWN_COMMANDS = /^(piPruner\.|vscode\.open$)/;
@@ -109,103 +109,6 @@ describe("untrusted session text", () => {
 // Item 5 of issue 7: a session full of markup, command links, terminal escapes, a 10,000-line output
 // and spill paths that point out of the blobs folder. Everything must show as inert text, and no
 // file outside the session's blobs folder may be read into a document.
-
-const ESC = "\u001b";
-const BEL = "\u0007";
-/** Terminal escapes as real tools print them: colours, an OSC 8 hyperlink, clear screen, cursor moves, a window title. */
-const ANSI_TEXT =
-  `${ESC}[1;31mFAIL${ESC}[0m build ` +
-  `${ESC}]8;;https://evil.example/steal${BEL}click me${ESC}]8;;${BEL} ` +
-  `${ESC}[2J${ESC}[Hcleared ${ESC}[1A${ESC}[2Kover ` +
-  `${ESC}]0;owned title${ESC}\\` +
-  `${ESC}[38;5;196mcolour${ESC}[m done`;
-const ANSI_SHOWN = "FAIL build click me cleared over colour done";
-const MARKUP =
-  "<script>alert('x')</script><img src=x onerror=alert(1)><iframe src=\"https://evil.example\"></iframe>" +
-  '<a href="command:workbench.action.quit">quit</a> ' +
-  "[run](command:workbench.action.terminal.new) [open](command:vscode.open?%5B%22file%3A%2F%2F%2Fetc%2Fpasswd%22%5D) " +
-  "<https://evil.example/autolink> ![img](https://evil.example/pixel.png)";
-const BIG_LINES = 10_000;
-const SECRET = "TOP SECRET: never shown in a document";
-
-interface EditorHostile {
-  file: string;
-  blobs: string;
-  /** Tool-call id → the spill path its index record names. */
-  spills: Record<string, string>;
-}
-
-/** Writes the session and what lies around its blobs folder; returns its path. */
-function writeEditorHostile(sessionDir: string, cwd: string): EditorHostile {
-  const id = "s-untrusted";
-  const file = path.join(sessionDir, "2025-09-02T00-00-00-000Z_s-untrusted.jsonl");
-  const blobs = path.join(sessionDir, `${id}-blobs`);
-  fs.mkdirSync(path.join(blobs, "a-folder"), { recursive: true });
-  fs.writeFileSync(path.join(sessionDir, "secret.txt"), SECRET);
-  fs.writeFileSync(path.join(blobs, "good.txt"), `spilled ${ANSI_TEXT}\n${MARKUP}\n`);
-  execFileSync("mkfifo", [path.join(blobs, "a-fifo")]);
-  const spills: Record<string, string> = {
-    sp_rel_dotdot: "../../../../../../etc/passwd",
-    sp_blobs_dotdot: `${id}-blobs/../secret.txt`,
-    sp_abs_dotdot: `${blobs}/../secret.txt`,
-    sp_abs_outside: "/etc/passwd",
-    sp_other_session: path.join(sessionDir, "s-other-blobs", "x.txt"),
-    sp_prefix: `${blobs}-evil/secret.txt`,
-    sp_nul: `${blobs}/good.txt\u0000.png`,
-    sp_folder: `${blobs}/a-folder`,
-    sp_fifo: `${blobs}/a-fifo`,
-    sp_good: `${blobs}/good.txt`,
-  };
-  fs.mkdirSync(path.join(sessionDir, "s-other-blobs"), { recursive: true });
-  fs.writeFileSync(path.join(sessionDir, "s-other-blobs", "x.txt"), SECRET);
-  fs.mkdirSync(`${blobs}-evil`, { recursive: true });
-  fs.writeFileSync(`${blobs}-evil/secret.txt`, SECRET);
-
-  const b = new SessionBuilder({ sessionId: id, cwd, startTime: Date.UTC(2025, 8, 2) });
-  b.raw({ type: "session_info", name: `Untrusted ${ESC}[31mred${ESC}[0m <script>alert(1)</script>` });
-  b.user(`look at ${MARKUP}`);
-  b.toolUse("read", { path: "../../../../../../etc/passwd" }, `${MARKUP}\n${ANSI_TEXT}\n`, { id: "u_markup" });
-  b.toolUse("read", { path: "/etc/hostname" }, "outside the workspace\n", { id: "u_abs" });
-  const big = Array.from({ length: BIG_LINES }, (_, i) => `line ${i + 1} <b>bold</b> [x](command:workbench.action.quit) ${ESC}[32mok${ESC}[0m`).join("\n");
-  b.toolUse("bash", { command: `cat big.log\n${"echo more\n".repeat(50)}` }, big, { id: "u_big" });
-  for (const callId of Object.keys(spills)) b.toolUse("bash", { command: `spill ${callId}` }, `inline copy of ${callId}\n`, { id: callId });
-  const ts = (callId: string) =>
-    (b.entries.find((e) => e.type === "message" && (e as { message: { toolCallId?: string } }).message.toolCallId === callId) as unknown as { message: { timestamp: number } }).message.timestamp;
-  const record = (callId: string, toolName: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-    toolCallId: callId,
-    toolName,
-    args,
-    resultText: "",
-    isError: false,
-    turnIndex: 1,
-    resultTimestamp: ts(callId),
-    ...extra,
-  });
-  b.custom("context-prune-index", {
-    toolCalls: [record("u_markup", "read", { path: "../../../../../../etc/passwd" }), record("u_abs", "read", { path: "/etc/hostname" }), record("u_big", "bash", { command: "cat big.log" })],
-    refs: [
-      { shortId: "t1", toolCallId: "u_markup", resultTimestamp: ts("u_markup") },
-      { shortId: "t2", toolCallId: "u_abs", resultTimestamp: ts("u_abs") },
-      { shortId: "t3", toolCallId: "u_big", resultTimestamp: ts("u_big") },
-    ],
-  });
-  b.customMessage("context-prune-summary", `- \`t1\` ${MARKUP}\n- \`t2\` ${ANSI_TEXT}\n- \`t3\` ${BIG_LINES} lines`, {
-    toolCallRefs: ["u_markup", "u_abs", "u_big"].map((callId, i) => ({ shortId: `t${i + 1}`, toolCallId: callId, resultTimestamp: ts(callId) })),
-    toolNames: ["read", "read", "bash"],
-    turnIndex: 1,
-  });
-  let n = 4;
-  for (const [callId, spillPath] of Object.entries(spills)) {
-    b.custom("context-prune-index", {
-      toolCalls: [record(callId, "bash", { command: `spill ${callId}` }, { spillPath, spillBytes: 100, resultPreview: "x" })],
-      refs: [{ shortId: `t${n}`, toolCallId: callId, resultTimestamp: ts(callId) }],
-    });
-    n++;
-  }
-  b.assistant(`done ${MARKUP}`);
-  fs.writeFileSync(file, b.toJsonl());
-  return { file, blobs, spills };
-}
 
 const NO_ESCAPES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
