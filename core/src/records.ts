@@ -406,16 +406,22 @@ function lookupRef(index: PruneIndex, ref: ToolCallRef): IndexedCall | undefined
  * matches only when no keyed record exists for that id.
  */
 export function findCallForResult(index: PruneIndex, toolCallId: string, resultTimestamp: number): { call: IndexedCall; aliased: boolean } | undefined {
-  const key = occurrenceKey(toolCallId, resultTimestamp);
-  const direct = index.calls.get(key);
-  if (direct) return { call: direct, aliased: false };
-  const alias = index.aliases.get(key) ?? index.aliases.get(toolCallId);
-  if (alias) {
-    const original = index.calls.get(alias.originalKey) ?? firstById(index, alias.data.originalToolCallId);
-    if (original) return { call: original, aliased: true };
+  // This runs for every tool result on every request: look up by id (lists of one, nearly always)
+  // rather than building an occurrence-key string per result.
+  const occurrences = index.byToolCallId.get(toolCallId);
+  if (occurrences) {
+    for (const call of occurrences) if (call.record.resultTimestamp === resultTimestamp) return { call, aliased: false };
   }
-  const legacy = index.calls.get(toolCallId);
-  if (legacy) return { call: legacy, aliased: false };
+  if (index.aliases.size) {
+    const alias = index.aliases.get(occurrenceKey(toolCallId, resultTimestamp)) ?? index.aliases.get(toolCallId);
+    if (alias) {
+      const original = index.calls.get(alias.originalKey) ?? firstById(index, alias.data.originalToolCallId);
+      if (original) return { call: original, aliased: true };
+    }
+  }
+  if (occurrences) {
+    for (const call of occurrences) if (typeof call.record.resultTimestamp !== "number") return { call, aliased: false };
+  }
   return undefined;
 }
 
