@@ -1,6 +1,7 @@
 // Where Pi keeps session files and what can be learned about one cheaply: the folder of a working
 // directory, the session files in it (newest first), a label from the file's first bytes, and the
 // spill sidecar of a pruned call, read only from inside its session's blobs folder.
+import { constants as fsConstants } from "node:fs";
 import { open, readdir, realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { parseSessionText } from "./session.ts";
@@ -142,7 +143,9 @@ export async function readSpillFile(sessionFile: string, sessionId: string | und
   }
   if (!realFile.startsWith(realBlobs + sep)) return outside;
   try {
-    const handle = await open(realFile, "r");
+    // O_NONBLOCK: opening a FIFO put in place of the file must not wait for a writer; the type
+    // check on the open handle then refuses it.
+    const handle = await open(realFile, fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0));
     try {
       const s = await handle.stat();
       if (!s.isFile()) return { ok: false, reason: `${spillPath} is not a file` };
