@@ -124,34 +124,33 @@ function cutDeepValues(value: unknown, depth: number): unknown {
   return out;
 }
 
-async function inspect(args: string[], io: CliIO): Promise<number> {
+/** What `inspect` and `view` share: one session file, an optional leaf, the settings that apply to it. */
+async function openSession(command: string, args: string[], io: CliIO) {
   const { values, positionals } = parse(args, { leaf: { type: "string" }, json: { type: "boolean" }, cwd: { type: "string" } });
-  if (positionals.length !== 1) throw new UsageError("inspect takes exactly one session file");
+  if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one session file`);
   const file = resolve(io.cwd, positionals[0]!);
   const data = await loadSession(file);
   if (values.leaf && !data.byId.has(values.leaf)) throw new UsageError(`no entry with id "${values.leaf}" in ${file}`);
   const cwd = values.cwd ? resolve(io.cwd, values.cwd) : headerCwd(data, io);
   const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
   reportWarnings(loaded.warnings, io);
-  const view = buildSessionView(data, { leafId: values.leaf, config: loaded.config });
-  if (values.json) io.out(JSON.stringify(inspectJson(view), null, 2) + "\n");
+  return { file, data, leaf: values.leaf, json: values.json === true, config: loaded.config };
+}
+
+async function inspect(args: string[], io: CliIO): Promise<number> {
+  const { file, data, leaf, json, config } = await openSession("inspect", args, io);
+  const view = buildSessionView(data, { leafId: leaf, config });
+  if (json) io.out(JSON.stringify(inspectJson(view), null, 2) + "\n");
   else io.out(inspectText(view, file));
   return 0;
 }
 
 async function view(args: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = parse(args, { leaf: { type: "string" }, json: { type: "boolean" }, cwd: { type: "string" } });
-  if (positionals.length !== 1) throw new UsageError("view takes exactly one session file");
-  const file = resolve(io.cwd, positionals[0]!);
-  const data = await loadSession(file);
-  if (values.leaf && !data.byId.has(values.leaf)) throw new UsageError(`no entry with id "${values.leaf}" in ${file}`);
-  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : headerCwd(data, io);
-  const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
-  reportWarnings(loaded.warnings, io);
+  const { file, data, leaf, json, config } = await openSession("view", args, io);
   for (const e of data.errors) io.err(`warning: line ${e.line}: ${e.message}\n`);
-  const model = buildModelView(data, { leafId: values.leaf, config: loaded.config });
+  const model = buildModelView(data, { leafId: leaf, config });
   if (model.renderError) io.err(`warning: the pruner's render failed on this session (${model.renderError}); shown unchanged, as the pruner would send it\n`);
-  if (values.json) {
+  if (json) {
     io.out(sessionJson(model.messages) + "\n");
     return 0;
   }
