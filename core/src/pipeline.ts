@@ -7,7 +7,7 @@ import type { DedupAliasData, FrontierData, FrontierOutcome, IndexData, SummaryD
 import { PRUNE_DEDUP_ALIAS, PRUNE_FRONTIER, PRUNE_INDEX, PRUNE_SUMMARY } from "./entries.ts";
 import type { PruneConfig } from "./config.ts";
 import { isProtected } from "./protected.ts";
-import { addIndexedCall, contentHash, nextShortRef, recordKey, type IndexedCall, type PruneIndex } from "./records.ts";
+import { addAlias, addIndexedCall, contentHash, nextShortRef, recordKey, removeAlias, type IndexedCall, type PruneIndex } from "./records.ts";
 import { buildBatchRequest, finishSummary, type Summarizer, type SummarizerUsage } from "./summarize.ts";
 
 export interface CapturedCall {
@@ -240,7 +240,7 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
           originalResultTimestamp: original.record.resultTimestamp,
         };
         const newKey = occurrenceKey(call.toolCallId, call.resultTimestamp);
-        index.aliases.set(newKey, { entryId: "", newKey, originalKey: original.key, data });
+        addAlias(index, { entryId: "", newKey, originalKey: original.key, data });
         aliasEntries.push({ kind: "custom", customType: PRUNE_DEDUP_ALIAS, data });
       } else remaining.push(call);
     }
@@ -285,7 +285,7 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
     result.summarizerCalls++;
     if (answer.status === "rejected") {
       // Nothing of this batch is persisted, not even its aliases: it is retried whole next time.
-      for (const e of plan.aliasEntries) index.aliases.delete(aliasKeyOf(e));
+      for (const e of plan.aliasEntries) removeAlias(index, aliasKeyOf(e));
       result.retry.push(plan.batch);
       result.outcomes.push({ batchTurnIndex: plan.batch.turnIndex, outcome: "failed", rawChars: plan.rawChars, summaryChars: 0, refs: [], error: String((answer.reason as Error)?.message ?? answer.reason) });
       continue;
@@ -302,7 +302,7 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
         plan.calls.map((c, i) => ({ shortRef: plan.refs[i]!, toolName: c.toolName, args: c.args })),
       );
     } catch (error) {
-      for (const e of plan.aliasEntries) index.aliases.delete(aliasKeyOf(e));
+      for (const e of plan.aliasEntries) removeAlias(index, aliasKeyOf(e));
       result.retry.push(plan.batch);
       result.outcomes.push({ batchTurnIndex: plan.batch.turnIndex, outcome: "failed", rawChars: plan.rawChars, summaryChars: 0, refs: [], error: (error as Error).message });
       continue;

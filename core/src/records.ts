@@ -56,6 +56,8 @@ export interface PruneIndex {
   byContentHash: Map<string, IndexedCall>;
   /** Occurrence key of a duplicate result → key of the original it aliases. */
   aliases: Map<string, AliasInfo>;
+  /** How many aliases each duplicate's raw id has: lets a lookup skip building keys for ids without one. */
+  aliasIdCounts: Map<string, number>;
   summaries: SummaryInfo[];
   chains: ChainInfo[];
   frontier?: FrontierData;
@@ -74,6 +76,7 @@ export function emptyIndex(): PruneIndex {
     byShortRef: new Map(),
     byContentHash: new Map(),
     aliases: new Map(),
+    aliasIdCounts: new Map(),
     summaries: [],
     chains: [],
     stats: {},
@@ -200,6 +203,25 @@ export function contentHash(toolName: string, text: string): string {
     .join("\n")
     .trim();
   return createHash("sha1").update(toolName).update("\0").update(normalized).digest("hex");
+}
+
+/** Registers a dedup alias (the rebuild, and the live pruner when it aliases a duplicate). */
+export function addAlias(index: PruneIndex, alias: AliasInfo): void {
+  if (!index.aliases.has(alias.newKey)) {
+    const id = alias.data.newToolCallId;
+    index.aliasIdCounts.set(id, (index.aliasIdCounts.get(id) ?? 0) + 1);
+  }
+  index.aliases.set(alias.newKey, alias);
+}
+
+export function removeAlias(index: PruneIndex, newKey: string): void {
+  const alias = index.aliases.get(newKey);
+  if (!alias) return;
+  index.aliases.delete(newKey);
+  const id = alias.data.newToolCallId;
+  const left = (index.aliasIdCounts.get(id) ?? 1) - 1;
+  if (left > 0) index.aliasIdCounts.set(id, left);
+  else index.aliasIdCounts.delete(id);
 }
 
 export function nextShortRef(index: PruneIndex): string {
@@ -368,7 +390,7 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
       const alias = data as unknown as DedupAliasData;
       const newKey = occurrenceKey(alias.newToolCallId, numberOr(alias.newResultTimestamp));
       const originalKey = occurrenceKey(alias.originalToolCallId, numberOr(alias.originalResultTimestamp));
-      index.aliases.set(newKey, { entryId: entry.id, newKey, originalKey, data: alias });
+      addAlias(index, { entryId: entry.id, newKey, originalKey, data: alias });
     } else if (entry.type === "custom" && customType === PRUNE_CHAIN) {
       const data = (entry as { data?: unknown }).data;
       if (!isObject(data) || typeof data.blockId !== "string" || typeof data.startUserTimestamp !== "number") {
@@ -412,7 +434,7 @@ export function findCallForResult(index: PruneIndex, toolCallId: string, resultT
   if (occurrences) {
     for (const call of occurrences) if (call.record.resultTimestamp === resultTimestamp) return { call, aliased: false };
   }
-  if (index.aliases.size) {
+  if (index.aliasIdCounts.has(toolCallId)) {
     const alias = index.aliases.get(occurrenceKey(toolCallId, resultTimestamp)) ?? index.aliases.get(toolCallId);
     if (alias) {
       const original = index.calls.get(alias.originalKey) ?? firstById(index, alias.data.originalToolCallId);

@@ -266,7 +266,7 @@ describe("a render that throws", () => {
       { type: "message", id: "a", parentId: null, timestamp: "t", message: { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "x" }], timestamp: 5 } },
       { type: "custom", customType: "context-prune-index", id: "b", parentId: "a", timestamp: "t", data: { toolCalls: [{ toolCallId: "c1", toolName: "read", resultTimestamp: 5, spillPath: "/x" }], refs: [{ shortId: "t1", toolCallId: "c1", resultTimestamp: 5 }] } },
       // An alias makes the lookup of an unknown occurrence build its key.
-      { type: "custom", customType: "context-prune-dedup-alias", id: "b2", parentId: "b", timestamp: "t", data: { newToolCallId: "c9", originalToolCallId: "c1", newResultTimestamp: 9, originalResultTimestamp: 5 } },
+      { type: "custom", customType: "context-prune-dedup-alias", id: "b2", parentId: "b", timestamp: "t", data: { newToolCallId: "c1", originalToolCallId: "c1", newResultTimestamp: 9, originalResultTimestamp: 5 } },
       { type: "message", id: "c", parentId: "b2", timestamp: "t", message: { role: "toolResult", toolCallId: "c1", toolName: "read", content: [], timestamp: { toString: 1 } } },
     ];
     const data = parseSessionText(lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
