@@ -11,7 +11,7 @@ import { createPathMatcher, toolCallPath } from "./protected.ts";
 import { findCallForResult, recordKey, type ChainInfo, type PruneIndex, type SummaryInfo } from "./records.ts";
 import { callsInRange, indexTimestamps, resolveChain, type ChainCall, type ChainRange } from "./chains.ts";
 import { withoutThinking } from "./transforms.ts";
-import { describeTarget, stripFooter } from "./summarize.ts";
+import { describeTarget, stripFooter, TARGET_ARG_KEYS } from "./summarize.ts";
 
 export type ChainRenderConfig = Pick<PruneConfig, "chainCompression" | "protectedTools" | "protectedPaths">;
 
@@ -64,6 +64,38 @@ function stringList(value: unknown): string[] | undefined {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : undefined;
 }
 
+// Every request brings a fresh copy of the same history, and a chain's range never changes once it
+// closed: what a chain drops and relocates, and its block's body, are worked out once per chain
+// entry (the index's ChainInfo object, so nothing is shared across sessions or rebuilds) and reused
+// while the range still looks the same. Relocated text is always read from the current messages.
+interface CachedRange {
+  fingerprint: string;
+  tools: readonly string[];
+  paths: readonly string[];
+  resolved: ResolvedChain;
+}
+const rangeCache = new WeakMap<ChainInfo, CachedRange>();
+const bodyCache = new WeakMap<ChainInfo, { signature: string; body: string; toolRefs: string[] }>();
+
+const NO_RESULT = { role: "toolResult", toolCallId: "", toolName: "", content: [], isError: false, timestamp: 0 } as const;
+
+/** A chain call without its message and with only the arguments a block's call line shows. */
+function slimCall(call: ChainCall): ChainCall {
+  const args: Record<string, unknown> = {};
+  for (const key of TARGET_ARG_KEYS) if (typeof call.args[key] === "string") args[key] = call.args[key];
+  return { ...call, args, result: NO_RESULT as unknown as ChainCall["result"] };
+}
+
+/** Positions and the ids and timestamps of the range's results: equal only for the same range. */
+function rangeFingerprint(messages: readonly AgentMessage[], range: ChainRange): string {
+  let fp = `${range.start}:${range.end}`;
+  for (let i = range.start + 1; i < range.end; i++) {
+    const m = messages[i]!;
+    if (m.role === "toolResult") fp += `|${m.toolCallId}@${m.timestamp}`;
+  }
+  return fp;
+}
+
 /**
  * Resolves the index's chains against the messages: by position, the first entry for a start
  * wins, ranges never overlap. Calls are read from `source`, the render's input at the same
@@ -82,6 +114,12 @@ function resolveChains(messages: readonly AgentMessage[], source: readonly Agent
       stats.unresolvedChains.push({ blockId: chain.blockId, startUserTimestamp: chain.startUserTimestamp, reason: found.reason, absent: found.absent });
       continue;
     }
+    const fingerprint = rangeFingerprint(source, found.range);
+    const cached = rangeCache.get(chain);
+    if (cached && cached.fingerprint === fingerprint && cached.tools === config.protectedTools && cached.paths === config.protectedPaths) {
+      resolved.push({ ...cached.resolved, range: found.range });
+      continue;
+    }
     const protectedIds = new Set(stringList(chain.protectedToolCallIds) ?? []);
     const dropped: ChainCall[] = [];
     const relocated: ChainCall[] = [];
@@ -90,14 +128,22 @@ function resolveChains(messages: readonly AgentMessage[], source: readonly Agent
       if (protectedIds.has(call.toolCallId) || isProtected(call.toolName, call.args)) relocated.push(call);
       else dropped.push(call);
     }
-    resolved.push({
+    const entry: ResolvedChain = {
       chain,
       range: found.range,
       dropped,
       relocated,
       keys: new Set(dropped.map((c) => c.key)),
       ids: new Set(dropped.map((c) => c.toolCallId)),
+    };
+    // The cached copy keeps no message of this request alive: only what later renders read.
+    rangeCache.set(chain, {
+      fingerprint,
+      tools: config.protectedTools,
+      paths: config.protectedPaths,
+      resolved: { ...entry, dropped: dropped.map(slimCall), relocated: relocated.map(slimCall) },
     });
+    resolved.push(entry);
   }
   resolved.sort((a, b) => a.range.start - b.range.start);
   const kept: ResolvedChain[] = [];
@@ -202,7 +248,7 @@ export function pruneChainRanges(messages: AgentMessage[], source: readonly Agen
     const m = messages[i]!;
     const chain = byStart.get(i);
     if (chain) {
-      out.push(m, blockMessage(chain, index, summariesOf.get(chain) ?? []));
+      out.push(m, blockMessage(chain, original, index, summariesOf.get(chain) ?? []));
       stats.chainsCompressed++;
       stats.protectedRelocated += chain.relocated.length;
       for (let j = chain.range.start + 1; j < chain.range.end; j++) {
@@ -256,10 +302,20 @@ function summariesByChain(index: PruneIndex, chains: readonly ResolvedChain[]): 
   return out;
 }
 
-function blockMessage(chain: ResolvedChain, index: PruneIndex, summaries: readonly SummaryInfo[]): CustomMessage {
-  const body = chainBody(chain.chain, chain.dropped, summaries, index);
-  const relocated = chain.relocated.map((call) => ({ toolName: call.toolName, text: contentText(call.result.content) }));
-  const text = compressedChainText(chain.chain, body, toolRefsOf(chain.chain, chain.dropped, index), relocated);
+function blockMessage(chain: ResolvedChain, source: readonly AgentMessage[], index: PruneIndex, summaries: readonly SummaryInfo[]): CustomMessage {
+  // The body changes only when the index does (a new summary, record or alias).
+  const signature = `${index.calls.size}:${index.aliases.size}:${summaries.map((s) => s.entryId || s.keys.length).join(",")}`;
+  let cached = bodyCache.get(chain.chain);
+  if (!cached || cached.signature !== signature) {
+    cached = { signature, body: chainBody(chain.chain, chain.dropped, summaries, index), toolRefs: toolRefsOf(chain.chain, chain.dropped, index) };
+    bodyCache.set(chain.chain, cached);
+  }
+  const relocated = chain.relocated.map((call) => {
+    const current = source[call.resultIndex];
+    const result = current && current.role === "toolResult" ? current : call.result;
+    return { toolName: call.toolName, text: contentText(result.content) };
+  });
+  const text = compressedChainText(chain.chain, cached.body, cached.toolRefs, relocated);
   return { role: "custom", customType: PRUNE_CHAIN, content: text, display: false, details: { blockId: chain.chain.blockId }, timestamp: chain.chain.startUserTimestamp };
 }
 

@@ -112,8 +112,11 @@ export function finishSummary(answer: string, calls: readonly Pick<CallForSummar
   return body + refFooter(calls.map((c) => c.shortRef));
 }
 
+/** The arguments that name what a call worked on, in the order a one-line description prefers them. */
+export const TARGET_ARG_KEYS = ["path", "command", "pattern", "url", "query"] as const;
+
 export function describeTarget(args: Record<string, unknown>): string {
-  for (const key of ["path", "command", "pattern", "url", "query"]) {
+  for (const key of TARGET_ARG_KEYS) {
     const v = args[key];
     if (typeof v === "string" && v) return `${v.length > 80 ? v.slice(0, 79) + "…" : v} `;
   }
