@@ -23,6 +23,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { messageText, startModelServer } from "./model-server.ts";
 import type { ModelRequest, Reply } from "./model-server.ts";
+import { sessionDirFor } from "../../core/src/session-files.ts";
 
 /** The monorepo root (this file lives in test/helpers/). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -111,11 +112,6 @@ export function parseJsonl(text: string): { records: JsonRecord[]; bad: Array<{ 
 /** Read a session file into its records (header first). */
 export function readSessionFile(file: string): JsonRecord[] {
   return parseJsonl(readFileSync(file, "utf8")).records;
-}
-
-/** Pi's default session folder name for a cwd: `--<cwd without leading / and with / \ : as ->--`. */
-export function encodeSessionDirName(cwd: string): string {
-  return `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -243,7 +239,7 @@ export function createPiWorkspace(opts: PiWorkspaceOptions = {}): PiWorkspace {
     root,
     agentDir,
     cwd,
-    sessionDir: join(agentDir, "sessions", encodeSessionDirName(cwd)),
+    sessionDir: sessionDirFor(agentDir, cwd),
     get baseUrl() {
       return baseUrl;
     },
