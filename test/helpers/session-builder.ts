@@ -77,7 +77,7 @@ export class SessionBuilder {
       version: 3,
       id: options.sessionId ?? "00000000-0000-4000-8000-000000000001",
       timestamp: new Date(this.clock).toISOString(),
-      cwd: options.cwd ?? "/work/project",
+      cwd: options.cwd ?? "/home/user/project",
     };
   }
 
