@@ -14,6 +14,7 @@ import { buildContext } from "../../core/src/context.ts";
 import type { AnyEntry, SessionHeader } from "../../core/src/entries.ts";
 import type { AgentMessage, AssistantBlock, AssistantMessage, ToolResultMessage } from "../../core/src/messages.ts";
 import { Rng, hashString, prose, type ScriptStep } from "./gen.ts";
+import { estimateTokens } from "../../core/src/size.ts";
 
 type Handler = (event: Record<string, unknown>, ctx: unknown) => unknown;
 
@@ -153,7 +154,7 @@ export class ReplayHost {
         getHeader: () => host.header,
       },
       getContextUsage: () => {
-        const tokens = Math.ceil(host.lastRequestChars / 4);
+        const tokens = estimateTokens(host.lastRequestChars);
         const contextWindow = model.contextWindow;
         return { tokens, contextWindow, percent: (tokens / contextWindow) * 100 };
       },
@@ -181,7 +182,7 @@ export class ReplayHost {
       role: "assistant",
       content: [{ type: "text", text }],
       stopReason: "stop",
-      usage: { input: Math.ceil((request.systemPrompt.length + prompt.length) / 4), output: Math.ceil(text.length / 4), cost: { total: 0 } },
+      usage: { input: estimateTokens(request.systemPrompt.length + prompt.length), output: estimateTokens(text.length), cost: { total: 0 } },
       timestamp: this.clock,
     };
     return {
