@@ -5,8 +5,7 @@ import { constants as fsConstants } from "node:fs";
 import { open, readdir, realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { parseSessionText } from "./session.ts";
-import type { AgentMessage } from "./messages.ts";
-import { contentText } from "./messages.ts";
+import { sessionLabels } from "./view.ts";
 
 export interface SessionFileInfo {
   path: string;
@@ -104,13 +103,9 @@ export async function readSessionHead(path: string, maxBytes = 64 * 1024): Promi
   }
   const data = parseSessionText(text);
   const head: SessionHead = { id: data.header?.id, cwd: data.header?.cwd };
-  for (const entry of data.entries) {
-    if (entry.type === "session_info" && typeof (entry as { name?: unknown }).name === "string") head.name = (entry as { name: string }).name;
-    if (head.firstPrompt === undefined && entry.type === "message") {
-      const message = (entry as { message: AgentMessage }).message;
-      if (message.role === "user") head.firstPrompt = contentText(message.content).replace(/\s+/g, " ").trim().slice(0, 200);
-    }
-  }
+  const { name, firstPrompt } = sessionLabels(data.entries);
+  if (name !== undefined) head.name = name;
+  if (firstPrompt !== undefined) head.firstPrompt = firstPrompt;
   return head;
 }
 

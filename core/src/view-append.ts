@@ -5,9 +5,8 @@
 // the tail: pruner payloads, markers, compactions, edits, a new branch, or a tool-call id seen before.
 import type { AnyEntry } from "./entries.ts";
 import type { AgentMessage, AssistantMessage, ToolCallBlock, ToolResultMessage } from "./messages.ts";
-import { contentText } from "./messages.ts";
 import type { SessionData } from "./session.ts";
-import { callViewOf, protectedViewOf, type CallView, type ProtectedView, type SessionView } from "./view.ts";
+import { callViewOf, promptLabel, protectedViewOf, type CallView, type ProtectedView, type SessionView } from "./view.ts";
 import type { ProtectionConfig } from "./protected.ts";
 import { QUERY_TOOL } from "./render.ts";
 import { messageChars } from "./size.ts";
@@ -91,7 +90,7 @@ export function appendToSessionView(view: SessionView, data: SessionData, append
     if (message.role === "user") {
       // A user turn moves recovered output out of its grace window, which changes older stubs.
       if (view.calls.some((c) => c.toolName === QUERY_TOOL)) return undefined;
-      if (firstPrompt === undefined) firstPrompt = contentText(message.content).slice(0, 200);
+      if (firstPrompt === undefined) firstPrompt = promptLabel(message.content);
     }
     if (message.content == null) return undefined; // the context builder substitutes content; leave it to it
     addedChars += messageChars(message);
