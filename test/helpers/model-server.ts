@@ -22,6 +22,7 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { estimateTokens } from "../../core/src/size.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Script types
@@ -242,9 +243,6 @@ function chunkString(s: string, size: number): string[] {
   return out;
 }
 
-function estimateTokens(s: string): number {
-  return Math.max(1, Math.ceil(s.length / 4));
-}
 
 function isError(r: Reply): r is ErrorReply {
   return typeof (r as ErrorReply).status === "number";
@@ -445,8 +443,8 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
 
     events.push(chunk({}, finish));
     if (includeUsage && usageSpec !== false) {
-      const promptTokens = usageSpec?.prompt_tokens ?? estimateTokens(JSON.stringify(record.body.messages ?? []));
-      const completionTokens = usageSpec?.completion_tokens ?? estimateTokens("x".repeat(outputChars));
+      const promptTokens = usageSpec?.prompt_tokens ?? Math.max(1, estimateTokens(JSON.stringify(record.body.messages ?? []).length));
+      const completionTokens = usageSpec?.completion_tokens ?? Math.max(1, estimateTokens(outputChars));
       const usage: Record<string, unknown> = {
         prompt_tokens: promptTokens,
         completion_tokens: completionTokens,
