@@ -7,7 +7,7 @@ import type { DedupAliasData, FrontierData, FrontierOutcome, IndexData, SummaryD
 import { PRUNE_DEDUP_ALIAS, PRUNE_FRONTIER, PRUNE_INDEX, PRUNE_SUMMARY } from "./entries.ts";
 import type { PruneConfig } from "./config.ts";
 import { isProtected } from "./protected.ts";
-import { addAlias, addIndexedCall, contentHash, nextShortRef, recordKey, removeAlias, type IndexedCall, type PruneIndex } from "./records.ts";
+import { addAlias, addIndexedCall, callWithContentHash, contentHash, nextShortRef, recordKey, removeAlias, type IndexedCall, type PruneIndex } from "./records.ts";
 import { buildBatchRequest, finishSummary, type Summarizer, type SummarizerUsage } from "./summarize.ts";
 
 export interface CapturedCall {
@@ -121,7 +121,7 @@ export function spillOversized(
       continue;
     }
     // A duplicate of something already indexed becomes an alias in the dedup step, not a second file.
-    if (config.dedupByContentHash && findByHash(index, contentHash(call.toolName, call.resultText))) {
+    if (config.dedupByContentHash && callWithContentHash(index, contentHash(call.toolName, call.resultText))) {
       keep.push(call);
       continue;
     }
@@ -155,9 +155,6 @@ export function spillOversized(
   return outcome;
 }
 
-function findByHash(index: PruneIndex, hash: string): IndexedCall | undefined {
-  return index.byContentHash.get(hash);
-}
 
 // ---- flush ----
 
@@ -231,7 +228,7 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
     const remaining: CapturedCall[] = [];
     for (const call of batch.calls) {
       const hash = contentHash(call.toolName, call.resultText);
-      const original = config.dedupByContentHash ? findByHash(index, hash) : undefined;
+      const original = config.dedupByContentHash ? callWithContentHash(index, hash) : undefined;
       if (original && call.resultText.trim()) {
         const data: DedupAliasData = {
           newToolCallId: call.toolCallId,

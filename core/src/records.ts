@@ -52,8 +52,10 @@ export interface PruneIndex {
   /** Raw provider id → every indexed occurrence with that id, oldest first. */
   byToolCallId: Map<string, IndexedCall[]>;
   byShortRef: Map<string, IndexedCall>;
-  /** Content hash → the first indexed call with that content (for dedup). */
+  /** Content hash → the first indexed call with that content (for dedup). Read it through `callWithContentHash`. */
   byContentHash: Map<string, IndexedCall>;
+  /** Calls whose record carries no hash (older tools), in index order: hashed on the first dedup lookup. */
+  unhashed: IndexedCall[];
   /** Occurrence key of a duplicate result → key of the original it aliases. */
   aliases: Map<string, AliasInfo>;
   /** How many aliases each duplicate's raw id has: lets a lookup skip building keys for ids without one. */
@@ -75,6 +77,7 @@ export function emptyIndex(): PruneIndex {
     byToolCallId: new Map(),
     byShortRef: new Map(),
     byContentHash: new Map(),
+    unhashed: [],
     aliases: new Map(),
     aliasIdCounts: new Map(),
     summaries: [],
@@ -89,14 +92,24 @@ export function recordKey(record: Pick<ToolCallRecord, "toolCallId" | "resultTim
   return occurrenceKey(record.toolCallId, typeof record.resultTimestamp === "number" ? record.resultTimestamp : undefined);
 }
 
+/** N of a name "<prefix>N" (t12 → 12 for prefix "t"); 0 for anything else. */
+function numberAfter(prefix: string, name: string | undefined): number {
+  if (!name || name.length <= prefix.length || !name.startsWith(prefix)) return 0;
+  let n = 0;
+  for (let i = prefix.length; i < name.length; i++) {
+    const digit = name.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return 0;
+    n = n * 10 + digit;
+  }
+  return n;
+}
+
 function refNumber(ref: string | undefined): number {
-  const m = ref ? /^t(\d+)$/.exec(ref) : null;
-  return m ? Number(m[1]) : 0;
+  return numberAfter("t", ref);
 }
 
 function blockNumber(id: string | undefined): number {
-  const m = id ? /^b(\d+)$/.exec(id) : null;
-  return m ? Number(m[1]) : 0;
+  return numberAfter("b", id);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -117,10 +130,12 @@ const RECORD_FIELD_TYPES: Readonly<Record<string, "string" | "number" | "boolean
   contentHash: "string",
 };
 
+const RECORD_FIELDS = Object.entries(RECORD_FIELD_TYPES);
+
 function asRecord(value: unknown): ToolCallRecord | undefined {
   if (!isObject(value) || typeof value.toolCallId !== "string" || typeof value.toolName !== "string") return undefined;
   let record: Record<string, unknown> | undefined;
-  for (const [field, type] of Object.entries(RECORD_FIELD_TYPES)) {
+  for (const [field, type] of RECORD_FIELDS) {
     const v = value[field];
     if (v === undefined || (type === "object" ? isObject(v) : typeof v === type)) continue;
     record ??= { ...value };
@@ -189,9 +204,24 @@ export function addIndexedCall(index: PruneIndex, call: IndexedCall): void {
   } else index.byToolCallId.set(call.record.toolCallId, [call]);
   index.byShortRef.set(call.shortRef, call);
   index.lastRefNumber = Math.max(index.lastRefNumber, refNumber(call.shortRef));
-  // Records written by older tools may lack a hash; a spilled one without a hash has no text to hash.
-  const hash = call.record.contentHash ?? (call.record.spillPath ? undefined : contentHash(call.record.toolName, call.record.resultText ?? ""));
-  if (hash && !index.byContentHash.has(hash)) index.byContentHash.set(hash, call);
+  // Records written by older tools may lack a hash: hashing waits for the first dedup lookup (a view
+  // never needs it). A spilled one without a hash has no text to hash.
+  const hash = call.record.contentHash;
+  if (index.unhashed.length > 0 || (hash === undefined && !call.record.spillPath)) index.unhashed.push(call);
+  else if (hash && !index.byContentHash.has(hash)) index.byContentHash.set(hash, call);
+}
+
+/** The first indexed call whose output has this content hash. */
+export function callWithContentHash(index: PruneIndex, hash: string): IndexedCall | undefined {
+  if (index.unhashed.length > 0) {
+    // In index order, so the first call with a given content stays the one found.
+    for (const call of index.unhashed) {
+      const h = call.record.contentHash ?? (call.record.spillPath ? undefined : contentHash(call.record.toolName, call.record.resultText ?? ""));
+      if (h && !index.byContentHash.has(h)) index.byContentHash.set(h, call);
+    }
+    index.unhashed = [];
+  }
+  return index.byContentHash.get(hash);
 }
 
 /** sha1 of `toolName \0 normalised text`; normalisation only removes what never changes meaning. */
@@ -298,9 +328,23 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
   const refsInUse = new Set<string>();
   const pending: PendingRecord[] = [];
   const coverage = new Coverage();
+  /** The pruner's entries the second pass reads, in branch order (most of a branch is messages). */
+  const ours: AnyEntry[] = [];
+  let frontierEntry: AnyEntry | undefined;
+  let statsEntry: AnyEntry | undefined;
 
   for (const entry of branch) {
+    if (entry.type !== "custom" && entry.type !== "custom_message") continue;
     const customType = (entry as { customType?: unknown }).customType;
+    if (entry.type === "custom" && customType === PRUNE_FRONTIER) {
+      if (isObject((entry as { data?: unknown }).data)) frontierEntry = entry;
+      continue;
+    }
+    if (entry.type === "custom" && customType === PRUNE_STATS) {
+      if (isObject((entry as { data?: unknown }).data)) statsEntry = entry;
+      continue;
+    }
+    if (customType === PRUNE_SUMMARY || customType === PRUNE_DEDUP_ALIAS || customType === PRUNE_CHAIN) ours.push(entry);
     if (entry.type === "custom_message" && customType === PRUNE_SUMMARY) {
       const details = (entry as { details?: unknown }).details;
       for (const ref of refsOfSummary(isObject(details) ? (details as SummaryDetails) : undefined)) {
@@ -357,7 +401,7 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
     addIndexedCall(index, { record, key, shortRef, indexEntryId: entryId });
   }
 
-  for (const entry of branch) {
+  for (const entry of ours) {
     const customType = (entry as { customType?: unknown }).customType;
     if (entry.type === "custom_message" && customType === PRUNE_SUMMARY) {
       const e = entry as { id: string; content?: unknown; details?: unknown };
@@ -400,17 +444,14 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
       const chain = data as unknown as ChainData;
       index.chains.push({ ...chain, entryId: entry.id });
       index.lastBlockNumber = Math.max(index.lastBlockNumber, blockNumber(chain.blockId));
-    } else if (entry.type === "custom" && customType === PRUNE_FRONTIER) {
-      const data = (entry as { data?: unknown }).data;
-      if (isObject(data)) {
-        index.frontier = typedFields<FrontierData>(data, FRONTIER_FIELD_TYPES);
-        index.frontierEntryId = entry.id;
-      }
-    } else if (entry.type === "custom" && customType === PRUNE_STATS) {
-      const data = (entry as { data?: unknown }).data;
-      if (isObject(data)) index.stats = typedFields<StatsData>(data, STATS_FIELD_TYPES);
     }
   }
+  // The last frontier and stats entries on the branch are the current ones.
+  if (frontierEntry) {
+    index.frontier = typedFields<FrontierData>((frontierEntry as { data: Record<string, unknown> }).data, FRONTIER_FIELD_TYPES);
+    index.frontierEntryId = frontierEntry.id;
+  }
+  if (statsEntry) index.stats = typedFields<StatsData>((statsEntry as { data: Record<string, unknown> }).data, STATS_FIELD_TYPES);
   return { index, problems };
 }
 

@@ -134,6 +134,8 @@ export function appendToSessionView(view: SessionView, data: SessionData, append
       modelChars: view.totals.modelChars === undefined ? undefined : view.totals.modelChars + addedChars,
     },
   };
-  if (newCalls.length === 0) knownCallIds.set(next, ids);
+  // The next view knows every id this one did, plus the new calls' (the old view is not used again).
+  for (const id of seenHere) ids.add(id);
+  knownCallIds.set(next, ids);
   return { view: next, modelCharsEstimated: addedChars > 0 };
 }

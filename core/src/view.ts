@@ -11,7 +11,7 @@ import { rebuildIndex, findCallForResult, type IndexedCall, type PruneIndex } fr
 import { protectionReason, type ProtectionConfig } from "./protected.ts";
 import type { RenderConfig } from "./render.ts";
 import { renderBranch } from "./model-view.ts";
-import { argsChars, contentChars } from "./size.ts";
+import { contentChars } from "./size.ts";
 
 export type CallState = "raw" | "summarized" | "deduped" | "spilled" | "compressed" | "protected";
 
@@ -23,7 +23,6 @@ export interface CallView {
   state: CallState;
   /** Characters of the raw result text. */
   rawChars: number;
-  argsChars: number;
   /** `args.path` when it is a string. */
   path?: string;
   /** `args.command` when it is a string (bash and friends). */
@@ -269,7 +268,6 @@ export function callViewOf(input: {
     shortRef: found?.call.shortRef,
     state,
     rawChars: contentChars(input.result.content),
-    argsChars: argsChars(args),
     path: stringArg(args, "path"),
     command: stringArg(args, "command"),
     args,

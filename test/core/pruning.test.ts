@@ -124,6 +124,24 @@ describe("flush", () => {
     expect(stubs[1]).toBe(stubs[0]);
   });
 
+  it("records an older tool wrote without a content hash still catch a re-read, matched to the first identical output", async () => {
+    const b = new SessionBuilder().user("go").assistant({ toolCalls: [{ name: "read", args: { path: "a.ts" } }, { name: "read", args: { path: "copy-of-a.ts" } }] });
+    b.toolResult("call_1", "read", big("same")).toolResult("call_2", "read", big("same"));
+    const first = await flushBatches([oneBatch(b)], emptyIndex(), config, echoSummarizer);
+    // As pi-condense 2.x wrote them: no contentHash on the records.
+    for (const e of first.entries) {
+      const calls = (e.data as { toolCalls?: Record<string, unknown>[] } | undefined)?.toolCalls;
+      for (const record of calls ?? []) delete record.contentHash;
+    }
+    persist(b, first.entries);
+    const index = rebuildIndex(b.entries).index;
+    expect([...index.calls.values()].every((c) => c.record.contentHash === undefined)).toBe(true);
+    b.user("again").toolUse("read", { path: "a.ts" }, big("same"));
+    const second = await flushBatches([oneBatch(b)], index, config, echoSummarizer);
+    const alias = second.entries.find((e) => e.customType === "context-prune-dedup-alias");
+    expect((alias?.data as { originalToolCallId?: string } | undefined)?.originalToolCallId).toBe("call_1");
+  });
+
   it("a summary not smaller than its input is skipped as oversized", async () => {
     const b = new SessionBuilder().user("go").toolUse("read", { path: "a.ts" }, big("a", 1100));
     const verbose: Summarizer = async () => ({ text: `- \`t1\` ${"very long ".repeat(200)}` });

@@ -15,6 +15,8 @@ export class PrunerDecorations implements vscode.FileDecorationProvider, vscode.
   readonly onDidChangeFileDecorations = this.changed.event;
   /** Absolute path → the selected session's pruned calls that read it. */
   private pruned = new Map<string, CallView[]>();
+  /** The calls last marked, and the session's folder they were resolved against. */
+  private shown: { calls: readonly CallView[]; cwd: string | undefined } | undefined;
   private enabled = true;
   private readonly subscription: vscode.Disposable;
 
@@ -33,15 +35,23 @@ export class PrunerDecorations implements vscode.FileDecorationProvider, vscode.
 
   /** The selected session changed (or grew): mark the files its pruned calls read. */
   setSelectedSession(view: SessionView | undefined, sessionCwd: string | undefined): void {
-    const next = new Map<string, CallView[]>();
-    for (const call of view?.calls ?? []) {
+    const calls = view?.calls ?? [];
+    // A live append keeps the earlier calls (the same objects) and adds raw ones at the end: only
+    // the added calls need a look. Anything else (another session, a rebuild) starts over.
+    const previous = this.shown;
+    const grew = previous !== undefined && sessionCwd === previous.cwd && calls.length >= previous.calls.length && previous.calls.every((call, i) => calls[i] === call);
+    this.shown = { calls, cwd: sessionCwd };
+    if (grew && calls.length === previous.calls.length) return;
+    const next = grew ? new Map(this.pruned) : new Map<string, CallView[]>();
+    for (let i = grew ? previous.calls.length : 0; i < calls.length; i++) {
+      const call = calls[i]!;
       if (!call.path || !PRUNED_STATES.has(call.state)) continue;
       if (!isAbsolute(call.path) && !sessionCwd) continue;
       const absolute = resolve(sessionCwd ?? "/", call.path);
       // Only files the explorer can show: a session's `../../etc/passwd` or `/etc/hosts` is not marked.
       if (!vscode.workspace.getWorkspaceFolder(vscode.Uri.file(absolute))) continue;
       const list = next.get(absolute);
-      if (list) list.push(call);
+      if (list) next.set(absolute, [...list, call]);
       else next.set(absolute, [call]);
     }
     const touched = new Set([...this.pruned.keys(), ...next.keys()]);
