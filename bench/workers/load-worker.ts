@@ -59,6 +59,16 @@ function floor(path: string): unknown[] {
   return values;
 }
 
+/**
+ * The plain floor: the program most people would write for "read the file and JSON.parse each
+ * line" — the whole file as one string, split on newlines, each non-blank line parsed.
+ */
+function plainFloor(path: string): unknown[] {
+  const values: unknown[] = [];
+  for (const line of readFileSync(path, "utf8").split("\n")) if (line.trim()) values.push(JSON.parse(line));
+  return values;
+}
+
 async function loadCore() {
   const session = await import("../../core/src/session.ts");
   const view = await import("../../core/src/view.ts");
@@ -72,6 +82,7 @@ async function main(): Promise<unknown> {
     const core = await loadCore();
     const rounds = Number(arg ?? 3);
     const floorMs: number[] = [];
+    const plainFloorMs: number[] = [];
     const viewMs: number[] = [];
     const readMs: number[] = [];
     const floorCpuMs: number[] = [];
@@ -79,9 +90,10 @@ async function main(): Promise<unknown> {
     let summary: Record<string, number> = {};
     // Warm both paths once (JIT), then alternate which goes first.
     floor(file);
+    plainFloor(file);
     await core.readSessionFile(file);
     for (let r = 0; r < rounds; r++) {
-      const order = r % 2 === 0 ? ["floor", "view"] : ["view", "floor"];
+      const order = [["floor", "view", "plain"], ["view", "plain", "floor"], ["plain", "floor", "view"]][r % 3]!;
       for (const which of order) {
         gc();
         if (which === "floor") {
@@ -90,6 +102,11 @@ async function main(): Promise<unknown> {
           const values = floor(file);
           floorMs.push(performance.now() - t0);
           floorCpuMs.push(threadCpuMs() - c0);
+          if (!values.length) throw new Error("empty file");
+        } else if (which === "plain") {
+          const t0 = performance.now();
+          const values = plainFloor(file);
+          plainFloorMs.push(performance.now() - t0);
           if (!values.length) throw new Error("empty file");
         } else {
           const c0 = threadCpuMs();
@@ -105,7 +122,7 @@ async function main(): Promise<unknown> {
         }
       }
     }
-    return { floorMs, viewMs, readMs, floorCpuMs, viewCpuMs, summary };
+    return { floorMs, plainFloorMs, viewMs, readMs, floorCpuMs, viewCpuMs, summary };
   }
   if (mode === "floor" || mode === "view" || mode === "pi") {
     let keep: unknown;
@@ -135,10 +152,13 @@ async function main(): Promise<unknown> {
   }
   if (mode === "append") {
     const core = await loadCore();
+    const { appendToSessionView } = await import("../../core/src/view-append.ts");
     const count = Number(arg ?? 20);
     const data = await core.readSessionFile(file);
+    let view = core.buildSessionView(data, { config: core.DEFAULT_CONFIG });
     const last = data.entries[data.entries.length - 1]!;
     const tailMs: number[] = [];
+    const applyMs: number[] = [];
     let parentId = last.id;
     for (let i = 0; i < count; i++) {
       const entry = {
@@ -152,10 +172,16 @@ async function main(): Promise<unknown> {
       appendFileSync(file, JSON.stringify(entry) + "\n");
       const t0 = performance.now();
       const tail = await core.readSessionTail(file, data);
-      tailMs.push(performance.now() - t0);
+      const t1 = performance.now();
+      const applied = appendToSessionView(view, data, tail.entries, core.DEFAULT_CONFIG);
+      const t2 = performance.now();
       if (tail.reset || tail.entries.length !== 1) throw new Error(`tail read got ${tail.entries.length} entries (reset: ${tail.reset})`);
+      if (!applied) throw new Error("the append path declined a plain user message");
+      view = applied.view;
+      tailMs.push(t1 - t0);
+      applyMs.push(t2 - t0);
     }
-    return { tailMs, entries: data.entries.length };
+    return { tailMs, applyMs, entries: data.entries.length };
   }
   throw new Error(`unknown mode ${mode}`);
 }

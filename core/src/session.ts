@@ -156,13 +156,21 @@ async function readWholeFile(handle: FileHandle, options: ReadOptions): Promise<
 /** Feeds the reader everything from `position` to the end of the file. */
 async function pumpFrom(handle: FileHandle, position: number, reader: SessionReader, options: ReadOptions): Promise<void> {
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-  for (;;) {
-    // A fresh buffer per read: complete lines are handed on as views into it, without copying.
-    const chunk = Buffer.allocUnsafe(chunkBytes);
-    const { bytesRead } = await handle.read(chunk, 0, chunkBytes, position);
-    if (bytesRead === 0) return;
-    position += bytesRead;
-    reader.push(chunk.subarray(0, bytesRead));
+  // A fresh buffer per read: complete lines are handed on as views into it, without copying.
+  const readAt = (at: number) => handle.read(Buffer.allocUnsafe(chunkBytes), 0, chunkBytes, at);
+  let next = readAt(position);
+  try {
+    for (;;) {
+      const { bytesRead, buffer } = await next;
+      if (bytesRead === 0) return;
+      position += bytesRead;
+      // The next read runs while this chunk is parsed.
+      next = readAt(position);
+      reader.push(buffer.subarray(0, bytesRead));
+    }
+  } finally {
+    // A read still in flight (parsing threw) must not become an unhandled rejection.
+    next.catch(() => undefined);
   }
 }
 
@@ -370,10 +378,12 @@ class SessionReader {
     return this.data.header !== undefined || this.data.entries.length > 0 || this.data.errors.length > 0;
   }
 
+  private reportBad(line: number, message: string): void {
+    this.data.errors.push({ line, message });
+  }
+
   private recordLine(line: Buffer | null, length: number, lineNumber: number, unterminated: boolean): void {
-    const bad = (message: string): void => {
-      this.data.errors.push({ line: lineNumber, message });
-    };
+    const bad = (message: string): void => this.reportBad(lineNumber, message);
     if (line === null) {
       bad(`line is ${formatBytes(length)}, longer than the ${formatBytes(this.maxLineBytes)} limit; skipped`);
       return;
@@ -427,6 +437,8 @@ const REQUIRED_STRING_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
   ["label", ["targetId"]],
 ]);
 
+const NO_FIELDS: readonly string[] = [];
+
 function parseLine(text: string, isFirst: boolean): ParsedLine {
   let value: unknown;
   try {
@@ -456,7 +468,7 @@ function parseLine(text: string, isFirst: boolean): ParsedLine {
     if (!isRecord(message)) return problem(`message entry "${value.id}" without a "message" object`);
     if (typeof message.role !== "string") return problem(`message entry "${value.id}": message without a string "role"`);
   }
-  for (const field of REQUIRED_STRING_FIELDS.get(type) ?? []) {
+  for (const field of REQUIRED_STRING_FIELDS.get(type) ?? NO_FIELDS) {
     if (typeof value[field] !== "string") return problem(`${type} entry "${value.id}" without a string "${field}"`);
   }
   return { kind: "entry", entry: value as unknown as AnyEntry };

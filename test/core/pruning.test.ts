@@ -130,7 +130,7 @@ describe("flush", () => {
     const first = await flushBatches([oneBatch(b)], emptyIndex(), config, echoSummarizer);
     // As pi-condense 2.x wrote them: no contentHash on the records.
     for (const e of first.entries) {
-      const calls = (e.data as { toolCalls?: Record<string, unknown>[] } | undefined)?.toolCalls;
+      const calls = e.kind === "custom" ? (e.data as { toolCalls?: Record<string, unknown>[] } | undefined)?.toolCalls : undefined;
       for (const record of calls ?? []) delete record.contentHash;
     }
     persist(b, first.entries);
@@ -139,7 +139,7 @@ describe("flush", () => {
     b.user("again").toolUse("read", { path: "a.ts" }, big("same"));
     const second = await flushBatches([oneBatch(b)], index, config, echoSummarizer);
     const alias = second.entries.find((e) => e.customType === "context-prune-dedup-alias");
-    expect((alias?.data as { originalToolCallId?: string } | undefined)?.originalToolCallId).toBe("call_1");
+    expect(alias?.kind === "custom" ? (alias.data as { originalToolCallId?: string }).originalToolCallId : undefined).toBe("call_1");
   });
 
   it("a summary not smaller than its input is skipped as oversized", async () => {
