@@ -91,7 +91,7 @@ async function main(): Promise<unknown> {
     // Warm both paths once (JIT), then alternate which goes first.
     floor(file);
     plainFloor(file);
-    await core.readSessionFile(file);
+    await core.readSessionFile(file, { lazyBodies: true });
     for (let r = 0; r < rounds; r++) {
       const order = [["floor", "view", "plain"], ["view", "plain", "floor"], ["plain", "floor", "view"]][r % 3]!;
       for (const which of order) {
@@ -111,7 +111,7 @@ async function main(): Promise<unknown> {
         } else {
           const c0 = threadCpuMs();
           const t0 = performance.now();
-          const data = await core.readSessionFile(file);
+          const data = await core.readSessionFile(file, { lazyBodies: true });
           const t1 = performance.now();
           const view = core.buildSessionView(data, { config: core.DEFAULT_CONFIG });
           const t2 = performance.now();
@@ -131,7 +131,7 @@ async function main(): Promise<unknown> {
     else if (mode === "view") {
       const core = await loadCore();
       loaded = async () => {
-        const data = await core.readSessionFile(file);
+        const data = await core.readSessionFile(file, { lazyBodies: true });
         return [data, core.buildSessionView(data, { config: core.DEFAULT_CONFIG })];
       };
     } else {
@@ -154,7 +154,7 @@ async function main(): Promise<unknown> {
     const core = await loadCore();
     const { appendToSessionView } = await import("../../core/src/view-append.ts");
     const count = Number(arg ?? 20);
-    const data = await core.readSessionFile(file);
+    const data = await core.readSessionFile(file, { lazyBodies: true });
     let view = core.buildSessionView(data, { config: core.DEFAULT_CONFIG });
     const last = data.entries[data.entries.length - 1]!;
     const tailMs: number[] = [];

@@ -4,6 +4,7 @@ import type { AgentMessage } from "./messages.ts";
 import { contentText } from "./messages.ts";
 import type { SessionData } from "./session.ts";
 import { getBranch } from "./session.ts";
+import { withBodies } from "./bodies.ts";
 import { buildContext } from "./context.ts";
 import { rebuildIndex, type PruneIndex } from "./records.ts";
 import type { AnyEntry } from "./entries.ts";
@@ -24,8 +25,16 @@ export interface ModelView {
 }
 
 export function buildModelView(data: SessionData, options: { leafId?: string; config: RenderConfig }): ModelView {
+  if (data.elided?.size) throw new Error("this session was read with lazyBodies: its model view needs buildModelViewWithBodies");
   const branch = getBranch(data, options.leafId);
   return { leafId: branch.leafId, ...renderBranch(branch.entries, rebuildIndex(branch.entries).index, options.config) };
+}
+
+/** The model view of a session read from `path`, with any bodies left on disk read back first. */
+export async function buildModelViewWithBodies(path: string, data: SessionData, options: { leafId?: string; config: RenderConfig }): Promise<ModelView> {
+  const branch = getBranch(data, options.leafId);
+  const entries = await withBodies(path, data.elided, branch.entries);
+  return { leafId: branch.leafId, ...renderBranch(entries, rebuildIndex(entries).index, options.config) };
 }
 
 /** Pi's context for a branch and what the model is sent of it, for callers that already hold the branch's index. */

@@ -3,6 +3,7 @@
 // The reader never writes to the file (Pi's own loader appends a newline to a torn file).
 import { open, type FileHandle } from "node:fs/promises";
 import type { AnyEntry, SessionHeader } from "./entries.ts";
+import { elideBodies, type LineSpan } from "./bodies.ts";
 
 export interface BadLine {
   /** 1-based line number in the file. */
@@ -22,6 +23,11 @@ export interface SessionData {
   lineCount: number;
   /** Byte offset just after the last complete line consumed. */
   bytes: number;
+  /**
+   * Read with `lazyBodies`: the entries whose long bodies are stand-ins, and where their lines are
+   * (`withBodies` in bodies.ts reads them back).
+   */
+  elided?: Map<string, LineSpan>;
 }
 
 export interface ReadOptions {
@@ -29,6 +35,13 @@ export interface ReadOptions {
   maxLineBytes?: number;
   /** Size of each read from the file. Default 1 MiB. */
   chunkBytes?: number;
+  /**
+   * Keep long bodies (tool output, thinking, the index's raw text) on disk: in memory they are
+   * stand-ins of the same length, so sizes and views are exact but the text is not there. Tail
+   * reads of the same data keep doing so. For views; anything that shows or sends text needs
+   * `withBodies`.
+   */
+  lazyBodies?: boolean;
 }
 
 export interface TailResult {
@@ -147,6 +160,7 @@ export function getBranch(data: SessionData, leafId?: string | null): Branch {
 
 async function readWholeFile(handle: FileHandle, options: ReadOptions): Promise<SessionData> {
   const data = emptySessionData();
+  if (options.lazyBodies) readerStates.set(data, { fingerprint: Buffer.alloc(0), lazy: true });
   const reader = new SessionReader(data, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
   await pumpFrom(handle, 0, reader, options);
   reader.finishComplete();
@@ -207,7 +221,7 @@ async function startsWith(handle: FileHandle, prefix: Buffer): Promise<boolean> 
 
 /** Re-reads the whole file into `data`, in place (holders of data.entries etc. see the new contents). */
 async function resetFrom(handle: FileHandle, data: SessionData, options: ReadOptions): Promise<TailResult> {
-  const fresh = await readWholeFile(handle, options);
+  const fresh = await readWholeFile(handle, { ...options, lazyBodies: options.lazyBodies ?? readerStates.get(data)?.lazy });
   data.header = fresh.header;
   replaceItems(data.entries, fresh.entries);
   replaceItems(data.errors, fresh.errors);
@@ -215,6 +229,8 @@ async function resetFrom(handle: FileHandle, data: SessionData, options: ReadOpt
   for (const [id, entry] of fresh.byId) data.byId.set(id, entry);
   data.lineCount = fresh.lineCount;
   data.bytes = fresh.bytes;
+  if (fresh.elided) data.elided = fresh.elided;
+  else delete data.elided;
   const state = readerStates.get(fresh);
   if (state) readerStates.set(data, state);
   return { entries: [...fresh.entries], errors: [...fresh.errors], reset: true };
@@ -244,6 +260,8 @@ interface ProvisionalLine {
 interface ReaderState {
   /** The file's first bytes (up to FINGERPRINT_BYTES): different bytes there mean a replaced file. */
   fingerprint: Buffer;
+  /** Read with `lazyBodies`. */
+  lazy?: boolean;
   provisional?: ProvisionalLine;
 }
 
@@ -382,6 +400,7 @@ class SessionReader {
     this.data.errors.push({ line, message });
   }
 
+  /** `data.bytes` is still the offset of the line's first byte when this runs. */
   private recordLine(line: Buffer | null, length: number, lineNumber: number, unterminated: boolean): void {
     const bad = (message: string): void => this.reportBad(lineNumber, message);
     if (line === null) {
@@ -417,6 +436,7 @@ class SessionReader {
     }
     this.data.entries.push(entry);
     this.data.byId.set(entry.id, entry);
+    if (this.state.lazy && elideBodies(entry)) (this.data.elided ??= new Map()).set(entry.id, { start: this.data.bytes, bytes: length });
   }
 }
 

@@ -4,9 +4,7 @@
 // start user message's and the final assistant message's timestamps — never by tool-call id.
 import type { AgentMessage } from "../../core/src/messages.ts";
 import { contentText } from "../../core/src/messages.ts";
-import { buildModelView, messagesAsText } from "../../core/src/model-view.ts";
-import type { RenderConfig } from "../../core/src/render.ts";
-import type { SessionData } from "../../core/src/session.ts";
+import { messagesAsText, type ModelView } from "../../core/src/model-view.ts";
 import type { ChainView } from "../../core/src/view.ts";
 import { messagesChars } from "../../core/src/size.ts";
 import { formatNumber } from "./text.ts";
@@ -73,8 +71,8 @@ export function hasChainBlock(messages: readonly AgentMessage[], blockId: string
   return messages.some((m) => messageText(m).includes(marker));
 }
 
-export function buildChainReview(data: SessionData, leafId: string | undefined, chain: ChainView, config: RenderConfig): ChainReview {
-  const model = buildModelView(data, { leafId, config });
+/** Both sides of a chain's review, from the model view (with its bodies) of the branch that holds it. */
+export function buildChainReview(model: ModelView, chain: ChainView): ChainReview {
   const rawSpan = findChainSpan(model.rawMessages, chain);
   const sentSpan = findChainSpan(model.messages, chain);
   const blockFound = hasChainBlock(model.messages, chain.blockId);

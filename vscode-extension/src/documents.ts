@@ -7,7 +7,8 @@ import { dirname, resolve } from "node:path";
 import * as vscode from "vscode";
 import { contentText } from "../../core/src/messages.ts";
 import type { AgentMessage, ToolResultMessage } from "../../core/src/messages.ts";
-import { buildModelView, messagesAsText } from "../../core/src/model-view.ts";
+import { withBodies } from "../../core/src/bodies.ts";
+import { buildModelViewWithBodies, messagesAsText, type ModelView } from "../../core/src/model-view.ts";
 import { readSpillFile } from "../../core/src/session-files.ts";
 import type { RenderConfig } from "../../core/src/render.ts";
 import { estimateTokens } from "../../core/src/size.ts";
@@ -64,10 +65,18 @@ export function parseDocumentUri(uri: vscode.Uri): DocumentRequest | undefined {
   return undefined;
 }
 
-function resultMessage(state: SessionState, call: CallView): ToolResultMessage | undefined {
+/** The call's tool result as stored, its output read back from the file when it was left there. */
+async function resultMessage(state: SessionState, call: CallView): Promise<ToolResultMessage | undefined> {
   const entry = call.resultEntryId ? state.data?.byId.get(call.resultEntryId) : undefined;
-  const message = (entry as { message?: AgentMessage } | undefined)?.message;
+  if (!entry) return undefined;
+  const [full] = await withBodies(state.file.path, state.data?.elided, [entry]);
+  const message = (full as { message?: AgentMessage } | undefined)?.message;
   return message?.role === "toolResult" ? message : undefined;
+}
+
+/** What the model is sent at the branch shown, with every body read back. */
+function modelOf(state: SessionState, config: RenderConfig): Promise<ModelView> {
+  return buildModelViewWithBodies(state.file.path, state.data!, { leafId: state.view!.leafId ?? undefined, config });
 }
 
 function describeState(call: CallView): string {
@@ -101,7 +110,7 @@ async function callDocument(state: SessionState, call: CallView): Promise<string
   lines.push(JSON.stringify(call.args, null, 2) ?? "{}");
   lines.push("");
 
-  const message = resultMessage(state, call);
+  const message = await resultMessage(state, call);
   const sessionText = message ? contentText(message.content) : undefined;
   const images = message && Array.isArray(message.content) ? message.content.filter((b) => b && b.type === "image").length : 0;
   let output = sessionText;
@@ -127,8 +136,8 @@ async function callDocument(state: SessionState, call: CallView): Promise<string
   return documentText(lines.join("\n") + "\n");
 }
 
-function modelDocument(state: SessionState, config: RenderConfig): string {
-  const model = buildModelView(state.data!, { leafId: state.view!.leafId ?? undefined, config });
+async function modelDocument(state: SessionState, config: RenderConfig): Promise<string> {
+  const model = await modelOf(state, config);
   const saving = formatSaving(model.rawChars, model.modelChars);
   const header =
     `# Model view: what the model is sent at leaf ${model.leafId ?? "(empty)"}\n` +
@@ -186,7 +195,7 @@ export class PrunerDocuments implements vscode.TextDocumentContentProvider, vsco
       case "chain": {
         const chain = findChain(view, request.entryId);
         if (!chain) return `The chain ${request.entryId} is not on the branch shown for this session.\n`;
-        const review = buildChainReview(state.data, view.leafId ?? undefined, chain, this.store.configFor(state));
+        const review = buildChainReview(await modelOf(state, this.store.configFor(state)), chain);
         return documentText(request.side === "original" ? review.original : review.compressed);
       }
       case "compaction": {

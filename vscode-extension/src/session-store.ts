@@ -287,7 +287,8 @@ export class SessionStore implements vscode.Disposable {
     try {
       if (!state.data) {
         const started = performance.now();
-        state.data = await readSessionFile(path);
+        // Long bodies stay on disk: the tree needs their sizes; documents read them back.
+        state.data = await readSessionFile(path, { lazyBodies: true });
         this.marks.firstParseMs ??= performance.now() - started;
         state.view = undefined;
         state.error = undefined;
