@@ -7,7 +7,7 @@ import { contentText } from "./messages.ts";
 import type { ChainData, SummaryDetails } from "./entries.ts";
 import { PRUNE_CHAIN, PRUNE_SUMMARY } from "./entries.ts";
 import type { PruneConfig } from "./config.ts";
-import { createPathMatcher, toolCallPath } from "./protected.ts";
+import { pathMatcherFor, toolCallPath } from "./protected.ts";
 import { findCallForResult, recordKey, type ChainInfo, type PruneIndex, type SummaryInfo } from "./records.ts";
 import { callsInRange, indexTimestamps, resolveChain, type ChainCall, type ChainRange } from "./chains.ts";
 import { withoutThinking } from "./transforms.ts";
@@ -41,14 +41,12 @@ interface ResolvedChain {
   ids: Set<string>;
 }
 
-// One compiled matcher per pattern list (the runtime keeps its config object between renders), and
-// one answer per distinct path within a render: a long session repeats the same few paths.
-const pathMatchers = new WeakMap<readonly string[], (path: string) => string | undefined>();
-
-/** isProtected, for a loop over many calls. */
+/**
+ * isProtected, for a loop over many calls: the pattern list's one matcher, and one answer per
+ * distinct path within a render (a long session repeats the same few paths).
+ */
 function protectionCheck(config: ChainRenderConfig): (toolName: string, args: unknown) => boolean {
-  let matcher = pathMatchers.get(config.protectedPaths);
-  if (!matcher) pathMatchers.set(config.protectedPaths, (matcher = createPathMatcher(config.protectedPaths)));
+  const matcher = pathMatcherFor(config.protectedPaths);
   const byPath = new Map<string, boolean>();
   return (toolName, args) => {
     if (config.protectedTools.includes(toolName)) return true;

@@ -112,8 +112,20 @@ function firstMatchingPattern(candidates: readonly string[], patterns: readonly 
 /** The first pattern that matches `path`, or undefined. A non-string or empty path matches nothing. */
 export function protectingPattern(path: unknown, patterns: readonly string[]): string | undefined {
   if (typeof path !== "string" || path === "" || patterns.length === 0) return undefined;
-  const candidates = pathCandidates(normalizePathForMatch(path));
-  return firstMatchingPattern(candidates, patterns, patterns.map(compiled));
+  return pathMatcherFor(patterns)(path);
+}
+
+// Views and renders ask about every call with the same pattern list: its matcher is kept with it
+// (and made again if the list was changed in place).
+const matchers = new WeakMap<readonly string[], { patterns: readonly string[]; match: (path: string) => string | undefined }>();
+
+/** createPathMatcher for this list, made once per list. */
+export function pathMatcherFor(patterns: readonly string[]): (path: string) => string | undefined {
+  const known = matchers.get(patterns);
+  if (known && known.patterns.length === patterns.length && known.patterns.every((p, i) => p === patterns[i])) return known.match;
+  const match = createPathMatcher(patterns);
+  matchers.set(patterns, { patterns: patterns.slice(), match });
+  return match;
 }
 
 export function matchesAnyPattern(path: unknown, patterns: readonly string[]): boolean {

@@ -86,6 +86,7 @@ export class SessionStore implements vscode.Disposable {
   private recent: string[] = [];
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly exactTimers = new Map<string, NodeJS.Timeout>();
+  private readonly leaves = new WeakMap<SessionData, { bytes: number; count: number; leaves: string[] }>();
   private listing: Promise<void> | undefined;
   private relist = false;
   private pending = new Set<Promise<unknown>>();
@@ -201,9 +202,14 @@ export class SessionStore implements vscode.Disposable {
   leavesOf(path: string): string[] {
     const data = this.states.get(path)?.data;
     if (!data) return [];
+    // Asked for by every paint of the session's row: worked out again only when the file was read further.
+    const known = this.leaves.get(data);
+    if (known && known.bytes === data.bytes && known.count === data.entries.length) return known.leaves;
     const parents = new Set<string>();
     for (const entry of data.entries) if (entry.parentId) parents.add(entry.parentId);
-    return data.entries.filter((e) => !parents.has(e.id)).map((e) => e.id);
+    const leaves = data.entries.filter((e) => !parents.has(e.id)).map((e) => e.id);
+    this.leaves.set(data, { bytes: data.bytes, count: data.entries.length, leaves });
+    return leaves;
   }
 
   configFor(state: SessionState) {
