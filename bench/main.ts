@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only render,load,replay,glob,host] [-- --no-docs] [-- --report]`
+// `npm run bench [-- --quick] [-- --only render,load,replay,glob,host,editor] [-- --no-docs] [-- --report]`
 // Runs the benchmark suites, writes bench/results.json and regenerates docs/benchmarks.md with
 // its SVG charts under docs/images/bench/.
 import { execFileSync } from "node:child_process";
@@ -13,7 +13,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
 export const RESULTS_FILE = join(here, "results.json");
 
-const SUITES = ["render", "load", "replay", "glob", "host"] as const;
+const SUITES = ["render", "load", "replay", "glob", "host", "editor"] as const;
 type SuiteName = (typeof SUITES)[number];
 
 function parseArgs(argv: string[]): { quick: boolean; only: SuiteName[]; docs: boolean; reportOnly: boolean } {
@@ -32,7 +32,7 @@ function parseArgs(argv: string[]): { quick: boolean; only: SuiteName[]; docs: b
       for (const n of names) if (!(SUITES as readonly string[]).includes(n)) throw new Error(`unknown suite "${n}" (known: ${SUITES.join(", ")})`);
       only = names as SuiteName[];
     } else if (a === "--help" || a === "-h") {
-      console.log("usage: npm run bench [-- --quick] [--only render,load,replay,glob,host] [--no-docs] [--report]");
+      console.log("usage: npm run bench [-- --quick] [--only render,load,replay,glob,host,editor] [--no-docs] [--report]");
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -59,6 +59,8 @@ async function runSuite(name: SuiteName, quick: boolean, log: (line: string) => 
       return (await import("./suites/glob.ts")).runGlob({ quick, log });
     case "host":
       return (await import("./suites/host.ts")).runHost({ quick, log });
+    case "editor":
+      return (await import("./suites/editor.ts")).runEditor({ quick, log });
   }
 }
 

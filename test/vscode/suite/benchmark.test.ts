@@ -53,6 +53,22 @@ if (enabled) describe("benchmark", () => {
       again.push(performance.now() - started);
     }
     console.log(`      view model built again (warm), 5 runs: ${again.map((n) => n.toFixed(0)).join(", ")} ms`);
+    // For bench/suites/editor.ts.
+    console.log(
+      `BENCH-JSON ${JSON.stringify({
+        kind: "paint",
+        bytes: size,
+        entries: api.store.get(session.file.path)!.data!.entries.length,
+        listedMs: marks.listedAt! - api.activatedAt,
+        viewBuiltMs: marks.firstViewAt! - api.activatedAt,
+        parseMs: marks.firstParseMs,
+        viewModelMs: marks.firstBuildMs,
+        rootItemsMs: t1 - t0,
+        childrenMs: t2 - t1,
+        paintMs: marks.firstViewAt! - api.activatedAt + (t2 - t0),
+        warmMs: again,
+      })}`,
+    );
   });
 
   it("applying a one-line append", async () => {
@@ -80,6 +96,7 @@ if (enabled) describe("benchmark", () => {
     console.log(`      1-line append, 30 runs: tail read median ${ms(percentile(tail, 50))}, view update median ${ms(percentile(update, 50))}`);
     console.log(`      APPLY A 1-LINE APPEND (tail read + view update): median ${ms(percentile(total, 50))}, p95 ${ms(percentile(total, 95))}, max ${ms(Math.max(...total))}`);
     console.log(`      file change → view updated (watcher included): median ${ms(percentile(shown, 50))}, p95 ${ms(percentile(shown, 95))}`);
+    console.log(`BENCH-JSON ${JSON.stringify({ kind: "append", appliedMs: total, tailMs: tail, updateMs: update, shownMs: shown })}`);
     // For comparison: an append that the fast path declines (a pruner payload) rebuilds the view.
     const leaf = api.store.get(file)!.view!.leafId!;
     const started = performance.now();
