@@ -90,9 +90,9 @@ function reportWarnings(warnings: readonly ConfigWarning[], io: CliIO): void {
   for (const w of warnings) io.err(`warning: ${w.source ? `${w.source} settings: ` : ""}${w.message}\n`);
 }
 
-async function loadSession(file: string): Promise<SessionData> {
+async function loadSession(file: string, lazyBodies: boolean): Promise<SessionData> {
   try {
-    return await readSessionFile(file);
+    return await readSessionFile(file, { lazyBodies });
   } catch (error) {
     throw new InputError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
@@ -129,7 +129,8 @@ async function openSession(command: string, args: string[], io: CliIO) {
   const { values, positionals } = parse(args, { leaf: { type: "string" }, json: { type: "boolean" }, cwd: { type: "string" } });
   if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one session file`);
   const file = resolve(io.cwd, positionals[0]!);
-  const data = await loadSession(file);
+  // `inspect` shows sizes, not output: the long bodies can stay on disk.
+  const data = await loadSession(file, command === "inspect");
   if (values.leaf && !data.byId.has(values.leaf)) throw new UsageError(`no entry with id "${values.leaf}" in ${file}`);
   const cwd = values.cwd ? resolve(io.cwd, values.cwd) : headerCwd(data, io);
   const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
