@@ -9,7 +9,7 @@ import { buildContext } from "./context.ts";
 import { rebuildIndex, type PruneIndex } from "./records.ts";
 import type { AnyEntry } from "./entries.ts";
 import { renderModelView, type RenderConfig } from "./render.ts";
-import { messagesChars } from "./size.ts";
+import { messageChars } from "./size.ts";
 import { PRUNE_SUMMARY } from "./entries.ts";
 
 export interface ModelView {
@@ -50,7 +50,17 @@ export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, con
     renderError = error instanceof Error ? error.message : "the render failed";
   }
   const rawMessages = context.filter((m) => !(m.role === "custom" && m.customType === PRUNE_SUMMARY));
-  const view: Omit<ModelView, "leafId"> = { rawMessages, messages, rawChars: messagesChars(rawMessages), modelChars: messagesChars(messages) };
+  // The render hands most messages back unchanged (the same objects): each is measured once.
+  const sizes = new Map<AgentMessage, number>();
+  let rawChars = 0;
+  for (const m of rawMessages) {
+    const n = messageChars(m);
+    sizes.set(m, n);
+    rawChars += n;
+  }
+  let modelChars = 0;
+  for (const m of messages) modelChars += sizes.get(m) ?? messageChars(m);
+  const view: Omit<ModelView, "leafId"> = { rawMessages, messages, rawChars, modelChars };
   if (renderError !== undefined) view.renderError = renderError;
   return view;
 }
