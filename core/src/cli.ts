@@ -6,7 +6,7 @@ import { buildSessionView, type SessionView } from "./view.ts";
 import { agentDirFrom, loadConfig, resolveConfig, settingsPaths, type ConfigWarning } from "./config.ts";
 import { protectingPattern } from "./protected.ts";
 import { addProtectedPath, SettingsFileError } from "./settings-file.ts";
-import { estimateTokens } from "./size.ts";
+import { estimateTokens, formatNumber } from "./size.ts";
 import { buildModelView, messagesAsText } from "./model-view.ts";
 
 export interface CliIO {
@@ -155,10 +155,9 @@ async function view(args: string[], io: CliIO): Promise<number> {
     io.out(sessionJson(model.messages) + "\n");
     return 0;
   }
-  const n = (x: number) => x.toLocaleString("en-US");
   io.out(
     `# Model view of ${file} at leaf ${model.leafId ?? "(empty)"}\n` +
-      `# ${n(model.rawChars)} chars raw → ${n(model.modelChars)} chars sent (≈${n(estimateTokens(model.rawChars))} → ${n(estimateTokens(model.modelChars))} tokens, estimate); the system prompt is not included\n\n`,
+      `# ${formatNumber(model.rawChars)} chars raw → ${formatNumber(model.modelChars)} chars sent (≈${formatNumber(estimateTokens(model.rawChars))} → ${formatNumber(estimateTokens(model.modelChars))} tokens, estimate); the system prompt is not included\n\n`,
   );
   io.out(messagesAsText(model.messages));
   return 0;
@@ -199,7 +198,6 @@ function oneLine(text: string, max: number): string {
 
 export function inspectText(view: SessionView, file: string): string {
   const lines: string[] = [];
-  const n = (x: number) => x.toLocaleString("en-US");
   lines.push(`Session ${view.session.id ?? "(no header)"}${view.session.name ? ` "${view.session.name}"` : ""}`);
   lines.push(`  file: ${file}`);
   if (view.session.cwd) lines.push(`  cwd:  ${view.session.cwd}`);
@@ -218,7 +216,7 @@ export function inspectText(view: SessionView, file: string): string {
   for (const c of view.calls) {
     const target = c.path ?? c.command ?? "";
     lines.push(
-      `  ${pad(c.shortRef ?? "-", 5)} ${pad(c.toolName, 10)} ${pad(c.state, 11)} ${pad(n(c.rawChars), 9)} ${c.isError ? "error " : ""}${oneLine(target, 60)}`,
+      `  ${pad(c.shortRef ?? "-", 5)} ${pad(c.toolName, 10)} ${pad(c.state, 11)} ${pad(formatNumber(c.rawChars), 9)} ${c.isError ? "error " : ""}${oneLine(target, 60)}`,
     );
   }
   lines.push("");
@@ -248,9 +246,9 @@ export function inspectText(view: SessionView, file: string): string {
   }
   lines.push("");
   const raw = view.totals.rawChars;
-  let size = `Size: ${n(raw)} chars raw (≈${n(estimateTokens(raw))} tokens, estimate)`;
+  let size = `Size: ${formatNumber(raw)} chars raw (≈${formatNumber(estimateTokens(raw))} tokens, estimate)`;
   if (view.totals.modelChars !== undefined) {
-    size += ` → ${n(view.totals.modelChars)} chars sent (≈${n(estimateTokens(view.totals.modelChars))} tokens, estimate)`;
+    size += ` → ${formatNumber(view.totals.modelChars)} chars sent (≈${formatNumber(estimateTokens(view.totals.modelChars))} tokens, estimate)`;
   }
   lines.push(size);
   return lines.join("\n") + "\n";

@@ -65,6 +65,16 @@ export function estimateTokens(chars: number): number {
   return Math.ceil(chars / 4);
 }
 
+/**
+ * 1234567 → "1,234,567", as `toLocaleString("en-US")` writes it, but without Intl for integers: the
+ * first Intl call in a process costs milliseconds (an editor's first paint makes it).
+ */
+export function formatNumber(n: number): string {
+  if (!Number.isSafeInteger(n)) return n.toLocaleString("en-US");
+  const digits = String(Math.abs(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return n < 0 ? `-${digits}` : digits;
+}
+
 /** 92345 → "92k", 950 → "950", 1_250_000 → "1.3M". */
 export function formatCount(n: number): string {
   if (n < 1000) return String(n);

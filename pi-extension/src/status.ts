@@ -1,7 +1,7 @@
 // The status-line segment and the text reports of `/pruner status` and `/pruner stats`.
 import type { PruneConfig } from "../../core/src/config.ts";
 import type { PruneIndex } from "../../core/src/records.ts";
-import { estimateTokens, formatCount } from "../../core/src/size.ts";
+import { estimateTokens, formatCount, formatNumber } from "../../core/src/size.ts";
 import type { Reclaim } from "./runtime.ts";
 
 export const STATUS_KEY = "pi-pruner";
@@ -23,7 +23,7 @@ export function statusReport(config: PruneConfig, index: PruneIndex, pendingCall
     `summaries: ${index.summaries.length}, pruned calls: ${index.calls.size} (${spilled} spilled), duplicates aliased: ${index.aliases.size}, chains compressed: ${index.chains.length}`,
     `pending calls: ${pendingCalls}`,
     reclaim
-      ? `last request: ${reclaim.rawChars.toLocaleString("en-US")} chars raw → ${reclaim.sentChars.toLocaleString("en-US")} sent (≈${formatCount(estimateTokens(reclaim.rawChars))}→${formatCount(estimateTokens(reclaim.sentChars))} tokens, estimate)`
+      ? `last request: ${formatNumber(reclaim.rawChars)} chars raw → ${formatNumber(reclaim.sentChars)} sent (≈${formatCount(estimateTokens(reclaim.rawChars))}→${formatCount(estimateTokens(reclaim.sentChars))} tokens, estimate)`
       : "last request: nothing pruned yet",
     `protectedTools: ${JSON.stringify(config.protectedTools)}  protectedPaths: ${JSON.stringify(config.protectedPaths)}`,
     `summarizer: ${config.summarizerModel} (thinking ${config.summarizerThinking}), minBatchChars ${config.minBatchChars}, dedup ${config.dedupByContentHash ? "on" : "off"}`,

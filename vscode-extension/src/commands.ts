@@ -7,7 +7,7 @@ import { contentText } from "../../core/src/messages.ts";
 import { documentUri, type DocumentRequest } from "./documents.ts";
 import type { SessionStore } from "./session-store.ts";
 import type { ProtectedPathsEditor, Prompter } from "./settings-edit.ts";
-import { oneLine } from "./text.ts";
+import { formatDateTime, oneLine } from "./text.ts";
 import type { ProtectedNode } from "./trees/protected-tree.ts";
 import type { SessionNode } from "./trees/session-nodes.ts";
 import { CHOOSE_BRANCH_COMMAND, OPEN_DOCUMENT_COMMAND, REVIEW_CHAIN_COMMAND, SHOW_MODEL_VIEW_COMMAND, sessionLabel } from "./trees/sessions-tree.ts";
@@ -36,7 +36,7 @@ async function pickSession(context: CommandContext, title: string): Promise<stri
     return undefined;
   }
   const picked = await context.prompter().pick(
-    sessions.map((s) => ({ label: sessionLabel(s), description: new Date(s.file.mtimeMs).toLocaleString(), path: s.file.path })),
+    sessions.map((s) => ({ label: sessionLabel(s), description: formatDateTime(s.file.mtimeMs), path: s.file.path })),
     { title },
   );
   return picked?.path;

@@ -2,7 +2,9 @@
 // safe to put in a label, a description or a tooltip, and format sizes and ages the same way
 // everywhere in the extension.
 import * as vscode from "vscode";
-import { estimateTokens, formatCount } from "../../core/src/size.ts";
+import { estimateTokens, formatCount, formatNumber } from "../../core/src/size.ts";
+
+export { formatNumber };
 
 // C0/C1 controls, and the bidirectional overrides and isolates that can make text read
 // differently from what it is.
@@ -70,8 +72,11 @@ export function formatSaving(rawChars: number, modelChars: number | undefined): 
   return `-${Math.round(((rawChars - modelChars) / rawChars) * 100)}%`;
 }
 
-export function formatNumber(n: number): string {
-  return n.toLocaleString("en-US");
+/** A local date and time, "2025-01-06 09:00" (without Intl, whose first use is slow). */
+export function formatDateTime(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`;
 }
 
 /** A name usable as the last segment of a document URI (shown as the editor tab title). */

@@ -4,7 +4,7 @@ import * as vscode from "vscode";
 import type { CallState, CallView, SessionView } from "../../../core/src/view.ts";
 import { callTitle } from "../documents.ts";
 import type { SessionState, SessionStore } from "../session-store.ts";
-import { formatAge, formatNumber, formatReclaim, formatSaving, oneLine, safeTooltip } from "../text.ts";
+import { formatAge, formatDateTime, formatNumber, formatReclaim, formatSaving, oneLine, safeTooltip } from "../text.ts";
 import {
   chainChildren,
   findCall,
@@ -173,7 +173,7 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
     item.tooltip = safeTooltip(
       name(state),
       { md: "\n\n" },
-      `${totals}\n\nFile: ${state.file.path}\nSession id: ${state.head.id ?? "?"}\nWorking directory: ${state.head.cwd ?? "?"}\nModified: ${new Date(state.file.mtimeMs).toLocaleString()}`,
+      `${totals}\n\nFile: ${state.file.path}\nSession id: ${state.head.id ?? "?"}\nWorking directory: ${state.head.cwd ?? "?"}\nModified: ${formatDateTime(state.file.mtimeMs)}`,
     );
     return item;
   }
