@@ -23,6 +23,9 @@ interface PaintRound {
   viewBuiltMs: number;
   parseMs: number;
   viewModelMs: number;
+  /** CPU time of the host's thread, where its Node has threadCpuUsage. */
+  parseCpuMs?: number;
+  viewModelCpuMs?: number;
   rootItemsMs: number;
   childrenMs: number;
   paintMs: number;
@@ -78,6 +81,10 @@ export async function runEditor(options: EditorOptions): Promise<SuiteOutput> {
   f["editor.viewBuilt.5MB"] = spreadFigure(of((p) => p.viewBuiltMs), "ms", { note: "activation → parsed and view model built (reclaim known)" });
   f["editor.parse.5MB"] = spreadFigure(of((p) => p.parseMs), "ms", { note: "readSessionFile with lazyBodies, in the extension host, cold" });
   f["editor.viewModel.5MB"] = spreadFigure(of((p) => p.viewModelMs), "ms", { note: "buildSessionView, in the extension host, cold" });
+  if (paints.every((p) => p.parseCpuMs !== undefined && p.viewModelCpuMs !== undefined)) {
+    f["editor.parseCpu.5MB"] = spreadFigure(of((p) => p.parseCpuMs!), "ms", { note: "CPU time of the extension host's thread during the parse" });
+    f["editor.viewModelCpu.5MB"] = spreadFigure(of((p) => p.viewModelCpuMs!), "ms", { note: "CPU time of the extension host's thread during the view model build" });
+  }
   f["editor.items.5MB"] = spreadFigure(of((p) => p.rootItemsMs + p.childrenMs), "ms", { note: "tree items: the session's row, then its children" });
   f["editor.viewModelWarm.5MB"] = spreadFigure(spread(paints.map((p) => median(p.warmMs.slice(-3)))), "ms", { note: "buildSessionView again in the same host, once warm (median of the last 3 of 5 rebuilds)" });
   f["editor.append.5MB"] = spreadFigure(spread(applied), "ms", { target: { op: "<=", value: 5 }, note: "one appended line: tail read + view update in the store (median of 30 appends per round)" });
