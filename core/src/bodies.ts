@@ -44,14 +44,17 @@ function elide(holder: Record<string, unknown>, key: string): boolean {
   return true;
 }
 
-/** Text and image data in a message's content (a string content is a body too). */
-function elideContent(message: Record<string, unknown>): boolean {
-  if (typeof message.content === "string") return elide(message, "content");
+/**
+ * Image data in a message's content, and its text too when `withText` (a tool's output; a person's
+ * prompt stays, since sessions are named after it). A string content is text.
+ */
+function elideContent(message: Record<string, unknown>, withText: boolean): boolean {
+  if (typeof message.content === "string") return withText && elide(message, "content");
   if (!Array.isArray(message.content)) return false;
   let any = false;
   for (const block of message.content) {
     if (!isRecord(block)) continue;
-    if (block.type === "text") any = elide(block, "text") || any;
+    if (block.type === "text" && withText) any = elide(block, "text") || any;
     else if (block.type === "image") any = elide(block, "data") || any;
   }
   return any;
@@ -60,7 +63,8 @@ function elideContent(message: Record<string, unknown>): boolean {
 /**
  * Swaps the bodies of a freshly parsed entry for stand-ins, in place: tool output, images,
  * thinking, shell output and the raw text in the pruner's index records. Prompts, replies,
- * arguments, summaries and everything else the tree shows stay. Returns whether anything changed.
+ * arguments, summaries and everything else the tree shows or names a session by stay. Returns
+ * whether anything changed.
  */
 export function elideBodies(entry: AnyEntry): boolean {
   const e = entry as unknown as Record<string, unknown>;
@@ -68,8 +72,9 @@ export function elideBodies(entry: AnyEntry): boolean {
     const message = e.message;
     switch (message.role) {
       case "toolResult":
+        return elideContent(message, true);
       case "user":
-        return elideContent(message);
+        return elideContent(message, false);
       case "bashExecution":
         return elide(message, "output");
       case "assistant": {

@@ -30,7 +30,8 @@ const long = (label: string, n = 3000) => `${label}\n${"line of output ".repeat(
 /** Every body kind, multibyte text, escapes, an image, and the pruner's own entries. */
 function mixedSession(): SessionBuilder {
   const b = new SessionBuilder();
-  b.user([{ type: "text", text: "look at this" }, { type: "image", data: "iVBOR".repeat(600), mimeType: "image/png" }]);
+  // A long pasted prompt: the session's label comes from it, so it must stay text.
+  b.user([{ type: "text", text: `look at this ${"pasted code; ".repeat(200)}` }, { type: "image", data: "iVBOR".repeat(600), mimeType: "image/png" }]);
   b.assistant({ thinking: `ünïcödé → thinking ${"∑".repeat(2000)}`, toolCalls: [{ name: "read", args: { path: "src/a.ts" } }, { name: "bash", args: { command: "ls" } }] });
   b.toolResult(b.lastToolCallIds[0]!, "read", `${long("a.ts")}\n"quoted" \\ back\tslash \u0001 ✓ 😀`);
   b.toolResult(b.lastToolCallIds[1]!, "bash", "short output");
