@@ -155,3 +155,25 @@ export async function withBodies(path: string, spans: ReadonlyMap<string, LineSp
 function changedError(path: string, entry: AnyEntry): Error {
   return new Error(`${path} changed since it was read: entry "${entry.id}" is no longer where it was; read the session again`);
 }
+
+/**
+ * Entries read back, remembered by the stand-in entry they replace: a document shown again after
+ * Pi appended reads only the lines it has not read yet. A re-read file has new entry objects, so
+ * nothing stale is ever returned. `clear` lets the bodies go.
+ */
+export class BodyCache {
+  private full = new WeakMap<AnyEntry, AnyEntry>();
+
+  async withBodies(path: string, spans: ReadonlyMap<string, LineSpan> | undefined, entries: readonly AnyEntry[]): Promise<AnyEntry[]> {
+    const missing = spans ? entries.filter((e) => spans.has(e.id) && !this.full.has(e)) : [];
+    if (missing.length > 0) {
+      const read = await withBodies(path, spans, missing);
+      missing.forEach((entry, i) => this.full.set(entry, read[i]!));
+    }
+    return entries.map((e) => this.full.get(e) ?? e);
+  }
+
+  clear(): void {
+    this.full = new WeakMap();
+  }
+}

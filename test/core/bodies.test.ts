@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { LAZY_BODY_MIN_CHARS, standIn, withBodies } from "../../core/src/bodies.ts";
+import { BodyCache, LAZY_BODY_MIN_CHARS, standIn, withBodies } from "../../core/src/bodies.ts";
 import { DEFAULT_CONFIG } from "../../core/src/config.ts";
 import type { AgentMessage } from "../../core/src/messages.ts";
 import { contentText } from "../../core/src/messages.ts";
@@ -129,6 +129,27 @@ describe("lazy bodies", () => {
     expect(tail.reset).toBe(true);
     expect(lazy.elided?.size).toBeGreaterThan(0);
     expect(await withBodies(path, lazy.elided, lazy.entries)).toEqual((await readSessionFile(path)).entries);
+  });
+
+  it("a body cache reads each line once: shown again after an append, only the new line is read", async () => {
+    const b = mixedSession();
+    const path = write(b.toJsonl());
+    const lazy = await readSessionFile(path, { lazyBodies: true });
+    const cache = new BodyCache();
+    const first = await cache.withBodies(path, lazy.elided, lazy.entries);
+    expect(first).toEqual((await readSessionFile(path)).entries);
+    // Same-length bytes written over an output already read: a cached body is not read again.
+    const text = readFileSync(path, "utf8");
+    writeFileSync(path, text.replace("line of output line of output", "LINE OF OUTPUT LINE OF OUTPUT"));
+    const before = b.entries.length;
+    b.toolUse("read", { path: "src/c.ts" }, long("c.ts", 4000));
+    appendFileSync(path, b.entries.slice(before).map((e) => JSON.stringify(e) + "\n").join(""));
+    await readSessionTail(path, lazy);
+    const again = await cache.withBodies(path, lazy.elided, lazy.entries);
+    expect(JSON.stringify(again)).not.toContain("LINE OF OUTPUT");
+    expect(JSON.stringify(again)).toContain(String.raw`c.ts\nline of output`);
+    cache.clear();
+    expect(JSON.stringify(await cache.withBodies(path, lazy.elided, lazy.entries))).toContain("LINE OF OUTPUT");
   });
 
   it("stand-ins have the exact length, however long", () => {

@@ -7,12 +7,12 @@ import { dirname, resolve } from "node:path";
 import * as vscode from "vscode";
 import { contentText } from "../../core/src/messages.ts";
 import type { AgentMessage, ToolResultMessage } from "../../core/src/messages.ts";
-import { withBodies } from "../../core/src/bodies.ts";
+import { BodyCache } from "../../core/src/bodies.ts";
 import { buildModelViewWithBodies, messagesAsText, type ModelView } from "../../core/src/model-view.ts";
 import { readSpillFile } from "../../core/src/session-files.ts";
 import type { RenderConfig } from "../../core/src/render.ts";
 import { estimateTokens } from "../../core/src/size.ts";
-import type { CallView } from "../../core/src/view.ts";
+import type { CallView, SessionView } from "../../core/src/view.ts";
 import { buildChainReview } from "./chain-review.ts";
 import type { SessionState, SessionStore } from "./session-store.ts";
 import { findCall, findChain, findCompaction, findMarker, findSummary } from "./trees/session-nodes.ts";
@@ -66,18 +66,21 @@ export function parseDocumentUri(uri: vscode.Uri): DocumentRequest | undefined {
 }
 
 /** The call's tool result as stored, its output read back from the file when it was left there. */
-async function resultMessage(state: SessionState, call: CallView): Promise<ToolResultMessage | undefined> {
+async function resultMessage(state: SessionState, call: CallView, bodies: BodyCache): Promise<ToolResultMessage | undefined> {
   const entry = call.resultEntryId ? state.data?.byId.get(call.resultEntryId) : undefined;
   if (!entry) return undefined;
-  const [full] = await withBodies(state.file.path, state.data?.elided, [entry]);
+  const [full] = await bodies.withBodies(state.file.path, state.data?.elided, [entry]);
   const message = (full as { message?: AgentMessage } | undefined)?.message;
   return message?.role === "toolResult" ? message : undefined;
 }
 
 /** What the model is sent at the branch shown, with every body read back. */
-function modelOf(state: SessionState, config: RenderConfig): Promise<ModelView> {
-  return buildModelViewWithBodies(state.file.path, state.data!, { leafId: state.view!.leafId ?? undefined, config });
+function modelOf(state: SessionState, config: RenderConfig, bodies: BodyCache): Promise<ModelView> {
+  return buildModelViewWithBodies(state.file.path, state.data!, { leafId: state.view!.leafId ?? undefined, config, cache: bodies });
 }
+
+/** Bodies read back for documents are kept this long after their last use. */
+const BODIES_KEPT_MS = 60_000;
 
 function describeState(call: CallView): string {
   switch (call.state) {
@@ -96,7 +99,7 @@ function describeState(call: CallView): string {
   }
 }
 
-async function callDocument(state: SessionState, call: CallView): Promise<string> {
+async function callDocument(state: SessionState, call: CallView, bodies: BodyCache): Promise<string> {
   const lines: string[] = [];
   lines.push(`# ${call.toolName}${call.shortRef ? ` · ${call.shortRef}` : ""} · ${call.state}`);
   lines.push(`# Session: ${state.file.path}`);
@@ -110,7 +113,7 @@ async function callDocument(state: SessionState, call: CallView): Promise<string
   lines.push(JSON.stringify(call.args, null, 2) ?? "{}");
   lines.push("");
 
-  const message = await resultMessage(state, call);
+  const message = await resultMessage(state, call, bodies);
   const sessionText = message ? contentText(message.content) : undefined;
   const images = message && Array.isArray(message.content) ? message.content.filter((b) => b && b.type === "image").length : 0;
   let output = sessionText;
@@ -136,8 +139,8 @@ async function callDocument(state: SessionState, call: CallView): Promise<string
   return documentText(lines.join("\n") + "\n");
 }
 
-async function modelDocument(state: SessionState, config: RenderConfig): Promise<string> {
-  const model = await modelOf(state, config);
+async function modelDocument(state: SessionState, config: RenderConfig, bodies: BodyCache): Promise<string> {
+  const model = await modelOf(state, config, bodies);
   const saving = formatSaving(model.rawChars, model.modelChars);
   const header =
     `# Model view: what the model is sent at leaf ${model.leafId ?? "(empty)"}\n` +
@@ -153,6 +156,9 @@ export class PrunerDocuments implements vscode.TextDocumentContentProvider, vsco
   readonly onDidChange = this.changed.event;
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly subscription: vscode.Disposable;
+  /** Documents shown again while Pi writes read only the new lines; the bodies go a minute after the last use. */
+  private readonly bodies = new BodyCache();
+  private bodiesTimer: NodeJS.Timeout | undefined;
 
   private readonly store: SessionStore;
 
@@ -173,17 +179,34 @@ export class PrunerDocuments implements vscode.TextDocumentContentProvider, vsco
     });
   }
 
+  /** The body cache, kept for another BODIES_KEPT_MS. */
+  private useBodies(): BodyCache {
+    if (this.bodiesTimer) clearTimeout(this.bodiesTimer);
+    this.bodiesTimer = setTimeout(() => this.bodies.clear(), BODIES_KEPT_MS);
+    this.bodiesTimer.unref?.();
+    return this.bodies;
+  }
+
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const request = parseDocumentUri(uri);
     if (!request) return "This is not a Pi Pruner document.\n";
     const state = await this.store.load(request.file);
     if (!state) return `The session ${request.file} is no longer listed.\n`;
     if (!state.data || !state.view) return `The session ${request.file} could not be read: ${state.error ?? "unknown error"}\n`;
-    const view = state.view;
+    try {
+      return await this.content(request, state, state.view);
+    } catch (error) {
+      // Reading a body back failed: the file was rewritten since it was read (the store reads it
+      // again on its next change), or it went away.
+      return documentText(`The output could not be read back from ${request.file}: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+  }
+
+  private async content(request: DocumentRequest, state: SessionState, view: SessionView): Promise<string> {
     switch (request.kind) {
       case "call": {
         const call = findCall(view, request.key);
-        return call ? callDocument(state, call) : `The call ${request.key} is not on the branch shown for this session.\n`;
+        return call ? callDocument(state, call, this.useBodies()) : `The call ${request.key} is not on the branch shown for this session.\n`;
       }
       case "summary": {
         const summary = findSummary(view, request.entryId);
@@ -191,11 +214,11 @@ export class PrunerDocuments implements vscode.TextDocumentContentProvider, vsco
         return documentText(`${summary.text}\n`);
       }
       case "model":
-        return modelDocument(state, this.store.configFor(state));
+        return modelDocument(state, this.store.configFor(state), this.useBodies());
       case "chain": {
         const chain = findChain(view, request.entryId);
         if (!chain) return `The chain ${request.entryId} is not on the branch shown for this session.\n`;
-        const review = buildChainReview(await modelOf(state, this.store.configFor(state)), chain);
+        const review = buildChainReview(await modelOf(state, this.store.configFor(state), this.useBodies()), chain);
         return documentText(request.side === "original" ? review.original : review.compressed);
       }
       case "compaction": {
@@ -218,6 +241,7 @@ export class PrunerDocuments implements vscode.TextDocumentContentProvider, vsco
   }
 
   dispose(): void {
+    if (this.bodiesTimer) clearTimeout(this.bodiesTimer);
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.subscription.dispose();
     this.changed.dispose();
