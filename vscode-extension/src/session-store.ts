@@ -53,6 +53,8 @@ export interface SessionState {
   pinnedLeaf?: string;
   /** The model characters of `view` were estimated by the fast append path. */
   modelCharsEstimated: boolean;
+  /** How long the last full build of `view` took. */
+  lastBuildMs?: number;
   error?: string;
 }
 
@@ -62,8 +64,13 @@ export type ScopeState = "noWorkspace" | "noAgentDir" | "noSessions" | "ready";
 const KEEP_PARSED = 4;
 /** Sessions parsed in the background after a listing, newest first, for their totals. */
 const PARSE_AHEAD = 12;
-/** After the fast append path, the exact model view is recomputed at most this often. */
+/**
+ * After the fast append path, the exact model view is recomputed at most this often, and at most
+ * EXACT_TOTALS_SHARE of the time: a session whose full build takes 400 ms (100 MB) is recomputed
+ * every 4 s while Pi writes, not every second.
+ */
 const EXACT_TOTALS_DELAY_MS = 1000;
+const EXACT_TOTALS_SHARE = 0.1;
 
 /** CPU time of this thread in ms, where Node has process.threadCpuUsage (23.9+). */
 function threadCpuMs(): number | undefined {
@@ -335,8 +342,9 @@ export class SessionStore implements vscode.Disposable {
     const started = performance.now();
     const cpuBefore = threadCpuMs();
     state.view = buildSessionView(data, { leafId: state.pinnedLeaf, config: this.configFor(state) });
+    state.lastBuildMs = performance.now() - started;
     if (this.marks.firstBuildMs === undefined) {
-      this.marks.firstBuildMs = performance.now() - started;
+      this.marks.firstBuildMs = state.lastBuildMs;
       const cpuAfter = threadCpuMs();
       if (cpuBefore !== undefined && cpuAfter !== undefined) this.marks.firstBuildCpuMs = cpuAfter - cpuBefore;
     }
@@ -422,13 +430,14 @@ export class SessionStore implements vscode.Disposable {
 
   private scheduleExactTotals(path: string): void {
     if (this.exactTimers.has(path)) return;
+    const lastBuildMs = this.states.get(path)?.lastBuildMs ?? 0;
     const timer = setTimeout(() => {
       this.exactTimers.delete(path);
       void this.serial(path, async () => {
         const state = this.states.get(path);
         if (state?.data && state.modelCharsEstimated) this.rebuild(state);
       });
-    }, EXACT_TOTALS_DELAY_MS);
+    }, Math.max(EXACT_TOTALS_DELAY_MS, lastBuildMs / EXACT_TOTALS_SHARE));
     this.exactTimers.set(path, timer);
   }
 

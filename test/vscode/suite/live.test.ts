@@ -73,6 +73,23 @@ describe("live update", () => {
     assert.deepEqual(api.store.get(file)!.view!.totals, exact);
   });
 
+  it("a session slow to build gets its exact totals at most a tenth of the time while Pi writes", async () => {
+    const file = agent.files.pruned;
+    const state = api.store.get(file)!;
+    // As if its last full build had taken 250 ms (a session of some 60 MB): exact totals wait 2.5 s.
+    state.lastBuildMs = 250;
+    const t = turn(state.view!.leafId!, 5, Date.UTC(2025, 5, 5));
+    fs.appendFileSync(file, t.lines);
+    await waitFor(() => api.store.get(file)?.view?.leafId === t.lastId, "the append to be applied", 2000);
+    const applied = performance.now();
+    assert.equal(api.store.get(file)!.modelCharsEstimated, true);
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(api.store.get(file)!.modelCharsEstimated, true, "still the estimate 1.5 s later");
+    await waitFor(() => !api.store.get(file)!.modelCharsEstimated, "the exact model characters", 4000);
+    const waited = performance.now() - applied;
+    assert.ok(waited >= 2000, `exact totals after ${waited.toFixed(0)} ms`);
+  });
+
   it("a batch the pruner summarizes appears under the session's summaries within a second", async () => {
     const file = agent.files.pruned;
     const state = api.store.get(file)!;
