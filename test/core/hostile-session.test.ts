@@ -19,6 +19,8 @@ import type { AnyEntry } from "../../core/src/entries.ts";
 import { getBranch, parseSessionText, readSessionFile, readSessionTail, type SessionData } from "../../core/src/session.ts";
 import { buildSessionView } from "../../core/src/view.ts";
 import { buildModelView, messagesAsText } from "../../core/src/model-view.ts";
+import { withBodies } from "../../core/src/bodies.ts";
+import { largeSession } from "../vscode/fixtures/sessions.ts";
 import { inspectJson, inspectText, main } from "../../core/src/cli.ts";
 import { assemble, hostileFile, type HostileFile } from "../helpers/hostile-session.ts";
 
@@ -187,6 +189,38 @@ describe("a real Pi session, cut and appended anywhere", () => {
         rmSync(file);
       }),
       { numRuns: 300, seed: 11 },
+    );
+  });
+});
+
+describe("a session with long bodies, cut anywhere and read lazily", () => {
+  const full = Buffer.from(largeSession("/w", 120_000).text);
+  let fullData: SessionData;
+  beforeAll(async () => {
+    const file = tempPath("lazy-full");
+    writeFileSync(file, full);
+    fullData = await readSessionFile(file);
+    const lazy = await readSessionFile(file, { lazyBodies: true });
+    expect(lazy.elided?.size ?? 0).toBeGreaterThan(10);
+  });
+
+  it("appended in random pieces and read lazily, every body read back is the one a full read holds", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(fc.integer({ min: 1, max: full.length - 1 }), { maxLength: 8 }), fc.integer({ min: 64, max: 4096 }), async (cuts, chunkBytes) => {
+        const file = tempPath("lazy-tail");
+        const points = [0, ...cuts.sort((a, b) => a - b), full.length];
+        writeFileSync(file, "");
+        let data: SessionData | undefined;
+        for (let i = 1; i < points.length; i++) {
+          appendFileSync(file, full.subarray(points[i - 1]!, points[i]!));
+          if (!data) data = await readSessionFile(file, { chunkBytes, lazyBodies: true });
+          else await readSessionTail(file, data, { chunkBytes });
+        }
+        expect(await withBodies(file, data!.elided, data!.entries)).toEqual(fullData.entries);
+        count("a session with long bodies appended in pieces, read lazily");
+        rmSync(file);
+      }),
+      { numRuns: 100, seed: 12 },
     );
   });
 });
