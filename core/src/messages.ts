@@ -126,6 +126,20 @@ export function toolCallsOf(message: AgentMessage): ToolCallBlock[] {
   return message.content.filter((b): b is ToolCallBlock => !!b && b.type === "toolCall");
 }
 
+/**
+ * For each position, how many messages of `role` come after it (user turns for a recovery's grace
+ * window, assistant turns for an error purge's cool-down).
+ */
+export function countAfter(messages: readonly AgentMessage[], role: AgentMessage["role"]): Int32Array {
+  const after = new Int32Array(messages.length);
+  let count = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    after[i] = count;
+    if (messages[i]!.role === role) count++;
+  }
+  return after;
+}
+
 /** Identity of one tool result: provider ids repeat across responses, so the result's timestamp joins the id. */
 export function occurrenceKey(toolCallId: string, resultTimestamp?: number): string {
   return resultTimestamp === undefined ? toolCallId : `${toolCallId}@${resultTimestamp}`;

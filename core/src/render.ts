@@ -7,7 +7,7 @@
 // rendered prefix stays byte-stable between turns (prompt cache); protected output is never
 // replaced or dropped.
 import type { AgentMessage, ToolResultMessage } from "./messages.ts";
-import { occurrenceKey } from "./messages.ts";
+import { countAfter, occurrenceKey } from "./messages.ts";
 import type { PruneIndex, IndexedCall } from "./records.ts";
 import { findCallForResult } from "./records.ts";
 import { isProtected } from "./protected.ts";
@@ -80,19 +80,6 @@ function callIsProtected(call: IndexedCall, config: RenderConfig): boolean {
   return value;
 }
 
-/**
- * For each message index, how many user turns follow it. Computed only when a recovery
- * result is present, since only those need it.
- */
-function userTurnsAfter(messages: readonly AgentMessage[]): Int32Array {
-  const after = new Int32Array(messages.length);
-  let count = 0;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    after[i] = count;
-    if (messages[i]!.role === "user") count++;
-  }
-  return after;
-}
 
 /** Step 1: summarized and spilled tool results become deterministic stubs. */
 export function stubResults(messages: AgentMessage[], index: PruneIndex, config: RenderConfig, stats: RenderStats): AgentMessage[] {
@@ -110,7 +97,8 @@ export function stubResults(messages: AgentMessage[], index: PruneIndex, config:
       continue;
     }
     if (message.toolName === QUERY_TOOL) {
-      turnsAfter ??= userTurnsAfter(messages);
+      // Counted only when a recovery result is present: only those need it.
+      turnsAfter ??= countAfter(messages, "user");
       if (turnsAfter[i]! < config.recoveryGraceTurns) {
         stats.keptInGrace++;
         continue;

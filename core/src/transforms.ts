@@ -2,6 +2,7 @@
 // thinking strip. Each returns its input array itself when it changes nothing, and copies only
 // the messages it changes.
 import type { AgentMessage, AssistantBlock, AssistantMessage, ToolCallBlock, ToolResultMessage } from "./messages.ts";
+import { countAfter } from "./messages.ts";
 import type { PruneConfig } from "./config.ts";
 import { findCallBlock, isFailedTurn } from "./chains.ts";
 
@@ -98,7 +99,7 @@ export function purgeErroredArgs(messages: AgentMessage[], source: readonly Agen
     }
     const original = source.length === messages.length ? source[i]! : m;
     if (turnAt < 0 || !(original.role === "toolResult" && original.isError)) continue;
-    turnsAfter ??= assistantTurnsAfter(messages);
+    turnsAfter ??= countAfter(messages, "assistant");
     if (turnsAfter[turnAt]! < cooldownTurns) continue;
     const call = findCallBlock(messages[turnAt] as AssistantMessage, m.toolCallId);
     if (!call || !call.arguments || typeof call.arguments !== "object" || alreadyPurged(call.arguments)) continue;
@@ -120,17 +121,6 @@ export function purgeErroredArgs(messages: AgentMessage[], source: readonly Agen
     out[at] = { ...turn, content };
   }
   return out;
-}
-
-/** For each position, how many assistant messages come after it. */
-function assistantTurnsAfter(messages: readonly AgentMessage[]): Int32Array {
-  const after = new Int32Array(messages.length);
-  let count = 0;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    after[i] = count;
-    if (messages[i]!.role === "assistant") count++;
-  }
-  return after;
 }
 
 // ---- orphan sweep ----
