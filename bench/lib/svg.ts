@@ -83,6 +83,21 @@ export interface LineChartOptions {
   height?: number;
 }
 
+/** The opening of a chart: the svg element, a white background, the title, and the y axis's grid lines with their labels. */
+function chartFrame(box: { width: number; height: number; left: number; right: number; title: string }, yAxis: Axis, py: (y: number) => number): string[] {
+  const { width, height, left, right } = box;
+  const out: string[] = [];
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ${FONT} font-size="12">`);
+  out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
+  out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="15" font-weight="600" fill="#222">${esc(box.title)}</text>`);
+  for (const t of yAxis.ticks) {
+    const y = py(t);
+    out.push(`<line x1="${left}" x2="${width - right}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" stroke="#e5e5e5"/>`);
+    out.push(`<text x="${left - 8}" y="${(y + 4).toFixed(1)}" text-anchor="end" fill="#444">${fmt(t)}</text>`);
+  }
+  return out;
+}
+
 export function lineChart(o: LineChartOptions): string {
   const width = o.width ?? 760;
   const height = o.height ?? 420;
@@ -97,15 +112,7 @@ export function lineChart(o: LineChartOptions): string {
   const yAxis = makeAxis(ys, !!o.logY, true);
   const px = (x: number) => scale(xAxis, x, left, width - right);
   const py = (y: number) => scale(yAxis, y, height - bottom, top);
-  const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ${FONT} font-size="12">`);
-  out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
-  out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="15" font-weight="600" fill="#222">${esc(o.title)}</text>`);
-  for (const t of yAxis.ticks) {
-    const y = py(t);
-    out.push(`<line x1="${left}" x2="${width - right}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" stroke="#e5e5e5"/>`);
-    out.push(`<text x="${left - 8}" y="${(y + 4).toFixed(1)}" text-anchor="end" fill="#444">${fmt(t)}</text>`);
-  }
+  const out = chartFrame({ width, height, left, right, title: o.title }, yAxis, py);
   for (const t of xAxis.ticks) {
     const x = px(t);
     out.push(`<line x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${top}" y2="${height - bottom}" stroke="#f0f0f0"/>`);
@@ -166,15 +173,7 @@ export function barChart(o: BarChartOptions): string {
   const py = (y: number) => scale(yAxis, y, height - bottom, top);
   const groupWidth = (width - left - right) / o.groups.length;
   const barWidth = Math.min(56, (groupWidth * 0.8) / names.length);
-  const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ${FONT} font-size="12">`);
-  out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
-  out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="15" font-weight="600" fill="#222">${esc(o.title)}</text>`);
-  for (const t of yAxis.ticks) {
-    const y = py(t);
-    out.push(`<line x1="${left}" x2="${width - right}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" stroke="#e5e5e5"/>`);
-    out.push(`<text x="${left - 8}" y="${(y + 4).toFixed(1)}" text-anchor="end" fill="#444">${fmt(t)}</text>`);
-  }
+  const out = chartFrame({ width, height, left, right, title: o.title }, yAxis, py);
   out.push(`<text transform="translate(18 ${(top + height - bottom) / 2}) rotate(-90)" text-anchor="middle" fill="#222">${esc(o.yLabel)}</text>`);
   o.groups.forEach((g, gi) => {
     const gx = left + gi * groupWidth + (groupWidth - barWidth * names.length) / 2;

@@ -461,15 +461,8 @@ export function assertRunOk(r: RunPiResult): RunPiResult {
 // RPC mode
 // ---------------------------------------------------------------------------------------------
 
-export interface StartPiRpcOptions {
-  workspace: PiWorkspace;
-  extension?: string | string[];
-  args?: string[];
-  sessionId?: string;
-  noSession?: boolean;
-  model?: string | null;
-  approve?: boolean;
-  env?: Record<string, string | undefined>;
+/** The options an RPC session shares with a one-shot run (see RunPiOptions). */
+export interface StartPiRpcOptions extends Pick<RunPiOptions, "workspace" | "extension" | "args" | "sessionId" | "noSession" | "model" | "approve" | "env"> {
   /** Hard limit on the whole process life; default 30000. */
   timeoutMs?: number;
   /** Answer dialog requests (select/confirm/input/editor). Default: `{cancelled: true}`. */
