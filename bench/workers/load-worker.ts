@@ -8,6 +8,7 @@
 //   node --expose-gc bench/workers/load-worker.ts append <file> <count>    readSessionTail per appended line
 import { appendFileSync, openSync, readSync, closeSync, readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+import { collectGarbage as gc, threadCpuMs } from "../lib/stats.ts";
 
 const [mode, file, arg] = process.argv.slice(2);
 
@@ -17,15 +18,6 @@ function status(): { rssKb: number; hwmKb: number } {
   return { rssKb: num("VmRSS"), hwmKb: num("VmHWM") };
 }
 
-function threadCpuMs(): number {
-  const p = process as unknown as { threadCpuUsage?: () => { user: number; system: number } };
-  const u = p.threadCpuUsage ? p.threadCpuUsage() : process.cpuUsage();
-  return (u.user + u.system) / 1000;
-}
-
-function gc(): void {
-  (globalThis as { gc?: () => void }).gc?.();
-}
 
 /** The floor: read the file in 1 MiB chunks, split on newlines, JSON.parse each line, keep the values. */
 function floor(path: string): unknown[] {
