@@ -4,7 +4,7 @@ import type { AgentMessage } from "./messages.ts";
 import { contentText } from "./messages.ts";
 import type { SessionData } from "./session.ts";
 import { getBranch } from "./session.ts";
-import { withBodies, type BodyCache } from "./bodies.ts";
+import { BodyCache } from "./bodies.ts";
 import { buildContext } from "./context.ts";
 import { rebuildIndex, type PruneIndex } from "./records.ts";
 import type { AnyEntry } from "./entries.ts";
@@ -33,7 +33,7 @@ export function buildModelView(data: SessionData, options: { leafId?: string; co
 /** The model view of a session read from `path`, with any bodies left on disk read back first (through `cache`, when given). */
 export async function buildModelViewWithBodies(path: string, data: SessionData, options: { leafId?: string; config: RenderConfig; cache?: BodyCache }): Promise<ModelView> {
   const branch = getBranch(data, options.leafId);
-  const entries = options.cache ? await options.cache.withBodies(path, data.elided, branch.entries) : await withBodies(path, data.elided, branch.entries);
+  const entries = await (options.cache ?? new BodyCache()).withBodies(path, data.elided, branch.entries);
   return { leafId: branch.leafId, ...renderBranch(entries, rebuildIndex(entries).index, options.config) };
 }
 

@@ -396,13 +396,11 @@ class SessionReader {
     return this.data.header !== undefined || this.data.entries.length > 0 || this.data.errors.length > 0;
   }
 
-  private reportBad(line: number, message: string): void {
-    this.data.errors.push({ line, message });
-  }
-
   /** `data.bytes` is still the offset of the line's first byte when this runs. */
   private recordLine(line: Buffer | null, length: number, lineNumber: number, unterminated: boolean): void {
-    const bad = (message: string): void => this.reportBad(lineNumber, message);
+    const bad = (message: string): void => {
+      this.data.errors.push({ line: lineNumber, message });
+    };
     if (line === null) {
       bad(`line is ${formatBytes(length)}, longer than the ${formatBytes(this.maxLineBytes)} limit; skipped`);
       return;
