@@ -6,6 +6,7 @@
 import { open } from "node:fs/promises";
 import type { AnyEntry } from "./entries.ts";
 import { PRUNE_INDEX } from "./entries.ts";
+import { isRecord } from "./json.ts";
 
 /** Strings shorter than this stay in memory: not worth a read later. */
 export const LAZY_BODY_MIN_CHARS = 1024;
@@ -30,10 +31,6 @@ export function standIn(length: number): string {
   let rope = FILLER;
   while (rope.length * 2 <= length) rope = rope + rope;
   return rope + standIn(length - rope.length);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Replaces `holder[key]` by a stand-in when it is a long string; says whether it did. */

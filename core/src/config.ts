@@ -4,6 +4,7 @@ import { closeSync, constants as fsConstants, fstatSync, openSync, readFileSync 
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
+import { isRecord } from "./json.ts";
 
 export const SETTINGS_KEY = "contextPrune";
 
@@ -225,10 +226,6 @@ export function describeValue(value: unknown): string {
   }
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function validateFields<T extends object>(
   block: Record<string, unknown>,
   rules: FieldRules<T>,
@@ -266,7 +263,7 @@ function makeWarning(key: string, problem: string, source: string | undefined): 
 export function validateConfig(block: unknown, source?: string): { config: PruneConfigLayer; warnings: ConfigWarning[] } {
   const warnings: ConfigWarning[] = [];
   if (block === undefined || block === null) return { config: {}, warnings };
-  if (!isPlainObject(block)) {
+  if (!isRecord(block)) {
     warnings.push(makeWarning(SETTINGS_KEY, `expected an object, got ${describeValue(block)}; using defaults`, source));
     return { config: {}, warnings };
   }
@@ -276,7 +273,7 @@ export function validateConfig(block: unknown, source?: string): { config: Prune
     const nestedBlock = block[nestedKey];
     if (nestedBlock === undefined) continue;
     const key = `${SETTINGS_KEY}.${nestedKey}`;
-    if (!isPlainObject(nestedBlock)) {
+    if (!isRecord(nestedBlock)) {
       warnings.push(makeWarning(key, `expected an object, got ${describeValue(nestedBlock)}`, source));
       continue;
     }
@@ -413,7 +410,7 @@ export function readSettingsObject(path: string): { source: SettingsSource; sett
   if (errors.length > 0) {
     return { source: { path, exists: true, error: `not valid JSON (${describeParseError(text, errors[0])})` }, settings: {} };
   }
-  if (!isPlainObject(parsed)) {
+  if (!isRecord(parsed)) {
     return { source: { path, exists: true, error: `expected a JSON object at the top, got ${describeValue(parsed)}` }, settings: {} };
   }
   return { source: { path, exists: true }, settings: parsed };

@@ -3,6 +3,7 @@
 // Pi's `context` extension event never includes them.
 import type { AnyEntry, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomMessageEntry, MessageEntry } from "./entries.ts";
 import type { AgentMessage, AssistantBlock, CustomMessage, ToolResultMessage, UserMessage } from "./messages.ts";
+import { isRecord } from "./json.ts";
 
 export interface ContextMessage {
   /** The entry's own message object (not a copy) unless an edit replaced its content: treat as read-only. */
@@ -128,6 +129,3 @@ function entryTime(entry: AnyEntry): number {
   return typeof time === "string" || typeof time === "number" ? new Date(time).getTime() : Number.NaN;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

@@ -15,6 +15,7 @@ import type {
 import { PRUNE_CHAIN, PRUNE_DEDUP_ALIAS, PRUNE_FRONTIER, PRUNE_INDEX, PRUNE_STATS, PRUNE_SUMMARY } from "./entries.ts";
 import { createHash } from "node:crypto";
 import { contentText, occurrenceKey } from "./messages.ts";
+import { isRecord } from "./json.ts";
 
 export interface IndexedCall {
   record: ToolCallRecord;
@@ -112,10 +113,6 @@ function blockNumber(id: string | undefined): number {
   return numberAfter("b", id);
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 /** Optional record fields and the type each must have; a field of another type is dropped (session files are input). */
 const RECORD_FIELD_TYPES: Readonly<Record<string, "string" | "number" | "boolean" | "object">> = {
   args: "object",
@@ -133,11 +130,11 @@ const RECORD_FIELD_TYPES: Readonly<Record<string, "string" | "number" | "boolean
 const RECORD_FIELDS = Object.entries(RECORD_FIELD_TYPES);
 
 function asRecord(value: unknown): ToolCallRecord | undefined {
-  if (!isObject(value) || typeof value.toolCallId !== "string" || typeof value.toolName !== "string") return undefined;
+  if (!isRecord(value) || typeof value.toolCallId !== "string" || typeof value.toolName !== "string") return undefined;
   let record: Record<string, unknown> | undefined;
   for (const [field, type] of RECORD_FIELDS) {
     const v = value[field];
-    if (v === undefined || (type === "object" ? isObject(v) : typeof v === type)) continue;
+    if (v === undefined || (type === "object" ? isRecord(v) : typeof v === type)) continue;
     record ??= { ...value };
     delete record[field];
   }
@@ -146,7 +143,7 @@ function asRecord(value: unknown): ToolCallRecord | undefined {
 
 /** A ref with a string toolCallId; a shortId or resultTimestamp of the wrong type is left out. */
 function asRef(value: unknown): ToolCallRef | undefined {
-  if (!isObject(value) || typeof value.toolCallId !== "string") return undefined;
+  if (!isRecord(value) || typeof value.toolCallId !== "string") return undefined;
   const ref: ToolCallRef = { toolCallId: value.toolCallId };
   if (typeof value.shortId === "string" && value.shortId) ref.shortId = value.shortId;
   if (typeof value.resultTimestamp === "number") ref.resultTimestamp = value.resultTimestamp;
@@ -337,17 +334,17 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
     if (entry.type !== "custom" && entry.type !== "custom_message") continue;
     const customType = (entry as { customType?: unknown }).customType;
     if (entry.type === "custom" && customType === PRUNE_FRONTIER) {
-      if (isObject((entry as { data?: unknown }).data)) frontierEntry = entry;
+      if (isRecord((entry as { data?: unknown }).data)) frontierEntry = entry;
       continue;
     }
     if (entry.type === "custom" && customType === PRUNE_STATS) {
-      if (isObject((entry as { data?: unknown }).data)) statsEntry = entry;
+      if (isRecord((entry as { data?: unknown }).data)) statsEntry = entry;
       continue;
     }
     if (customType === PRUNE_SUMMARY || customType === PRUNE_DEDUP_ALIAS || customType === PRUNE_CHAIN) ours.push(entry);
     if (entry.type === "custom_message" && customType === PRUNE_SUMMARY) {
       const details = (entry as { details?: unknown }).details;
-      for (const ref of refsOfSummary(isObject(details) ? (details as SummaryDetails) : undefined)) {
+      for (const ref of refsOfSummary(isRecord(details) ? (details as SummaryDetails) : undefined)) {
         if (ref.shortId) {
           namedRefs.set(recordKey(ref), ref.shortId);
           refsInUse.add(ref.shortId);
@@ -356,7 +353,7 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
       }
     } else if (entry.type === "custom" && customType === PRUNE_INDEX) {
       const data = (entry as { data?: unknown }).data;
-      if (!isObject(data) || !Array.isArray((data as IndexData).toolCalls)) {
+      if (!isRecord(data) || !Array.isArray((data as IndexData).toolCalls)) {
         problems.push(`entry ${entry.id}: ${PRUNE_INDEX} without a toolCalls list`);
         continue;
       }
@@ -376,7 +373,7 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
       }
     } else if (entry.type === "custom" && customType === PRUNE_CHAIN) {
       const data = (entry as { data?: unknown }).data;
-      if (!isObject(data)) continue;
+      if (!isRecord(data)) continue;
       const keys = data.droppedOccurrenceKeys;
       if (Array.isArray(keys)) {
         for (const key of keys) if (typeof key === "string") coverage.cover(key.includes("@") ? key.slice(0, key.lastIndexOf("@")) : key, key.includes("@") ? key : undefined);
@@ -405,7 +402,7 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
     const customType = (entry as { customType?: unknown }).customType;
     if (entry.type === "custom_message" && customType === PRUNE_SUMMARY) {
       const e = entry as { id: string; content?: unknown; details?: unknown };
-      const details = isObject(e.details) ? (e.details as SummaryDetails) : undefined;
+      const details = isRecord(e.details) ? (e.details as SummaryDetails) : undefined;
       const refs = refsOfSummary(details);
       const keys: string[] = [];
       const normalized = refs.map((ref) => {
@@ -427,7 +424,7 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
       });
     } else if (entry.type === "custom" && customType === PRUNE_DEDUP_ALIAS) {
       const data = (entry as { data?: unknown }).data;
-      if (!isObject(data) || typeof data.newToolCallId !== "string" || typeof data.originalToolCallId !== "string") {
+      if (!isRecord(data) || typeof data.newToolCallId !== "string" || typeof data.originalToolCallId !== "string") {
         problems.push(`entry ${entry.id}: ${PRUNE_DEDUP_ALIAS} without newToolCallId/originalToolCallId`);
         continue;
       }
@@ -437,7 +434,7 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
       addAlias(index, { entryId: entry.id, newKey, originalKey, data: alias });
     } else if (entry.type === "custom" && customType === PRUNE_CHAIN) {
       const data = (entry as { data?: unknown }).data;
-      if (!isObject(data) || typeof data.blockId !== "string" || typeof data.startUserTimestamp !== "number") {
+      if (!isRecord(data) || typeof data.blockId !== "string" || typeof data.startUserTimestamp !== "number") {
         problems.push(`entry ${entry.id}: ${PRUNE_CHAIN} without blockId/startUserTimestamp`);
         continue;
       }

@@ -4,6 +4,7 @@
 import { open, type FileHandle } from "node:fs/promises";
 import type { AnyEntry, SessionHeader } from "./entries.ts";
 import { elideBodies, type LineSpan } from "./bodies.ts";
+import { isRecord } from "./json.ts";
 
 export interface BadLine {
   /** 1-based line number in the file. */
@@ -490,10 +491,6 @@ function parseLine(text: string, isFirst: boolean): ParsedLine {
     if (typeof value[field] !== "string") return problem(`${type} entry "${value.id}" without a string "${field}"`);
   }
   return { kind: "entry", entry: value as unknown as AnyEntry };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function describeJson(value: unknown): string {

@@ -22,6 +22,7 @@ import {
 import { basename, dirname, join, resolve } from "node:path";
 import { applyEdits, modify, parse as parseJsonc, parseTree, type FormattingOptions, type Node as JsonNode, type ParseError } from "jsonc-parser";
 import { describeParseError, describeValue, readRegularFile, SETTINGS_KEY } from "./config.ts";
+import { isRecord } from "./json.ts";
 
 export type SettingsFileErrorCode = "unparsable" | "unreadable" | "not-object" | "write-failed" | "conflict" | "read-only" | "duplicate-key";
 
@@ -127,10 +128,6 @@ function assertEditsLanded(file: string, text: string, edits: readonly SettingsE
   }
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** The next text of the file, or undefined when the edits change nothing. Throws before any write. */
 function planUpdate(
   file: string,
@@ -151,7 +148,7 @@ function planUpdate(
         `${file} is not valid JSON (${describeParseError(body, errors[0])}); fix it by hand, it was left unchanged`,
       );
     }
-    if (!isPlainObject(parsed)) {
+    if (!isRecord(parsed)) {
       throw new SettingsFileError(
         "not-object",
         file,
@@ -364,7 +361,7 @@ export function updateSettingsFile(path: string, edits: SettingsEdit[]): { chang
 
 function pruneBlockOf(settings: Record<string, unknown>): Record<string, unknown> | undefined {
   const block = Object.hasOwn(settings, SETTINGS_KEY) ? settings[SETTINGS_KEY] : undefined;
-  return isPlainObject(block) ? block : undefined;
+  return isRecord(block) ? block : undefined;
 }
 
 /** The file's own protectedPaths when it sets a valid list, else the effective list. */
@@ -440,7 +437,7 @@ function valueAt(root: unknown, keyPath: readonly (string | number)[]): unknown 
       node = node[key];
       continue;
     }
-    if (!isPlainObject(node) || !Object.hasOwn(node, key)) return undefined;
+    if (!isRecord(node) || !Object.hasOwn(node, key)) return undefined;
     node = node[key];
   }
   return node;
@@ -451,7 +448,7 @@ function jsonEqual(left: unknown, right: unknown): boolean {
   if (Array.isArray(left) && Array.isArray(right)) {
     return left.length === right.length && left.every((item, index) => jsonEqual(item, right[index]));
   }
-  if (isPlainObject(left) && isPlainObject(right)) {
+  if (isRecord(left) && isRecord(right)) {
     const leftKeys = Object.keys(left);
     return leftKeys.length === Object.keys(right).length && leftKeys.every((key) => Object.hasOwn(right, key) && jsonEqual(left[key], right[key]));
   }
