@@ -9,7 +9,7 @@ const at = (p) => join(root, p);
 
 const targets = [
   {
-    entry: "core/src/cli.ts",
+    entry: "core/src/cli/cli.ts",
     outfile: "core/dist/cli.js",
     format: "esm",
     platform: "node",

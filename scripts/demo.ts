@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { startModelServer, type ModelRequest, type Reply } from "../test/helpers/model-server.ts";
 import { assertRunOk, createPiWorkspace, REPO_ROOT, runPi, type PiWorkspace } from "../test/helpers/pi-runner.ts";
 import { agentRequests, isSummarizerRequest, refsAsked, requestChars } from "../test/helpers/pruner-e2e.ts";
-import { readSessionFile } from "../core/src/session.ts";
-import { buildSessionView } from "../core/src/view.ts";
-import { DEFAULT_CONFIG } from "../core/src/config.ts";
+import { readSessionFile } from "../core/src/session/session-reader.ts";
+import { buildSessionView } from "../core/src/view/session-view.ts";
+import { DEFAULT_CONFIG } from "../core/src/settings/config.ts";
 
 const SKILL = `# Code review skill
 

@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const IMPORT_CHECK_ROOTS = ["core/src", "pi-extension/src", "vscode-extension/src", "test", "bench", "scripts"];
 const only = process.argv.slice(2);
 const results = { passed: 0, failed: 0, skipped: 0 };
 let failedSteps = [];
@@ -25,6 +26,8 @@ function run(name, command, args, extraEnv = {}) {
 
 run("build", process.execPath, ["scripts/build.mjs"]);
 run("typecheck", process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json", "--noEmit"]);
+// Import rules (no circle, core layered, extensions through @pi-pruner/core): .dependency-cruiser.cjs.
+run("imports", process.execPath, [join(root, "node_modules/dependency-cruiser/bin/dependency-cruiser.mjs"), ...IMPORT_CHECK_ROOTS, "--config", ".dependency-cruiser.cjs"]);
 
 const report = join(mkdtempSync(join(tmpdir(), "pi-pruner-test-")), "vitest.json");
 run("vitest", process.execPath, [join(root, "node_modules/vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`]);

@@ -3,18 +3,18 @@
 // model request (with a deep copy of the messages Pi would send, system messages left out),
 // `turn_end` after each assistant message and its tool results (the drafts it returns are appended
 // after them, in order), and slash commands through the registered handler. The session is a single
-// branch of entries; Pi's context for it is core's `buildContext` (tested against Pi's own builder).
+// branch of entries; Pi's context for it is core's `buildPiContext` (tested against Pi's own builder).
 // The model is not called: the script provides every assistant message and tool result. The
 // summarizer's calls reach a scripted in-process model that answers with deterministic summaries
 // and counts the characters in and out.
 import { mkdirSync, openSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
 import piPruner from "../../pi-extension/src/index.ts";
-import { buildContext } from "../../core/src/context.ts";
-import type { AnyEntry, SessionHeader } from "../../core/src/entries.ts";
-import type { AgentMessage, AssistantBlock, AssistantMessage, ToolResultMessage } from "../../core/src/messages.ts";
+import { buildPiContext } from "../../core/src/session/pi-context.ts";
+import type { AnyEntry, SessionHeader } from "../../core/src/shapes/entries.ts";
+import type { AgentMessage, AssistantBlock, AssistantMessage, ToolResultMessage } from "../../core/src/shapes/messages.ts";
 import { Rng, hashString, prose, type ScriptStep } from "./gen.ts";
-import { estimateTokens } from "../../core/src/size.ts";
+import { estimateTokens } from "../../core/src/shapes/size.ts";
 
 type Handler = (event: Record<string, unknown>, ctx: unknown) => unknown;
 
@@ -224,7 +224,7 @@ export class ReplayHost {
 
   /** The messages Pi would send now (its context for the branch, system messages left out). */
   contextMessages(): AgentMessage[] {
-    return buildContext(this.entries).map((c) => c.message);
+    return buildPiContext(this.entries).map((c) => c.message);
   }
 
   /**

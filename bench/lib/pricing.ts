@@ -7,7 +7,7 @@
 // the cache at 1.25× (the request's last message carries the cache breakpoint, as Pi sets it), so
 // the next request can read it. Output tokens are not priced. The summarizer's own requests are
 // one-off prompts: their input is priced uncached at 1×, their output is counted separately.
-import type { AgentMessage } from "../../core/src/messages.ts";
+import type { AgentMessage } from "../../core/src/shapes/messages.ts";
 
 export const PRICE = { cacheRead: 0.1, cacheWrite: 1.25, uncached: 1 } as const;
 export const CHARS_PER_TOKEN = 4;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { ReplayHost } from "./pi-host.ts";
 import { PrefixCacheMeter, PRICE, CHARS_PER_TOKEN } from "./pricing.ts";
 import type { ScriptStep } from "./gen.ts";
-import type { AgentMessage } from "../../core/src/messages.ts";
+import type { AgentMessage } from "../../core/src/shapes/messages.ts";
 
 export interface Policy {
   id: string;

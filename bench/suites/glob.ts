@@ -2,7 +2,7 @@
 // through core's createPathMatcher vs. raw minimatch with precompiled Minimatch objects (same
 // options, same first-match semantics). Both must agree on every path.
 import { Minimatch, type MinimatchOptions } from "minimatch";
-import { createPathMatcher } from "../../core/src/protected.ts";
+import { createPathMatcher } from "../../core/src/settings/protection.ts";
 import { Rng } from "../lib/gen.ts";
 import { collectGarbage, spread, threadCpuMs, timeMs } from "../lib/stats.ts";
 import { figure, newSuite, spreadFigure, type SuiteOutput } from "../lib/results.ts";

@@ -4,19 +4,19 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { renderModelView, type RenderConfig } from "../../core/src/render.ts";
-import { DEFAULT_CONFIG } from "../../core/src/config.ts";
-import { rebuildIndex, findCallForResult } from "../../core/src/records.ts";
-import { buildContext } from "../../core/src/context.ts";
-import { isProtected } from "../../core/src/protected.ts";
-import type { AgentMessage } from "../../core/src/messages.ts";
+import { renderModelView, type RenderConfig } from "../../core/src/render/render.ts";
+import { DEFAULT_CONFIG } from "../../core/src/settings/config.ts";
+import { rebuildIndex, findCallForResult } from "../../core/src/prune/prune-index.ts";
+import { buildPiContext } from "../../core/src/session/pi-context.ts";
+import { isProtected } from "../../core/src/settings/protection.ts";
+import type { AgentMessage } from "../../core/src/shapes/messages.ts";
 import { OnceReporter, PrunerRuntime, RequestSizes } from "../../pi-extension/src/runtime.ts";
 import { generateSession } from "../lib/sessions.ts";
 import { collectGarbage, linearFit, quantile, sampleCalls, spread } from "../lib/stats.ts";
 import { figure, newSuite, spreadFigure, type SuiteOutput } from "../lib/results.ts";
 import { lineChart } from "../lib/svg.ts";
-import type { AnyEntry } from "../../core/src/entries.ts";
-import { messagesChars } from "../../core/src/size.ts";
+import type { AnyEntry } from "../../core/src/shapes/entries.ts";
+import { messagesChars } from "../../core/src/shapes/size.ts";
 
 /**
  * Render configurations that switch the default steps on one at a time, for a per-step profile
@@ -122,7 +122,7 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
     try {
       const { host } = await generateSession({ root, seed: 11, messages: size });
       const entries = host.entries;
-      const context = buildContext(entries).map((c) => c.message);
+      const context = buildPiContext(entries).map((c) => c.message);
       const { index } = rebuildIndex(entries);
       const mix = mixOf(context, entries);
       // Pi hands the handler a fresh deep copy each time; rotate a few copies so no call runs on the previous call's warm objects only.

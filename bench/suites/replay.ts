@@ -1,8 +1,8 @@
 // Figure 3: cost replay — a generated 200-turn coding session and a recorded real Pi session,
 // replayed request by request through four policies and priced under the prefix-cache model.
 import { existsSync, readFileSync } from "node:fs";
-import { parseSessionText, getBranch } from "../../core/src/session.ts";
-import { buildContext } from "../../core/src/context.ts";
+import { parseSessionText, getBranch } from "../../core/src/session/session-reader.ts";
+import { buildPiContext } from "../../core/src/session/pi-context.ts";
 import { codingScript, takeTurns, scriptFromMessages, type ScriptStep } from "../lib/gen.ts";
 import { POLICIES, replayScript, type ReplayResult } from "../lib/replay.ts";
 import { PRICE } from "../lib/pricing.ts";
@@ -27,7 +27,7 @@ function recordedScript(): { script: ScriptStep[]; meta: RecordedMeta } | undefi
   if (!existsSync(RECORDED_SESSION) || !existsSync(RECORDED_META)) return undefined;
   const data = parseSessionText(readFileSync(RECORDED_SESSION, "utf8"));
   const branch = getBranch(data);
-  const messages = buildContext(branch.entries).map((c) => c.message);
+  const messages = buildPiContext(branch.entries).map((c) => c.message);
   const meta = JSON.parse(readFileSync(RECORDED_META, "utf8")) as RecordedMeta;
   return { script: scriptFromMessages(messages as never), meta };
 }

@@ -62,9 +62,9 @@ function plainFloor(path: string): unknown[] {
 }
 
 async function loadCore() {
-  const session = await import("../../core/src/session.ts");
-  const view = await import("../../core/src/view.ts");
-  const config = await import("../../core/src/config.ts");
+  const session = await import("../../core/src/session/session-reader.ts");
+  const view = await import("../../core/src/view/session-view.ts");
+  const config = await import("../../core/src/settings/config.ts");
   return { ...session, ...view, DEFAULT_CONFIG: config.DEFAULT_CONFIG };
 }
 
@@ -144,7 +144,7 @@ async function main(): Promise<unknown> {
   }
   if (mode === "append") {
     const core = await loadCore();
-    const { appendToSessionView } = await import("../../core/src/view-append.ts");
+    const { appendToSessionView } = await import("../../core/src/view/view-append.ts");
     const count = Number(arg ?? 20);
     const data = await core.readSessionFile(file, { lazyBodies: true });
     let view = core.buildSessionView(data, { config: core.DEFAULT_CONFIG });

@@ -1,8 +1,8 @@
 // `/pruner <subcommand>`: status, control and settings. Every settings change goes through core's
 // one settings writer, then the effective settings are read back from the files.
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { DEFAULT_CONFIG, THINKING_LEVELS, validateConfig, type PruneConfig } from "../../core/src/config.ts";
-import { SettingsFileError } from "../../core/src/settings-file.ts";
+import { DEFAULT_CONFIG, THINKING_LEVELS, validateConfig, type PruneConfig } from "@pi-pruner/core";
+import { SettingsFileError } from "@pi-pruner/core";
 import type { TreeNode } from "./tree-model.ts";
 import { showTree } from "./tree-view.ts";
 

@@ -2,14 +2,14 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../core/src/messages.ts";
-import type { AnyEntry } from "../../core/src/entries.ts";
-import { DEFAULT_CONFIG } from "../../core/src/config.ts";
-import { buildContext } from "../../core/src/context.ts";
-import type { FlushResult, PersistEntry, SpillIO } from "../../core/src/pipeline.ts";
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from "@pi-pruner/core";
+import type { AnyEntry } from "@pi-pruner/core";
+import { DEFAULT_CONFIG } from "@pi-pruner/core";
+import { buildPiContext } from "@pi-pruner/core";
+import type { FlushResult, PersistEntry, SpillIO } from "@pi-pruner/core";
 import { OnceReporter, PrunerRuntime } from "./runtime.ts";
 import { createSummarizer } from "./summarizer.ts";
-import { blobsDirFor } from "../../core/src/session-files.ts";
+import { blobsDirFor } from "@pi-pruner/core";
 import { registerQueryTool } from "./query-tool.ts";
 import { registerCommands } from "./commands.ts";
 import { loadPrunerSettings, settingsTarget, writePrunerSetting, type LoadedSettings } from "./settings.ts";
@@ -78,7 +78,7 @@ export default function piPruner(pi: ExtensionAPI): void {
 
   /** The messages Pi builds for the current branch (after its own compaction): what chains are found in. */
   const contextMessages = (ctx: ExtensionContext): AgentMessage[] =>
-    buildContext(ctx.sessionManager.getBranch() as unknown as AnyEntry[]).map((c) => c.message);
+    buildPiContext(ctx.sessionManager.getBranch() as unknown as AnyEntry[]).map((c) => c.message);
 
   const persist = (entries: readonly PersistEntry[]) => {
     for (const e of entries) {

@@ -1,9 +1,9 @@
 // `context_tree_query`: the model pages pruned output back in by short ref or raw tool-call id.
 import { Type } from "typebox";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { resolveRequest, type IndexedCall, type PruneIndex } from "../../core/src/records.ts";
-import { QUERY_TOOL } from "../../core/src/render.ts";
-import { readSpillFile } from "../../core/src/session-files.ts";
+import { resolveRequest, type IndexedCall, type PruneIndex } from "@pi-pruner/core";
+import { QUERY_TOOL } from "@pi-pruner/core";
+import { readSpillFile } from "@pi-pruner/core";
 
 export interface QueryHost {
   index(): PruneIndex;

@@ -1,16 +1,16 @@
 // The pruner's live state inside one Pi session, and what each Pi event does to it.
 // Pure decisions live in core; this file keeps state and turns them into Pi entries.
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../core/src/messages.ts";
-import type { AnyEntry } from "../../core/src/entries.ts";
-import type { PruneConfig, ConfigWarning } from "../../core/src/config.ts";
-import { emptyIndex, rebuildIndex, type PruneIndex } from "../../core/src/records.ts";
-import { captureBatch, flushBatches, spillOversized, type Batch, type FlushResult, type PersistEntry, type SpillIO } from "../../core/src/pipeline.ts";
-import { renderModelView } from "../../core/src/render.ts";
-import { messageChars } from "../../core/src/size.ts";
-import type { Summarizer, SummarizerUsage } from "../../core/src/summarize.ts";
-import { compressChains, type ChainCompressionResult } from "../../core/src/chains.ts";
-import { PRUNE_STATS, type StatsData } from "../../core/src/entries.ts";
-import { occurrenceKey, toolCallsOf } from "../../core/src/messages.ts";
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from "@pi-pruner/core";
+import type { AnyEntry } from "@pi-pruner/core";
+import type { PruneConfig, ConfigWarning } from "@pi-pruner/core";
+import { emptyIndex, rebuildIndex, type PruneIndex } from "@pi-pruner/core";
+import { captureBatch, flushBatches, spillOversized, type Batch, type FlushResult, type PersistEntry, type SpillIO } from "@pi-pruner/core";
+import { renderModelView } from "@pi-pruner/core";
+import { messageChars } from "@pi-pruner/core";
+import type { Summarizer, SummarizerUsage } from "@pi-pruner/core";
+import { compressChains, type ChainCompressionResult } from "@pi-pruner/core";
+import { PRUNE_STATS, type StatsData } from "@pi-pruner/core";
+import { occurrenceKey, toolCallsOf } from "@pi-pruner/core";
 
 /** Reports each distinct problem once per session, so a broken summarizer cannot flood the screen. */
 export class OnceReporter {

@@ -1,7 +1,7 @@
 // Settings IO for the live pruner: reading the effective `contextPrune` block (project settings
 // only for trusted projects, as Pi does) and writing changes through core's one settings writer.
-import { agentDirFrom, loadConfig, resolveConfig, settingsPaths, type ConfigWarning, type PruneConfig } from "../../core/src/config.ts";
-import { setPruneSetting } from "../../core/src/settings-file.ts";
+import { agentDirFrom, loadConfig, resolveConfig, settingsPaths, type ConfigWarning, type PruneConfig } from "@pi-pruner/core";
+import { setPruneSetting } from "@pi-pruner/core";
 
 export interface LoadedSettings {
   config: PruneConfig;

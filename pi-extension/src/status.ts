@@ -1,7 +1,7 @@
 // The status-line segment and the text reports of `/pruner status` and `/pruner stats`.
-import type { PruneConfig } from "../../core/src/config.ts";
-import type { PruneIndex } from "../../core/src/records.ts";
-import { estimateTokens, formatCount, formatNumber } from "../../core/src/size.ts";
+import type { PruneConfig } from "@pi-pruner/core";
+import type { PruneIndex } from "@pi-pruner/core";
+import { estimateTokens, formatCount, formatNumber } from "@pi-pruner/core";
 import type { Reclaim } from "./runtime.ts";
 
 export const STATUS_KEY = "pi-pruner";

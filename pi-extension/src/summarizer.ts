@@ -2,8 +2,8 @@
 // Two limits: an idle timeout (the stream went silent) and an overall ceiling. Either rejects;
 // the pipeline then leaves the raw outputs in place and retries on the next flush.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { PruneConfig } from "../../core/src/config.ts";
-import type { Summarizer, SummarizerAnswer } from "../../core/src/summarize.ts";
+import type { PruneConfig } from "@pi-pruner/core";
+import type { Summarizer, SummarizerAnswer } from "@pi-pruner/core";
 
 type Model = NonNullable<ExtensionContext["model"]>;
 

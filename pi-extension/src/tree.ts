@@ -1,7 +1,7 @@
 // `/pruner tree`: summaries and the calls each one pruned, spilled outputs, aliases and compressed chains — as
 // foldable nodes for the terminal overlay, or as an indented outline elsewhere.
-import type { PruneIndex } from "../../core/src/records.ts";
-import { describeTarget, stripFooter } from "../../core/src/summarize.ts";
+import type { PruneIndex } from "@pi-pruner/core";
+import { describeTarget, stripFooter } from "@pi-pruner/core";
 import { FoldableTree, type TreeNode } from "./tree-model.ts";
 
 function firstLine(text: string, max = 80): string {

@@ -16,12 +16,12 @@ import { createPiWorkspace, parseJsonl, startPiRpc, type JsonRecord, type PiRpc,
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
 import { persistedProblems, pruneEntries } from "../helpers/pruner-invariants.ts";
 import { messageText } from "../helpers/model-server.ts";
-import { readSessionFile } from "../../core/src/session.ts";
-import { getBranch } from "../../core/src/session.ts";
-import { rebuildIndex } from "../../core/src/records.ts";
-import { buildModelView } from "../../core/src/model-view.ts";
-import { loadConfig } from "../../core/src/config.ts";
-import { contentText, type AgentMessage } from "../../core/src/messages.ts";
+import { readSessionFile } from "../../core/src/session/session-reader.ts";
+import { getBranch } from "../../core/src/session/session-reader.ts";
+import { rebuildIndex } from "../../core/src/prune/prune-index.ts";
+import { buildModelView } from "../../core/src/view/model-view.ts";
+import { loadConfig } from "../../core/src/settings/settings-reader.ts";
+import { contentText, type AgentMessage } from "../../core/src/shapes/messages.ts";
 
 const BIG_OUTPUT_TOOL = "test/fixtures/pi/big-output-tool.ts";
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");

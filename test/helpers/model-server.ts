@@ -22,7 +22,7 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { estimateTokens } from "../../core/src/size.ts";
+import { estimateTokens } from "../../core/src/shapes/size.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Script types

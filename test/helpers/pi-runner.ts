@@ -23,7 +23,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { messageText, startModelServer } from "./model-server.ts";
 import type { ModelRequest, Reply } from "./model-server.ts";
-import { sessionDirFor } from "../../core/src/session-files.ts";
+import { sessionDirFor } from "../../core/src/session/session-files.ts";
 
 /** The monorepo root (this file lives in test/helpers/). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");

@@ -8,7 +8,7 @@
 //     .branchFrom("e2").user("another question");   // a second branch after e2
 //   parseSessionText(s.toJsonl()); s.writeTo(file);
 import { writeFileSync } from "node:fs";
-import type { AnyEntry, SessionHeader } from "../../core/src/entries.ts";
+import type { AnyEntry, SessionHeader } from "../../core/src/shapes/entries.ts";
 import type {
   AgentMessage,
   AssistantBlock,
@@ -17,7 +17,7 @@ import type {
   SystemMessage,
   TextContent,
   ToolResultMessage,
-} from "../../core/src/messages.ts";
+} from "../../core/src/shapes/messages.ts";
 
 export interface ToolCallSpec {
   name: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CONFIG } from "../../core/src/config.ts";
+import { DEFAULT_CONFIG } from "../../core/src/settings/config.ts";
 import { OnceReporter, PrunerRuntime } from "../../pi-extension/src/runtime.ts";
 
 function runtime(overrides: Partial<typeof DEFAULT_CONFIG>) {

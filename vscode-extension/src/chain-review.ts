@@ -2,11 +2,11 @@
 // would send it without the pruner, and the same span as the model is sent it (where the
 // `<compressed-chain>` block stands in for the dropped turns). Spans are found by position — the
 // start user message's and the final assistant message's timestamps — never by tool-call id.
-import type { AgentMessage } from "../../core/src/messages.ts";
-import { contentText } from "../../core/src/messages.ts";
-import { messagesAsText, type ModelView } from "../../core/src/model-view.ts";
-import type { ChainView } from "../../core/src/view.ts";
-import { messagesChars } from "../../core/src/size.ts";
+import type { AgentMessage } from "@pi-pruner/core";
+import { contentText } from "@pi-pruner/core";
+import { messagesAsText, type ModelView } from "@pi-pruner/core";
+import type { ChainView } from "@pi-pruner/core";
+import { messagesChars } from "@pi-pruner/core";
 import { formatNumber } from "./text.ts";
 
 export interface ChainReview {

@@ -1,9 +1,9 @@
 // The extension's commands. Each is declared once in package.json and placed there through menus;
 // the ones that act on a tree item take the item (or a session file path) as their argument.
 import * as vscode from "vscode";
-import { getBranch } from "../../core/src/session.ts";
-import type { AgentMessage } from "../../core/src/messages.ts";
-import { contentText } from "../../core/src/messages.ts";
+import { getBranch } from "@pi-pruner/core";
+import type { AgentMessage } from "@pi-pruner/core";
+import { contentText } from "@pi-pruner/core";
 import { documentUri, type DocumentRequest } from "./documents.ts";
 import type { SessionStore } from "./session-store.ts";
 import type { ProtectedPathsEditor, Prompter } from "./settings-edit.ts";

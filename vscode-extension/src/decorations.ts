@@ -2,7 +2,7 @@
 // tooltip naming the pattern; files whose reads were pruned in the selected session get a quieter mark.
 import { isAbsolute, resolve } from "node:path";
 import * as vscode from "vscode";
-import type { CallView, SessionView } from "../../core/src/view.ts";
+import type { CallView, SessionView } from "@pi-pruner/core";
 import type { PruneSettings } from "./prune-settings.ts";
 
 export const PROTECTED_BADGE = "P";

@@ -2,8 +2,8 @@
 // each working directory, read through core's loader and cached until a settings file changes.
 import { existsSync, statSync } from "node:fs";
 import * as vscode from "vscode";
-import { agentDirFrom, expandHome, loadConfig, resolveConfig, settingsPaths, type LoadedConfig } from "../../core/src/config.ts";
-import { createPathMatcher } from "../../core/src/protected.ts";
+import { agentDirFrom, expandHome, loadConfig, resolveConfig, settingsPaths, type LoadedConfig } from "@pi-pruner/core";
+import { createPathMatcher } from "@pi-pruner/core";
 
 export type AgentDirSource = "setting" | "environment" | "default";
 

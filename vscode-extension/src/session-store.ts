@@ -5,9 +5,9 @@
 import { stat } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
-import { readSessionFile, readSessionTail, defaultLeafId, type SessionData } from "../../core/src/session.ts";
-import { buildSessionView, type SessionView } from "../../core/src/view.ts";
-import { appendToSessionView } from "../../core/src/view-append.ts";
+import { readSessionFile, readSessionTail, defaultLeafId, type SessionData } from "@pi-pruner/core";
+import { buildSessionView, type SessionView } from "@pi-pruner/core";
+import { appendToSessionView } from "@pi-pruner/core";
 import {
   listAllSessionFiles,
   listSessionFiles,
@@ -15,7 +15,7 @@ import {
   sessionDirFor,
   type SessionFileInfo,
   type SessionHead,
-} from "../../core/src/session-files.ts";
+} from "@pi-pruner/core";
 import type { AgentDir, PruneSettings } from "./prune-settings.ts";
 
 export interface WorkspaceFolderRef {

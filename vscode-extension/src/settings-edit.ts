@@ -3,7 +3,7 @@
 // writer, which keeps comments and formatting, writes atomically and refuses a file it cannot parse.
 import { posix } from "node:path";
 import * as vscode from "vscode";
-import { addProtectedPath, removeProtectedPath, SettingsFileError } from "../../core/src/settings-file.ts";
+import { addProtectedPath, removeProtectedPath, SettingsFileError } from "@pi-pruner/core";
 import type { PatternSource, PruneSettings } from "./prune-settings.ts";
 
 /** The questions a command asks, behind an interface so tests can answer them. */

@@ -2,7 +2,7 @@
 // safe to put in a label, a description or a tooltip, and format sizes and ages the same way
 // everywhere in the extension.
 import * as vscode from "vscode";
-import { estimateTokens, formatCount, formatNumber } from "../../core/src/size.ts";
+import { estimateTokens, formatCount, formatNumber } from "@pi-pruner/core";
 
 export { formatNumber };
 

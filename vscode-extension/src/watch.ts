@@ -9,7 +9,7 @@
 import { existsSync, readdirSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import * as vscode from "vscode";
-import { sessionDirFor, sessionsRoot } from "../../core/src/session-files.ts";
+import { sessionDirFor, sessionsRoot } from "@pi-pruner/core";
 
 export interface WatchTargets {
   agentDir: string;

@@ -2,7 +2,7 @@
 // folder, labelled with the settings file they come from, and under each pattern the files it protects.
 import { join } from "node:path";
 import * as vscode from "vscode";
-import { createPathMatcher } from "../../../core/src/protected.ts";
+import { createPathMatcher } from "@pi-pruner/core";
 import type { EffectiveSettings, PatternSource, PruneSettings } from "../prune-settings.ts";
 import { oneLine, safeTooltip } from "../text.ts";
 import type { WorkspaceFiles } from "../workspace-files.ts";

@@ -1,6 +1,6 @@
 // The nodes of the Sessions tree, derived from a session's view model. Pure: no VS Code calls, so
 // what a session shows is decided in one place and the provider only turns nodes into tree items.
-import type { CallView, ChainView, CompactionView, MarkerView, SessionView, SummaryView } from "../../../core/src/view.ts";
+import type { CallView, ChainView, CompactionView, MarkerView, SessionView, SummaryView } from "@pi-pruner/core";
 
 export type GroupKind = "summaries" | "other" | "chains" | "protected" | "markers" | "compactions";
 

@@ -1,7 +1,7 @@
 // The Sessions view: the workspace's Pi sessions, newest first; under each, what the pruner did.
 import { basename } from "node:path";
 import * as vscode from "vscode";
-import type { CallState, CallView, SessionView } from "../../../core/src/view.ts";
+import type { CallState, CallView, SessionView } from "@pi-pruner/core";
 import { callTitle } from "../documents.ts";
 import type { SessionState, SessionStore } from "../session-store.ts";
 import { formatAge, formatDateTime, formatNumber, formatReclaim, formatSaving, oneLine, safeTooltip } from "../text.ts";

@@ -1,0 +1,291 @@
+// `pi-pruner`: a thin command line over core. Exit codes: 0 done, 1 a user error, 2 an unreadable input.
+import { parseArgs } from "node:util";
+import { resolve } from "node:path";
+import { readSessionFile, type SessionData } from "../session/session-reader.ts";
+import { buildSessionView, type SessionView } from "../view/session-view.ts";
+import { agentDirFrom, loadConfig, settingsPaths } from "../settings/settings-reader.ts";
+import { resolveConfig, type ConfigWarning } from "../settings/config.ts";
+import { protectingPattern } from "../settings/protection.ts";
+import { addProtectedPath, SettingsFileError } from "../settings/settings-writer.ts";
+import { estimateTokens, formatNumber } from "../shapes/size.ts";
+import { buildModelView, messagesAsText } from "../view/model-view.ts";
+
+export interface CliIO {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+class UsageError extends Error {}
+class InputError extends Error {}
+
+const HELP = `pi-pruner — see what the Pi pruner did, and decide what it must never touch
+
+Usage:
+  pi-pruner inspect <session.jsonl> [--leaf ID] [--json] [--cwd DIR]
+      Summaries, pruned calls and their states, chains, protected calls, markers, sizes.
+  pi-pruner view <session.jsonl> [--leaf ID] [--json] [--cwd DIR]
+      The messages the model sees at that leaf (--json: the Pi messages after rendering).
+  pi-pruner check <path>... [--cwd DIR] [--json]
+      Is each path protected from pruning under the effective settings, and by which pattern.
+  pi-pruner protect <glob> [--global] [--cwd DIR]
+      Add a pattern to contextPrune.protectedPaths in the project (.pi/settings.json) or global settings.
+  pi-pruner help
+
+Exit codes: 0 done, 1 a usage error, 2 an unreadable input.
+`;
+
+export async function main(argv: string[], io: CliIO = defaultIO()): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "inspect":
+        return await inspect(rest, io);
+      case "view":
+        return await view(rest, io);
+      case "check":
+        return check(rest, io);
+      case "protect":
+        return protect(rest, io);
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        io.out(HELP);
+        return command === undefined ? 1 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`pi-pruner: ${error.message}\nRun "pi-pruner help" for usage.\n`);
+      return 1;
+    }
+    if (error instanceof InputError || error instanceof SettingsFileError) {
+      io.err(`pi-pruner: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+function defaultIO(): CliIO {
+  return {
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    env: process.env,
+    cwd: process.cwd(),
+  };
+}
+
+function parse<const O extends Record<string, { type: "string" | "boolean" }>>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true } as { args: string[]; options: O; allowPositionals: true; strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function reportWarnings(warnings: readonly ConfigWarning[], io: CliIO): void {
+  for (const w of warnings) io.err(`warning: ${w.source ? `${w.source} settings: ` : ""}${w.message}\n`);
+}
+
+async function loadSession(file: string, lazyBodies: boolean): Promise<SessionData> {
+  try {
+    return await readSessionFile(file, { lazyBodies });
+  } catch (error) {
+    throw new InputError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+/** The session's cwd from its header, when the header has a usable one (the file is input). */
+function headerCwd(data: SessionData, io: CliIO): string {
+  const cwd: unknown = data.header?.cwd;
+  return typeof cwd === "string" && cwd !== "" ? resolve(io.cwd, cwd) : io.cwd;
+}
+
+/** JSON text of anything read from a session: values nested deeper than JSON.stringify can go are cut, not thrown. */
+function sessionJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return JSON.stringify(cutDeepValues(value, 0), null, 2);
+  }
+}
+
+const MAX_JSON_DEPTH = 500;
+
+function cutDeepValues(value: unknown, depth: number): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (depth >= MAX_JSON_DEPTH) return "[nested too deep to show]";
+  if (Array.isArray(value)) return value.map((item) => cutDeepValues(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[key] = cutDeepValues(item, depth + 1);
+  return out;
+}
+
+/** What `inspect` and `view` share: one session file, an optional leaf, the settings that apply to it. */
+async function openSession(command: string, args: string[], io: CliIO) {
+  const { values, positionals } = parse(args, { leaf: { type: "string" }, json: { type: "boolean" }, cwd: { type: "string" } });
+  if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one session file`);
+  const file = resolve(io.cwd, positionals[0]!);
+  // `inspect` shows sizes, not output: the long bodies can stay on disk.
+  const data = await loadSession(file, command === "inspect");
+  if (values.leaf && !data.byId.has(values.leaf)) throw new UsageError(`no entry with id "${values.leaf}" in ${file}`);
+  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : headerCwd(data, io);
+  const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
+  reportWarnings(loaded.warnings, io);
+  return { file, data, leaf: values.leaf, json: values.json === true, config: loaded.config };
+}
+
+async function inspect(args: string[], io: CliIO): Promise<number> {
+  const { file, data, leaf, json, config } = await openSession("inspect", args, io);
+  const view = buildSessionView(data, { leafId: leaf, config });
+  if (json) io.out(JSON.stringify(inspectJson(view), null, 2) + "\n");
+  else io.out(inspectText(view, file));
+  return 0;
+}
+
+async function view(args: string[], io: CliIO): Promise<number> {
+  const { file, data, leaf, json, config } = await openSession("view", args, io);
+  for (const e of data.errors) io.err(`warning: line ${e.line}: ${e.message}\n`);
+  const model = buildModelView(data, { leafId: leaf, config });
+  if (model.renderError) io.err(`warning: the pruner's render failed on this session (${model.renderError}); shown unchanged, as the pruner would send it\n`);
+  if (json) {
+    io.out(sessionJson(model.messages) + "\n");
+    return 0;
+  }
+  io.out(
+    `# Model view of ${file} at leaf ${model.leafId ?? "(empty)"}\n` +
+      `# ${formatNumber(model.rawChars)} chars raw → ${formatNumber(model.modelChars)} chars sent (≈${formatNumber(estimateTokens(model.rawChars))} → ${formatNumber(estimateTokens(model.modelChars))} tokens, estimate); the system prompt is not included\n\n`,
+  );
+  io.out(messagesAsText(model.messages));
+  return 0;
+}
+
+/** The documented JSON shape of `inspect --json`. */
+export function inspectJson(view: SessionView) {
+  return {
+    session: { id: view.session.id ?? null, cwd: view.session.cwd ?? null },
+    leafId: view.leafId,
+    errors: view.errors.map((e) => ({ line: e.line, message: e.message })),
+    summaries: view.summaries.map((s) => ({ entryId: s.entryId, refs: s.refs, toolCallIds: s.toolCallIds })),
+    calls: view.calls.map((c) => ({
+      toolCallId: c.toolCallId,
+      occurrenceKey: c.occurrenceKey,
+      toolName: c.toolName,
+      shortRef: c.shortRef ?? null,
+      state: c.state,
+      rawChars: c.rawChars,
+      path: c.path ?? null,
+    })),
+    chains: view.chains.map((c) => ({ blockId: c.blockId, toolRefs: c.toolRefs, protectedToolCallIds: c.protectedToolCallIds })),
+    protected: view.protected.map((p) => ({ toolCallId: p.toolCallId, toolName: p.toolName, path: p.path ?? null })),
+    markers: view.markers.map((m) => ({ entryId: m.entryId, kind: m.kind, markerId: m.markerId, cancelled: m.cancelled })),
+    totals: view.totals.modelChars === undefined ? { rawChars: view.totals.rawChars } : { rawChars: view.totals.rawChars, modelChars: view.totals.modelChars },
+  };
+}
+
+function pad(text: string | undefined, width: number): string {
+  const s = text ?? "";
+  return s.length >= width ? s : s + " ".repeat(width - s.length);
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? flat.slice(0, max - 1) + "…" : flat;
+}
+
+export function inspectText(view: SessionView, file: string): string {
+  const lines: string[] = [];
+  lines.push(`Session ${view.session.id ?? "(no header)"}${view.session.name ? ` "${view.session.name}"` : ""}`);
+  lines.push(`  file: ${file}`);
+  if (view.session.cwd) lines.push(`  cwd:  ${view.session.cwd}`);
+  lines.push(`  leaf: ${view.leafId ?? "(empty)"}`);
+  if (view.errors.length) {
+    lines.push(`  bad lines: ${view.errors.length} (${view.errors.map((e) => e.line).join(", ")})`);
+    for (const e of view.errors.slice(0, 20)) lines.push(`    line ${e.line}: ${e.message}`);
+    if (view.errors.length > 20) lines.push(`    … ${view.errors.length - 20} more`);
+  }
+  for (const p of view.problems) lines.push(`  problem: ${p}`);
+
+  const counts = new Map<string, number>();
+  for (const c of view.calls) counts.set(c.state, (counts.get(c.state) ?? 0) + 1);
+  lines.push("");
+  lines.push(`Tool calls: ${view.calls.length}${counts.size ? ` (${[...counts].map(([k, v]) => `${v} ${k}`).join(", ")})` : ""}`);
+  for (const c of view.calls) {
+    const target = c.path ?? c.command ?? "";
+    lines.push(
+      `  ${pad(c.shortRef ?? "-", 5)} ${pad(c.toolName, 10)} ${pad(c.state, 11)} ${pad(formatNumber(c.rawChars), 9)} ${c.isError ? "error " : ""}${oneLine(target, 60)}`,
+    );
+  }
+  lines.push("");
+  lines.push(`Summaries: ${view.summaries.length}`);
+  for (const s of view.summaries) {
+    lines.push(`  ${s.entryId}${s.turnIndex !== undefined ? ` turn ${s.turnIndex}` : ""} · ${s.refs.join(", ")} · ${oneLine(s.text, 70)}`);
+  }
+  if (view.chains.length) {
+    lines.push("");
+    lines.push(`Compressed chains: ${view.chains.length}`);
+    for (const c of view.chains) lines.push(`  ${c.blockId} · tools ${c.toolRefs.join(",") || "-"}${c.protectedToolCallIds.length ? ` · ${c.protectedToolCallIds.length} protected output(s) kept` : ""}`);
+  }
+  if (view.protected.length) {
+    lines.push("");
+    lines.push(`Protected calls: ${view.protected.length}`);
+    for (const p of view.protected) lines.push(`  ${pad(p.toolName, 10)} ${p.path ?? ""} (${p.reason})`);
+  }
+  if (view.markers.length) {
+    lines.push("");
+    lines.push(`pi-mulligan markers: ${view.markers.length}`);
+    for (const m of view.markers) lines.push(`  ${pad(m.kind, 10)} ${m.markerId}${m.cancelled ? " (cancelled)" : ""}`);
+  }
+  if (view.compactions.length) {
+    lines.push("");
+    lines.push(`Pi compactions: ${view.compactions.length}`);
+    for (const c of view.compactions) lines.push(`  ${c.entryId} · ${oneLine(c.summary, 70)}`);
+  }
+  lines.push("");
+  const raw = view.totals.rawChars;
+  let size = `Size: ${formatNumber(raw)} chars raw (≈${formatNumber(estimateTokens(raw))} tokens, estimate)`;
+  if (view.totals.modelChars !== undefined) {
+    size += ` → ${formatNumber(view.totals.modelChars)} chars sent (≈${formatNumber(estimateTokens(view.totals.modelChars))} tokens, estimate)`;
+  }
+  lines.push(size);
+  return lines.join("\n") + "\n";
+}
+
+function check(args: string[], io: CliIO): number {
+  const { values, positionals } = parse(args, { cwd: { type: "string" }, json: { type: "boolean" } });
+  if (positionals.length === 0) throw new UsageError("check needs at least one path");
+  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : io.cwd;
+  const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
+  reportWarnings(loaded.warnings, io);
+  const results = positionals.map((path) => {
+    const pattern = protectingPattern(path, loaded.config.protectedPaths);
+    return { path, protected: pattern !== undefined, pattern: pattern ?? null };
+  });
+  if (values.json) io.out(JSON.stringify(results, null, 2) + "\n");
+  else for (const r of results) io.out(r.protected ? `protected  ${r.path}  (by \`${r.pattern}\`)\n` : `prunable   ${r.path}\n`);
+  return 0;
+}
+
+function protect(args: string[], io: CliIO): number {
+  const { values, positionals } = parse(args, { global: { type: "boolean" }, cwd: { type: "string" } });
+  if (positionals.length !== 1) throw new UsageError("protect takes exactly one glob");
+  const pattern = positionals[0]!.trim();
+  if (!pattern) throw new UsageError("the glob is empty");
+  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : io.cwd;
+  const agentDir = agentDirFrom(io.env);
+  const loaded = loadConfig({ agentDir, cwd });
+  reportWarnings(loaded.warnings, io);
+  const paths = settingsPaths({ agentDir, cwd });
+  const file = values.global ? paths.global : paths.project;
+  // The global file starts from the global list (or the default); the project file from the merged list.
+  const effective = values.global ? resolveConfig(loaded.globalBlock, undefined).config.protectedPaths : loaded.config.protectedPaths;
+  const result = addProtectedPath({ file, pattern, effective });
+  if (result.added) io.out(`added \`${pattern}\` to contextPrune.protectedPaths in ${file}\n`);
+  else io.out(`\`${pattern}\` is already protected; ${file} unchanged\n`);
+  io.out(`protectedPaths: ${JSON.stringify(result.list)}\n`);
+  return 0;
+}

@@ -1,0 +1,179 @@
+// Which closed chains to compress and the entries that compress them, with the optional fusion of
+// a chain's batch summaries into one range summary.
+import type { AgentMessage } from "../shapes/messages.ts";
+import { contentText } from "../shapes/messages.ts";
+import type { ChainData, ToolCallRecord, ToolCallRef } from "../shapes/entries.ts";
+import { PRUNE_CHAIN, PRUNE_INDEX } from "../shapes/entries.ts";
+import type { PruneConfig } from "../settings/config.ts";
+import { isProtected } from "../settings/protection.ts";
+import { addIndexedCall, findCallForResult, nextBlockId, nextShortRef, recordKey, type PruneIndex, type SummaryInfo } from "./prune-index.ts";
+import type { PersistEntry } from "../shapes/entries.ts";
+import { detectClosedChains, summariesWithin, type ClosedChain } from "./chains.ts";
+import { buildFusionRequest, type Summarizer, type SummarizerUsage } from "./summarizer-prompts.ts";
+
+export type ChainPlanConfig = Pick<PruneConfig, "chainCompression" | "protectedTools" | "protectedPaths">;
+
+export interface PlannedChain {
+  chain: ClosedChain;
+  data: ChainData;
+  summaries: SummaryInfo[];
+  /** Records for calls no summary or spill covers yet: indexed so context_tree_query can recover them. */
+  newRecords: ToolCallRecord[];
+  newRefs: ToolCallRef[];
+}
+
+export interface PlanOptions {
+  /** Ignore the rolling window: every closed chain not yet compressed (`/pruner compact`). */
+  all?: boolean;
+  /** Epoch ms stored as `compressedAt`. */
+  now?: number;
+}
+
+/**
+ * Which closed chains fall out of the rolling window and are not compressed yet, with the chain
+ * entries that compress them. The index is updated as the plan is made (new refs, block ids);
+ * the caller persists the entries in order.
+ */
+export function planChainCompression(messages: readonly AgentMessage[], index: PruneIndex, config: ChainPlanConfig, options: PlanOptions = {}): PlannedChain[] {
+  const closed = detectClosedChains(messages);
+  const keepRaw = options.all ? 0 : Math.max(0, config.chainCompression.rollingWindow);
+  const outOfWindow = closed.slice(0, Math.max(0, closed.length - keepRaw));
+  if (!outOfWindow.length) return [];
+  const compressedStarts = new Set(index.chains.map((c) => c.startUserTimestamp));
+  const plans: PlannedChain[] = [];
+  for (const chain of outOfWindow) {
+    if (compressedStarts.has(chain.startUserTimestamp)) continue;
+    plans.push(planOne(chain, index, config, options.now ?? Date.now()));
+  }
+  return plans;
+}
+
+function planOne(chain: ClosedChain, index: PruneIndex, config: ChainPlanConfig, now: number): PlannedChain {
+  const blockId = nextBlockId(index);
+  const protectedIds: string[] = [];
+  const droppedIds: string[] = [];
+  const droppedKeys: string[] = [];
+  const toolRefs: string[] = [];
+  const newRecords: ToolCallRecord[] = [];
+  const newRefs: ToolCallRef[] = [];
+  for (const call of chain.calls) {
+    if (isProtected(call.toolName, call.args, config)) {
+      protectedIds.push(call.toolCallId);
+      continue;
+    }
+    droppedIds.push(call.toolCallId);
+    droppedKeys.push(call.key);
+    const found = findCallForResult(index, call.toolCallId, call.resultTimestamp);
+    let ref: string;
+    if (found) ref = found.call.shortRef;
+    else {
+      const record: ToolCallRecord = {
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        args: call.args,
+        resultText: contentText(call.result.content),
+        isError: call.isError,
+        timestamp: call.callTimestamp,
+        resultTimestamp: call.resultTimestamp,
+      };
+      ref = nextShortRef(index);
+      addIndexedCall(index, { record, key: recordKey(record), shortRef: ref });
+      newRecords.push(record);
+      newRefs.push({ shortId: ref, toolCallId: call.toolCallId, resultTimestamp: call.resultTimestamp });
+    }
+    if (!toolRefs.includes(ref)) toolRefs.push(ref);
+  }
+  const summaries = summariesWithin(index, new Set(droppedKeys), new Set(droppedIds));
+  const data: ChainData = {
+    blockId,
+    startUserTimestamp: chain.startUserTimestamp,
+    finalAssistantTimestamp: chain.finalAssistantTimestamp,
+    droppedToolCallIds: droppedIds,
+    droppedOccurrenceKeys: droppedKeys,
+    protectedToolCallIds: protectedIds,
+    toolRefs,
+    compressedAt: now,
+    bodySource: summaries.length ? "batch-summaries" : "call-list",
+  };
+  return { chain, data, summaries, newRecords, newRefs };
+}
+
+// ---- compression with range summary fusion ----
+
+export interface ChainCompressionResult {
+  /** Entries to persist, in order: per chain an index entry for newly indexed calls, then the chain entry. */
+  entries: PersistEntry[];
+  chains: ChainData[];
+  /** Chains whose body is a fused range summary. */
+  rangesSummarized: number;
+  summarizerCalls: number;
+  usage: SummarizerUsage;
+  /** Why fusion calls failed; each such chain still compressed with its batch summaries. */
+  fusionFailures: string[];
+}
+
+/**
+ * Plans the compression, fuses each chain's batch summaries into one range summary when there are
+ * two or more (one summarizer call per chain, all in parallel), and returns the entries. A failed
+ * or empty fusion only means the chain's body falls back to its batch summaries.
+ */
+export async function compressChains(
+  messages: readonly AgentMessage[],
+  index: PruneIndex,
+  config: ChainPlanConfig,
+  summarize: Summarizer | undefined,
+  options: PlanOptions = {},
+): Promise<ChainCompressionResult> {
+  const result: ChainCompressionResult = { entries: [], chains: [], rangesSummarized: 0, summarizerCalls: 0, usage: { input: 0, output: 0, cost: 0 }, fusionFailures: [] };
+  const plans = planChainCompression(messages, index, config, options);
+  if (!plans.length) return result;
+
+  const fuse = config.chainCompression.fuseRangeSummary && summarize ? plans.filter((p) => p.summaries.length >= 2) : [];
+  const answers = await Promise.allSettled(
+    fuse.map((plan) => {
+      const refs = plan.summaries.flatMap((s) => s.refs.map((r) => r.shortId));
+      return summarize!(buildFusionRequest(plan.summaries.map((s) => s.text), refs));
+    }),
+  );
+  fuse.forEach((plan, i) => {
+    const answer = answers[i]!;
+    result.summarizerCalls++;
+    if (answer.status === "rejected") {
+      result.fusionFailures.push(String((answer.reason as Error)?.message ?? answer.reason));
+      return;
+    }
+    const usage = answer.value.usage;
+    if (usage) {
+      result.usage.input += usage.input;
+      result.usage.output += usage.output;
+      result.usage.cost += usage.cost;
+    }
+    const text = finishRangeSummary(answer.value.text, plan.data.toolRefs ?? []);
+    if (!text) {
+      result.fusionFailures.push("the summarizer returned an empty range summary");
+      return;
+    }
+    plan.data.rangeSummaryText = text;
+    plan.data.bodySource = "range-summary";
+    result.rangesSummarized++;
+  });
+
+  for (const plan of plans) {
+    if (plan.newRecords.length) {
+      result.entries.push({ kind: "custom", customType: PRUNE_INDEX, data: { toolCalls: plan.newRecords, refs: plan.newRefs } });
+    }
+    result.entries.push({ kind: "custom", customType: PRUNE_CHAIN, data: plan.data });
+    index.chains.push({ ...plan.data, entryId: "" });
+    result.chains.push(plan.data);
+  }
+  return result;
+}
+
+/** A fused summary may only name refs of its own chain; unknown ones lose their backticks. Empty → "". */
+export function finishRangeSummary(answer: string, refs: readonly string[]): string {
+  const known = new Set(refs);
+  return answer
+    .replace(/\r\n/g, "\n")
+    .trim()
+    .replace(/`(t\d+)`/g, (whole, ref: string) => (known.has(ref) ? whole : ref.replace(/^t/, "call ")));
+}

@@ -1,0 +1,124 @@
+// Prompt building and output checking for the summarizer. The model call itself is injected:
+// core never talks to a network.
+import { QUERY_TOOL } from "../shapes/entries.ts";
+
+export interface SummarizerUsage {
+  input: number;
+  output: number;
+  cost: number;
+}
+
+export interface SummarizerRequest {
+  systemPrompt: string;
+  prompt: string;
+}
+
+export interface SummarizerAnswer {
+  text: string;
+  usage?: SummarizerUsage;
+}
+
+/** Calls a model. Must reject on failure or timeout; the pipeline turns that into "leave raw output in place". */
+export type Summarizer = (request: SummarizerRequest) => Promise<SummarizerAnswer>;
+
+export interface CallForSummary {
+  shortRef: string;
+  toolName: string;
+  args: Record<string, unknown>;
+  resultText: string;
+  isError: boolean;
+}
+
+/** Per-call cap on what the summarizer is sent; head and tail are kept, the middle is elided. */
+export const MAX_CHARS_PER_CALL = 24_000;
+
+const BATCH_SYSTEM = [
+  "You compress the tool outputs of a coding agent so it can keep working with a smaller context.",
+  "Write one markdown bullet per tool call, in the order given. Start each bullet with the call's ref in backticks, e.g. `t3`.",
+  "Keep what the agent needs later: file paths, symbol names, line numbers, exact error messages, versions, decisions, and what was changed.",
+  "Drop boilerplate, repeated lines and content the agent can re-read cheaply. Never invent refs, files or results.",
+  "Be brief: a bullet is usually one or two sentences. Output only the bullets.",
+].join("\n");
+
+const FUSION_SYSTEM = [
+  "You merge several summaries of one finished piece of a coding agent's work into a single cohesive summary.",
+  "Keep every ref in backticks (e.g. `t3`) next to the fact it supports, and keep paths, names, errors and decisions.",
+  "Never invent refs or facts. Output only the merged markdown bullets.",
+].join("\n");
+
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = Math.floor(max * 0.7);
+  const tail = max - head;
+  return `${text.slice(0, head)}\n[… ${text.length - max} characters elided …]\n${text.slice(text.length - tail)}`;
+}
+
+function describeArgs(args: Record<string, unknown>): string {
+  let json: string;
+  try {
+    json = JSON.stringify(args) ?? "{}";
+  } catch {
+    json = "{}";
+  }
+  return clip(json, 1_000);
+}
+
+export function buildBatchRequest(calls: readonly CallForSummary[]): SummarizerRequest {
+  const parts = calls.map(
+    (c) =>
+      `### ${c.shortRef} — ${c.toolName}${c.isError ? " (failed)" : ""}\nArguments: ${describeArgs(c.args)}\nOutput:\n${clip(c.resultText, MAX_CHARS_PER_CALL)}`,
+  );
+  return {
+    systemPrompt: BATCH_SYSTEM,
+    prompt: `Summarize these ${calls.length} tool call(s):\n\n${parts.join("\n\n")}`,
+  };
+}
+
+export function buildFusionRequest(summaries: readonly string[], refs: readonly string[]): SummarizerRequest {
+  return {
+    systemPrompt: FUSION_SYSTEM,
+    prompt: `Refs covered: ${refs.map((r) => `\`${r}\``).join(", ")}\n\n${summaries.map((s, i) => `## Summary ${i + 1}\n${stripFooter(s)}`).join("\n\n")}`,
+  };
+}
+
+const FOOTER_MARK = "\n\nPruned refs: ";
+
+export function refFooter(refs: readonly string[]): string {
+  return `${FOOTER_MARK}${refs.map((r) => `\`${r}\``).join(", ")}. The full outputs are kept: call ${QUERY_TOOL} with these refs to read them.`;
+}
+
+export function stripFooter(summary: string): string {
+  const at = summary.lastIndexOf(FOOTER_MARK);
+  return at >= 0 ? summary.slice(0, at) : summary;
+}
+
+export class SummaryRejected extends Error {}
+
+/**
+ * Turns the model's answer into the persisted summary: refs the batch does not contain are
+ * removed (a summary must not point at outputs that do not exist), a call the answer left out
+ * gets a plain bullet, and the footer lists every ref. An empty answer is rejected.
+ */
+export function finishSummary(answer: string, calls: readonly Pick<CallForSummary, "shortRef" | "toolName" | "args">[]): string {
+  const text = answer.replace(/\r\n/g, "\n").trim();
+  if (!text) throw new SummaryRejected("the summarizer returned an empty answer");
+  const known = new Set(calls.map((c) => c.shortRef));
+  const cleaned = text.replace(/`(t\d+)`/g, (whole, ref: string) => (known.has(ref) ? whole : ref.replace(/^t/, "call ")));
+  const mentioned = new Set<string>();
+  for (const m of cleaned.matchAll(/`(t\d+)`/g)) mentioned.add(m[1]!);
+  const missing = calls.filter((c) => !mentioned.has(c.shortRef));
+  const extra = missing.map((c) => `- \`${c.shortRef}\` ${c.toolName} ${describeTarget(c.args)}(not described by the summarizer)`);
+  const body = extra.length ? `${cleaned}\n${extra.join("\n")}` : cleaned;
+  return body + refFooter(calls.map((c) => c.shortRef));
+}
+
+/** The arguments that name what a call worked on, in the order a one-line description prefers them. */
+export const TARGET_ARG_KEYS = ["path", "command", "pattern", "url", "query"] as const;
+
+export function describeTarget(args: Record<string, unknown>): string {
+  for (const key of TARGET_ARG_KEYS) {
+    const v = args[key];
+    if (typeof v === "string" && v) return `${v.length > 80 ? v.slice(0, 79) + "…" : v} `;
+  }
+  return "";
+}

@@ -1,0 +1,84 @@
+// Step 1 of the render: summarized and spilled tool results become short deterministic stubs
+// naming their ref, so the rendered prefix stays byte-stable between requests.
+import type { AgentMessage, ToolResultMessage } from "../shapes/messages.ts";
+import { countAfter } from "../shapes/messages.ts";
+import { QUERY_TOOL } from "../shapes/entries.ts";
+import type { PruneIndex, IndexedCall } from "../prune/prune-index.ts";
+import { findCallForResult } from "../prune/prune-index.ts";
+import { isProtected } from "../settings/protection.ts";
+import type { PruneConfig } from "../settings/config.ts";
+
+export type StubConfig = Pick<PruneConfig, "protectedTools" | "protectedPaths" | "recoveryGraceTurns">;
+
+export interface StubStats {
+  stubbed: number;
+  keptProtected: number;
+  keptInGrace: number;
+}
+
+export function summarizedStub(call: IndexedCall): string {
+  return `[Output of ${call.record.toolName} pruned: see ref \`${call.shortRef}\` in the pruner summary. Call ${QUERY_TOOL} with ["${call.shortRef}"] for the full text.]`;
+}
+
+export function spilledStub(call: IndexedCall): string {
+  const r = call.record;
+  const size = r.spillBytes ?? 0;
+  const preview = r.resultPreview ?? "";
+  return (
+    `[Output of ${r.toolName} spilled to disk (${size} bytes), ref \`${call.shortRef}\`. First part:\n` +
+    `${preview}\n` +
+    `Full output: ${r.spillPath}. Call ${QUERY_TOOL} with ["${call.shortRef}"] to read it.]`
+  );
+}
+
+export function stubFor(call: IndexedCall): string {
+  return call.record.spillPath ? spilledStub(call) : summarizedStub(call);
+}
+
+// Protection is re-checked on every render (a pattern added mid-session must un-stub old reads),
+// but each record is matched once per pattern list.
+const protectionCache = new WeakMap<IndexedCall, { tools: readonly string[]; paths: readonly string[]; value: boolean }>();
+
+function callIsProtected(call: IndexedCall, config: StubConfig): boolean {
+  const cached = protectionCache.get(call);
+  if (cached && cached.tools === config.protectedTools && cached.paths === config.protectedPaths) return cached.value;
+  const value = isProtected(call.record.toolName, call.record.args, config);
+  protectionCache.set(call, { tools: config.protectedTools, paths: config.protectedPaths, value });
+  return value;
+}
+
+
+/** Step 1: summarized and spilled tool results become deterministic stubs. */
+export function stubResults(messages: AgentMessage[], index: PruneIndex, config: StubConfig, stats: StubStats): AgentMessage[] {
+  if (index.calls.size === 0) return messages;
+  let out: AgentMessage[] | undefined;
+  let turnsAfter: Int32Array | undefined;
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!;
+    // A hand-edited or damaged message without a string id cannot be one of ours.
+    if (message.role !== "toolResult" || typeof message.toolCallId !== "string") continue;
+    const found = findCallForResult(index, message.toolCallId, message.timestamp);
+    if (!found) continue;
+    if (callIsProtected(found.call, config)) {
+      stats.keptProtected++;
+      continue;
+    }
+    if (message.toolName === QUERY_TOOL) {
+      // Counted only when a recovery result is present: only those need it.
+      turnsAfter ??= countAfter(messages, "user");
+      if (turnsAfter[i]! < config.recoveryGraceTurns) {
+        stats.keptInGrace++;
+        continue;
+      }
+    }
+    const stub: ToolResultMessage = {
+      ...message,
+      content: [{ type: "text", text: stubFor(found.call) }],
+      isError: false,
+    };
+    out ??= messages.slice();
+    out[i] = stub;
+    stats.stubbed++;
+  }
+  return out ?? messages;
+}

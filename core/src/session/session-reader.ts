@@ -1,0 +1,507 @@
+// Reading Pi session files (JSONL): a header line, then entries linked by id/parentId.
+// Tolerant by design: a bad line is reported with its line number and reading goes on.
+// The reader never writes to the file (Pi's own loader appends a newline to a torn file).
+import { open, type FileHandle } from "node:fs/promises";
+import type { AnyEntry, SessionHeader } from "../shapes/entries.ts";
+import { elideBodies, type LineSpan } from "./lazy-bodies.ts";
+import { isRecord } from "../shapes/json.ts";
+
+export interface BadLine {
+  /** 1-based line number in the file. */
+  line: number;
+  message: string;
+}
+
+export interface SessionData {
+  /** The first line, if it is a valid header. */
+  header?: SessionHeader;
+  /** Well-formed entries in file order. */
+  entries: AnyEntry[];
+  /** For a duplicated id, the first entry (later ones are BadLines). */
+  byId: Map<string, AnyEntry>;
+  errors: BadLine[];
+  /** Complete (newline-terminated) lines consumed. */
+  lineCount: number;
+  /** Byte offset just after the last complete line consumed. */
+  bytes: number;
+  /**
+   * Read with `lazyBodies`: the entries whose long bodies are stand-ins, and where their lines are
+   * (`withBodies` in bodies.ts reads them back).
+   */
+  elided?: Map<string, LineSpan>;
+}
+
+export interface ReadOptions {
+  /** Lines longer than this are skipped (reported, never held in memory). Default 128 MiB. */
+  maxLineBytes?: number;
+  /** Size of each read from the file. Default 1 MiB. */
+  chunkBytes?: number;
+  /**
+   * Keep long bodies (tool output, thinking, the index's raw text) on disk: in memory they are
+   * stand-ins of the same length, so sizes and views are exact but the text is not there. Tail
+   * reads of the same data keep doing so. For views; anything that shows or sends text needs
+   * `withBodies`.
+   */
+  lazyBodies?: boolean;
+}
+
+export interface TailResult {
+  entries: AnyEntry[];
+  /** BadLines in the new bytes. (A cut-off last line reported earlier and since completed is also dropped from `data.errors`.) */
+  errors: BadLine[];
+  /** The file was replaced or shrank: `data` was rebuilt from scratch and `entries`/`errors` hold everything. */
+  reset: boolean;
+}
+
+export interface Branch {
+  /** The entry the walk started from; null for an empty session or an unknown leaf. */
+  leafId: string | null;
+  /** Root → leaf. */
+  entries: AnyEntry[];
+  /** A parentId cycle, a parent missing from the file, an unknown leaf. */
+  problems: string[];
+}
+
+const DEFAULT_MAX_LINE_BYTES = 128 * 1024 * 1024;
+const DEFAULT_CHUNK_BYTES = 1024 * 1024;
+/** How much of the file's beginning is remembered to recognise a replaced file. */
+const FINGERPRINT_BYTES = 4096;
+const NEWLINE = 0x0a;
+
+// ---------------------------------------------------------------- public API
+
+export function parseSessionText(text: string): SessionData {
+  const data = emptySessionData();
+  const reader = new SessionReader(data, DEFAULT_MAX_LINE_BYTES);
+  reader.push(Buffer.from(text, "utf8"));
+  reader.finishComplete();
+  return data;
+}
+
+export async function readSessionFile(path: string, options: ReadOptions = {}): Promise<SessionData> {
+  const handle = await open(path, "r");
+  try {
+    return await readWholeFile(handle, options);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Parses only the bytes appended since `data` was read and adds them to `data`. A final line
+ * without its newline is left for a later call (the writer may be in the middle of it).
+ * Calls on the same `data` must not overlap.
+ */
+export async function readSessionTail(path: string, data: SessionData, options: ReadOptions = {}): Promise<TailResult> {
+  const handle = await open(path, "r");
+  try {
+    const state = readerStates.get(data);
+    const { size } = await handle.stat();
+    const replaced = size < data.bytes || !(await startsWith(handle, state?.fingerprint ?? Buffer.alloc(0)));
+    if (replaced) return await resetFrom(handle, data, options);
+
+    const reader = new SessionReader(data, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+    const provisional = state?.provisional;
+    if (provisional) {
+      const comparison = await compareLineAt(handle, data.bytes, provisional, options);
+      if (comparison !== "incomplete" && reader.settleProvisional(provisional, comparison) === "invalidated") {
+        return await resetFrom(handle, data, options);
+      }
+    }
+
+    const entriesBefore = data.entries.length;
+    const errorsBefore = data.errors.length;
+    await pumpFrom(handle, data.bytes, reader, options);
+    return { entries: data.entries.slice(entriesBefore), errors: data.errors.slice(errorsBefore), reset: false };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The entry Pi resumes from when it opens the file: the last one in file order. */
+export function defaultLeafId(data: SessionData): string | null {
+  return data.entries.length > 0 ? data.entries[data.entries.length - 1].id : null;
+}
+
+/**
+ * Walks parentId links from `leafId` (default: the last entry) to the root. `null` is an empty
+ * branch, as in Pi. The walk stops at a parentId cycle or a parent missing from the file.
+ */
+export function getBranch(data: SessionData, leafId?: string | null): Branch {
+  const startId = leafId === undefined ? defaultLeafId(data) : leafId;
+  if (startId === null) return { leafId: null, entries: [], problems: [] };
+  const leaf = data.byId.get(startId);
+  if (!leaf) return { leafId: null, entries: [], problems: [`leaf "${startId}" is not an entry of this session`] };
+
+  const path: AnyEntry[] = [];
+  const problems: string[] = [];
+  const visited = new Set<string>();
+  let current: AnyEntry = leaf;
+  for (;;) {
+    path.push(current);
+    visited.add(current.id);
+    const parentId = current.parentId;
+    if (parentId === null) break;
+    if (visited.has(parentId)) {
+      problems.push(`parentId cycle: "${current.id}" points back to "${parentId}"; the branch is cut there`);
+      break;
+    }
+    const parent = data.byId.get(parentId);
+    if (!parent) {
+      problems.push(`entry "${current.id}" has parentId "${parentId}", which is not in the file; the branch starts at "${current.id}"`);
+      break;
+    }
+    current = parent;
+  }
+  path.reverse();
+  return { leafId: startId, entries: path, problems };
+}
+
+// ---------------------------------------------------------------- file reading
+
+async function readWholeFile(handle: FileHandle, options: ReadOptions): Promise<SessionData> {
+  const data = emptySessionData();
+  if (options.lazyBodies) readerStates.set(data, { fingerprint: Buffer.alloc(0), lazy: true });
+  const reader = new SessionReader(data, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+  await pumpFrom(handle, 0, reader, options);
+  reader.finishComplete();
+  return data;
+}
+
+/** Feeds the reader everything from `position` to the end of the file. */
+async function pumpFrom(handle: FileHandle, position: number, reader: SessionReader, options: ReadOptions): Promise<void> {
+  const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+  // A fresh buffer per read: complete lines are handed on as views into it, without copying.
+  const readAt = (at: number) => handle.read(Buffer.allocUnsafe(chunkBytes), 0, chunkBytes, at);
+  let next = readAt(position);
+  try {
+    for (;;) {
+      const { bytesRead, buffer } = await next;
+      if (bytesRead === 0) return;
+      position += bytesRead;
+      // The next read runs while this chunk is parsed.
+      next = readAt(position);
+      reader.push(buffer.subarray(0, bytesRead));
+    }
+  } finally {
+    // A read still in flight (parsing threw) must not become an unhandled rejection.
+    next.catch(() => undefined);
+  }
+}
+
+/**
+ * Compares the line now at `position` with what was read there before its newline arrived,
+ * a chunk at a time (the line may be huge).
+ */
+async function compareLineAt(handle: FileHandle, position: number, earlier: ProvisionalLine, options: ReadOptions): Promise<LineComparison> {
+  const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+  const chunk = Buffer.allocUnsafe(chunkBytes);
+  let offset = 0; // within the line
+  let sameSoFar = true;
+  for (;;) {
+    const { bytesRead } = await handle.read(chunk, 0, chunkBytes, position + offset);
+    if (bytesRead === 0) return "incomplete";
+    const read = chunk.subarray(0, bytesRead);
+    const newline = read.indexOf(NEWLINE);
+    const piece = newline >= 0 ? read.subarray(0, newline) : read;
+    if (sameSoFar && earlier.bytes) {
+      const expected = earlier.bytes.subarray(offset, offset + piece.length);
+      sameSoFar = expected.length === piece.length && expected.equals(piece);
+    }
+    offset += piece.length;
+    if (newline >= 0) return sameSoFar && offset === earlier.length ? "same" : "changed";
+  }
+}
+
+async function startsWith(handle: FileHandle, prefix: Buffer): Promise<boolean> {
+  if (prefix.length === 0) return true;
+  const head = Buffer.alloc(prefix.length);
+  const { bytesRead } = await handle.read(head, 0, prefix.length, 0);
+  return bytesRead === prefix.length && head.equals(prefix);
+}
+
+/** Re-reads the whole file into `data`, in place (holders of data.entries etc. see the new contents). */
+async function resetFrom(handle: FileHandle, data: SessionData, options: ReadOptions): Promise<TailResult> {
+  const fresh = await readWholeFile(handle, { ...options, lazyBodies: options.lazyBodies ?? readerStates.get(data)?.lazy });
+  data.header = fresh.header;
+  replaceItems(data.entries, fresh.entries);
+  replaceItems(data.errors, fresh.errors);
+  data.byId.clear();
+  for (const [id, entry] of fresh.byId) data.byId.set(id, entry);
+  data.lineCount = fresh.lineCount;
+  data.bytes = fresh.bytes;
+  if (fresh.elided) data.elided = fresh.elided;
+  else delete data.elided;
+  const state = readerStates.get(fresh);
+  if (state) readerStates.set(data, state);
+  return { entries: [...fresh.entries], errors: [...fresh.errors], reset: true };
+}
+
+function replaceItems<T>(target: T[], items: readonly T[]): void {
+  target.length = 0;
+  for (const item of items) target.push(item); // no push(...items): it overflows the stack on huge sessions
+}
+
+// ---------------------------------------------------------------- line splitting and bookkeeping
+
+/**
+ * A final line without newline, read when the file was taken as complete. It is reported, but not
+ * counted in `lineCount`/`bytes`, so a later tail read can settle it once its newline arrives.
+ */
+interface ProvisionalLine {
+  /** Null when the line was longer than maxLineBytes: then only its length is known. */
+  bytes: Buffer | null;
+  length: number;
+  /** It became the header or an entry (the caller has seen it). */
+  contributedRecord: boolean;
+  /** BadLines it added: the last ones in `data.errors`. */
+  errorCount: number;
+}
+
+interface ReaderState {
+  /** The file's first bytes (up to FINGERPRINT_BYTES): different bytes there mean a replaced file. */
+  fingerprint: Buffer;
+  /** Read with `lazyBodies`. */
+  lazy?: boolean;
+  provisional?: ProvisionalLine;
+}
+
+type LineComparison = "incomplete" | "same" | "changed";
+
+// Kept beside SessionData rather than in it, so the public shape stays plain data.
+const readerStates = new WeakMap<SessionData, ReaderState>();
+
+function emptySessionData(): SessionData {
+  return { entries: [], byId: new Map(), errors: [], lineCount: 0, bytes: 0 };
+}
+
+/** Splits bytes into lines (on 0x0A, so invalid UTF-8 can never hide a newline) and records each one in `data`. */
+class SessionReader {
+  private readonly data: SessionData;
+  private readonly state: ReaderState;
+  private readonly maxLineBytes: number;
+  /** Bytes of the line in progress, which began in an earlier chunk. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** The line in progress exceeded maxLineBytes: its bytes are counted, not kept. */
+  private skipping = false;
+
+  constructor(data: SessionData, maxLineBytes: number) {
+    this.data = data;
+    this.maxLineBytes = maxLineBytes;
+    let state = readerStates.get(data);
+    if (!state) {
+      state = { fingerprint: Buffer.alloc(0) };
+      readerStates.set(data, state);
+    }
+    this.state = state;
+  }
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    for (;;) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      if (newline < 0) {
+        this.hold(chunk.subarray(start));
+        return;
+      }
+      this.hold(chunk.subarray(start, newline));
+      this.completeLine();
+      start = newline + 1;
+    }
+  }
+
+  /** The input is complete: a final line without newline is recorded too, provisionally. */
+  finishComplete(): void {
+    if (this.pendingBytes === 0) return;
+    const line = this.skipping ? null : Buffer.concat(this.pending);
+    const errorsBefore = this.data.errors.length;
+    const recordsBefore = this.recordCount();
+    this.recordLine(line, this.pendingBytes, this.data.lineCount + 1, true);
+    this.state.provisional = {
+      bytes: line,
+      length: this.pendingBytes,
+      contributedRecord: this.recordCount() > recordsBefore,
+      errorCount: this.data.errors.length - errorsBefore,
+    };
+    this.clearPending();
+  }
+
+  /**
+   * Before a tail read: if the provisional line now has its newline and is unchanged, count it as
+   * consumed; if it changed, withdraw its BadLines so it is read again — unless it had already
+   * become an entry or the header, which only a full re-read can take back.
+   */
+  settleProvisional(provisional: ProvisionalLine, comparison: "same" | "changed"): "kept" | "withdrawn" | "invalidated" {
+    this.state.provisional = undefined;
+    if (comparison === "same") {
+      this.countConsumed(provisional.length);
+      if (provisional.bytes) this.extendFingerprint(provisional.bytes);
+      return "kept";
+    }
+    if (provisional.contributedRecord) return "invalidated";
+    this.data.errors.splice(this.data.errors.length - provisional.errorCount, provisional.errorCount);
+    return "withdrawn";
+  }
+
+  private hold(piece: Buffer): void {
+    if (piece.length === 0) return;
+    this.pendingBytes += piece.length;
+    if (this.skipping) return;
+    if (this.pendingBytes > this.maxLineBytes) {
+      this.skipping = true;
+      this.pending = [];
+      return;
+    }
+    this.pending.push(piece);
+  }
+
+  private completeLine(): void {
+    const length = this.pendingBytes;
+    const line = this.skipping ? null : this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
+    this.clearPending();
+    this.recordLine(line, length, this.data.lineCount + 1, false);
+    this.countConsumed(length);
+    if (line) this.extendFingerprint(line);
+  }
+
+  private clearPending(): void {
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.skipping = false;
+  }
+
+  private countConsumed(lineBytes: number): void {
+    this.data.lineCount += 1;
+    this.data.bytes += lineBytes + 1;
+  }
+
+  /** Called right after `line` was counted as consumed. */
+  private extendFingerprint(line: Buffer): void {
+    const fingerprint = this.state.fingerprint;
+    // The fingerprint must be the file's exact prefix: once a line is missing from it (a skipped
+    // over-long line), it stops growing.
+    const lineStart = this.data.bytes - line.length - 1;
+    if (fingerprint.length >= FINGERPRINT_BYTES || fingerprint.length !== lineStart) return;
+    const room = FINGERPRINT_BYTES - fingerprint.length;
+    const withLine = Buffer.concat([fingerprint, line.subarray(0, room), Buffer.from([NEWLINE])]);
+    this.state.fingerprint = withLine.subarray(0, FINGERPRINT_BYTES);
+  }
+
+  private recordCount(): number {
+    return this.data.entries.length + (this.data.header ? 1 : 0);
+  }
+
+  /** Whether a non-blank line has been seen yet: only the first one may be the header. */
+  private seenFirstLine(): boolean {
+    return this.data.header !== undefined || this.data.entries.length > 0 || this.data.errors.length > 0;
+  }
+
+  /** `data.bytes` is still the offset of the line's first byte when this runs. */
+  private recordLine(line: Buffer | null, length: number, lineNumber: number, unterminated: boolean): void {
+    const bad = (message: string): void => {
+      this.data.errors.push({ line: lineNumber, message });
+    };
+    if (line === null) {
+      bad(`line is ${formatBytes(length)}, longer than the ${formatBytes(this.maxLineBytes)} limit; skipped`);
+      return;
+    }
+    let text: string;
+    try {
+      text = line.toString("utf8"); // invalid UTF-8 becomes U+FFFD
+    } catch (error) {
+      // Only a line beyond V8's string limit gets here (possible with a raised maxLineBytes).
+      bad(`line of ${formatBytes(length)} could not be decoded (${error instanceof Error ? error.message : String(error)}); skipped`);
+      return;
+    }
+    if (lineNumber === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    if (text.trim() === "") return;
+
+    const isFirst = !this.seenFirstLine();
+    const parsed = parseLine(text, isFirst);
+    if (parsed.kind === "bad") {
+      bad(unterminated && parsed.notJson ? `last line is cut off (no newline at the end): ${parsed.message}` : parsed.message);
+      return;
+    }
+    if (parsed.kind === "header") {
+      this.data.header = parsed.header;
+      return;
+    }
+    if (isFirst) bad("no session header: the first line should be {\"type\":\"session\",…}");
+    const entry = parsed.entry;
+    if (this.data.byId.has(entry.id)) {
+      bad(`duplicate id "${entry.id}": only the first entry with this id is kept`);
+      return;
+    }
+    this.data.entries.push(entry);
+    this.data.byId.set(entry.id, entry);
+    if (this.state.lazy && elideBodies(entry)) (this.data.elided ??= new Map()).set(entry.id, { start: this.data.bytes, bytes: length });
+  }
+}
+
+// ---------------------------------------------------------------- one line → header, entry or problem
+
+type ParsedLine =
+  | { kind: "header"; header: SessionHeader }
+  | { kind: "entry"; entry: AnyEntry }
+  | { kind: "bad"; message: string; notJson: boolean };
+
+/** Fields each known entry type needs to be usable; anything else passes through unchecked. */
+const REQUIRED_STRING_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
+  ["custom", ["customType"]],
+  ["custom_message", ["customType"]],
+  ["compaction", ["summary", "firstKeptEntryId"]],
+  ["branch_summary", ["summary"]],
+  ["context_edit", ["targetId"]],
+  ["label", ["targetId"]],
+]);
+
+const NO_FIELDS: readonly string[] = [];
+
+function parseLine(text: string, isFirst: boolean): ParsedLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { kind: "bad", message: `not valid JSON (${error instanceof Error ? error.message : String(error)})`, notJson: true };
+  }
+  const problem = (message: string): ParsedLine => ({ kind: "bad", message, notJson: false });
+
+  if (!isRecord(value)) return problem(`expected a JSON object, found ${describeJson(value)}`);
+  const type = value.type;
+  if (type === undefined) return problem('missing "type"');
+  if (typeof type !== "string") return problem(`"type" is ${describeJson(type)}, not a string`);
+
+  if (type === "session") {
+    if (!isFirst) return problem("a session header after the first line; ignored");
+    if (typeof value.id !== "string") return problem('session header without a string "id"');
+    return { kind: "header", header: value as unknown as SessionHeader };
+  }
+
+  if (typeof value.id !== "string") return problem(`${type} entry without a string "id"`);
+  if (value.parentId !== null && typeof value.parentId !== "string") {
+    return problem(`${type} entry "${value.id}": "parentId" must be a string or null, found ${describeJson(value.parentId)}`);
+  }
+  if (type === "message") {
+    const message = value.message;
+    if (!isRecord(message)) return problem(`message entry "${value.id}" without a "message" object`);
+    if (typeof message.role !== "string") return problem(`message entry "${value.id}": message without a string "role"`);
+  }
+  for (const field of REQUIRED_STRING_FIELDS.get(type) ?? NO_FIELDS) {
+    if (typeof value[field] !== "string") return problem(`${type} entry "${value.id}" without a string "${field}"`);
+  }
+  return { kind: "entry", entry: value as unknown as AnyEntry };
+}
+
+function describeJson(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "nothing";
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value}`;
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} bytes`;
+}

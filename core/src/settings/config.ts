@@ -1,0 +1,327 @@
+// The `contextPrune` settings block: defaults, validation that never throws, and the deep merge of
+// the global (<agentDir>/settings.json) and project (<cwd>/.pi/settings.json) blocks.
+import { isRecord } from "../shapes/json.ts";
+
+export const SETTINGS_KEY = "contextPrune";
+
+// Pi 1.6 also knows "max"; "default" means the session's own level.
+export const THINKING_LEVELS = ["default", "off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
+export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
+
+export const PRUNE_ON_MODES = ["agent-message", "on-demand"] as const;
+export type PruneOn = (typeof PRUNE_ON_MODES)[number];
+
+export interface ChainCompressionConfig {
+  enabled: boolean;
+  rollingWindow: number;
+  fuseRangeSummary: boolean;
+  stripFinalAssistantThinking: boolean;
+}
+
+export interface PurgeErrorsConfig {
+  enabled: boolean;
+  cooldownTurns: number;
+  minArgChars: number;
+}
+
+export interface ThinkingStripConfig {
+  enabled: boolean;
+  keepLastTurns: number;
+}
+
+export interface PruneConfig {
+  enabled: boolean;
+  pruneOn: PruneOn;
+  /** "default" = the session's model, else "provider/model-id". */
+  summarizerModel: string;
+  summarizerThinking: ThinkingLevel;
+  /** Silence on the summarizer's stream before it is abandoned. */
+  summarizerIdleTimeoutMs: number;
+  /** Overall ceiling for one summarizer call. */
+  summarizerTimeoutMs: number;
+  protectedTools: string[];
+  protectedPaths: string[];
+  spillThreshold: number;
+  spillPreviewBytes: number;
+  minBatchChars: number;
+  dedupByContentHash: boolean;
+  quietOversizedSkips: boolean;
+  /** null = off; else a fraction of the context window in (0, 1]. */
+  autoBudgetThreshold: number | null;
+  /** null = off; else a fraction of the context window in (0, 1]. */
+  budgetTurnDelta: number | null;
+  /** User turns during which recovered output is not re-stubbed. */
+  recoveryGraceTurns: number;
+  chainCompression: ChainCompressionConfig;
+  purgeErrors: PurgeErrorsConfig;
+  thinkingStrip: ThinkingStripConfig;
+}
+
+type NestedKey = "chainCompression" | "purgeErrors" | "thinkingStrip";
+type LeafKey = Exclude<keyof PruneConfig, NestedKey>;
+
+/** What one settings file contributes: only the keys it sets validly. */
+export type PruneConfigLayer = Partial<Pick<PruneConfig, LeafKey>> & {
+  [N in NestedKey]?: Partial<PruneConfig[N]>;
+};
+
+export interface ConfigWarning {
+  /** Dotted settings key, e.g. "contextPrune.minBatchChars", or the file path for file-level problems. */
+  key: string;
+  /** Complete human-readable text, starting with the key. */
+  message: string;
+  source?: "global" | "project" | (string & {});
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+export const DEFAULT_CONFIG: PruneConfig = deepFreeze({
+  enabled: true,
+  pruneOn: "agent-message",
+  summarizerModel: "default",
+  summarizerThinking: "default",
+  summarizerIdleTimeoutMs: 60_000,
+  summarizerTimeoutMs: 300_000,
+  protectedTools: [],
+  protectedPaths: ["**/skills/**/*.md"],
+  spillThreshold: 65_536,
+  spillPreviewBytes: 1024,
+  minBatchChars: 1000,
+  dedupByContentHash: true,
+  quietOversizedSkips: false,
+  autoBudgetThreshold: null,
+  budgetTurnDelta: null,
+  recoveryGraceTurns: 3,
+  chainCompression: { enabled: true, rollingWindow: 3, fuseRangeSummary: true, stripFinalAssistantThinking: true },
+  purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
+  thinkingStrip: { enabled: false, keepLastTurns: 16 },
+});
+
+// ---------------------------------------------------------------------------------------------
+// Field rules
+
+type RuleResult<T> =
+  | { ok: true; value: T; adjustment?: string }
+  | { ok: false; expected: string };
+
+type FieldRule<T> = (raw: unknown) => RuleResult<T>;
+
+type FieldRules<T> = { [K in keyof T]-?: FieldRule<T[K]> };
+
+const accept = <T>(value: T): RuleResult<T> => ({ ok: true, value });
+const reject = (expected: string): { ok: false; expected: string } => ({ ok: false, expected });
+
+const isFiniteNumber = (raw: unknown): raw is number => typeof raw === "number" && Number.isFinite(raw);
+
+const booleanRule: FieldRule<boolean> = (raw) => (typeof raw === "boolean" ? accept(raw) : reject("true or false"));
+
+function oneOfRule<T extends string>(choices: readonly T[]): FieldRule<T> {
+  const expected = `one of ${choices.map((c) => JSON.stringify(c)).join(", ")}`;
+  return (raw) => (choices.some((choice) => choice === raw) ? accept(raw as T) : reject(expected));
+}
+
+const nonNegativeNumber: FieldRule<number> = (raw) =>
+  isFiniteNumber(raw) && raw >= 0 ? accept(raw) : reject("a non-negative number");
+
+const positiveNumber: FieldRule<number> = (raw) =>
+  isFiniteNumber(raw) && raw > 0 ? accept(raw) : reject("a positive number");
+
+const nonNegativeInteger: FieldRule<number> = (raw) =>
+  Number.isSafeInteger(raw) && (raw as number) >= 0 ? accept(raw as number) : reject("a non-negative integer");
+
+function integerAtLeast(minimum: number): FieldRule<number> {
+  return (raw) => {
+    if (!Number.isSafeInteger(raw)) return reject(`an integer (at least ${minimum})`);
+    const value = raw as number;
+    if (value >= minimum) return accept(value);
+    return { ok: true, value: minimum, adjustment: `raised to the minimum ${minimum}` };
+  };
+}
+
+const fractionOrNull: FieldRule<number | null> = (raw) =>
+  raw === null || (isFiniteNumber(raw) && raw > 0 && raw <= 1) ? accept(raw) : reject("null or a fraction in (0, 1]");
+
+const modelReference: FieldRule<string> = (raw) => {
+  const expected = `"default" or "provider/model-id"`;
+  if (typeof raw !== "string") return reject(expected);
+  if (raw === "default") return accept(raw);
+  const slash = raw.indexOf("/");
+  return slash > 0 && slash < raw.length - 1 && raw.trim() === raw ? accept(raw) : reject(expected);
+};
+
+const stringArray: FieldRule<string[]> = (raw) => {
+  if (!Array.isArray(raw)) return reject("an array of strings");
+  const badIndex = raw.findIndex((item) => typeof item !== "string");
+  if (badIndex >= 0) return reject(`an array of strings (item ${badIndex} is ${describeValue(raw[badIndex])})`);
+  return accept(raw.slice() as string[]);
+};
+
+const LEAF_RULES: FieldRules<Pick<PruneConfig, LeafKey>> = {
+  enabled: booleanRule,
+  pruneOn: oneOfRule(PRUNE_ON_MODES),
+  summarizerModel: modelReference,
+  summarizerThinking: oneOfRule(THINKING_LEVELS),
+  summarizerIdleTimeoutMs: positiveNumber,
+  summarizerTimeoutMs: positiveNumber,
+  protectedTools: stringArray,
+  protectedPaths: stringArray,
+  spillThreshold: positiveNumber,
+  spillPreviewBytes: nonNegativeInteger,
+  minBatchChars: nonNegativeNumber,
+  dedupByContentHash: booleanRule,
+  quietOversizedSkips: booleanRule,
+  autoBudgetThreshold: fractionOrNull,
+  budgetTurnDelta: fractionOrNull,
+  recoveryGraceTurns: nonNegativeInteger,
+};
+
+const NESTED_RULES: { [N in NestedKey]: FieldRules<PruneConfig[N]> } = {
+  chainCompression: {
+    enabled: booleanRule,
+    rollingWindow: nonNegativeInteger,
+    fuseRangeSummary: booleanRule,
+    stripFinalAssistantThinking: booleanRule,
+  },
+  purgeErrors: {
+    enabled: booleanRule,
+    cooldownTurns: nonNegativeInteger,
+    minArgChars: nonNegativeNumber,
+  },
+  thinkingStrip: {
+    enabled: booleanRule,
+    keepLastTurns: integerAtLeast(1),
+  },
+};
+
+const NESTED_KEYS = Object.keys(NESTED_RULES) as NestedKey[];
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+/** A short rendering of a settings value for warning messages. */
+export function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return value.length === 0 ? "an empty array" : "an array";
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+    case "number":
+    case "boolean":
+    case "bigint":
+      return String(value);
+    case "object":
+      return "an object";
+    default:
+      return typeof value;
+  }
+}
+
+function validateFields<T extends object>(
+  block: Record<string, unknown>,
+  rules: FieldRules<T>,
+  keyPrefix: string,
+  source: string | undefined,
+  warnings: ConfigWarning[],
+): Partial<T> {
+  const valid: Partial<T> = {};
+  for (const field of Object.keys(rules) as Array<keyof T & string>) {
+    if (!Object.hasOwn(block, field)) continue;
+    const raw = block[field];
+    if (raw === undefined) continue;
+    const key = `${keyPrefix}.${field}`;
+    const result = rules[field](raw);
+    if (!result.ok) {
+      warnings.push(makeWarning(key, `expected ${result.expected}, got ${describeValue(raw)}`, source));
+      continue;
+    }
+    if (result.adjustment) warnings.push(makeWarning(key, `${describeValue(raw)} ${result.adjustment}`, source));
+    valid[field] = result.value;
+  }
+  return valid;
+}
+
+function makeWarning(key: string, problem: string, source: string | undefined): ConfigWarning {
+  const warning: ConfigWarning = { key, message: `${key}: ${problem}` };
+  if (source !== undefined) warning.source = source;
+  return warning;
+}
+
+/**
+ * Validates one `contextPrune` block. Returns only the keys it sets validly; every invalid key
+ * yields exactly one warning. Unknown keys are ignored. Never throws.
+ */
+export function validateConfig(block: unknown, source?: string): { config: PruneConfigLayer; warnings: ConfigWarning[] } {
+  const warnings: ConfigWarning[] = [];
+  if (block === undefined || block === null) return { config: {}, warnings };
+  if (!isRecord(block)) {
+    warnings.push(makeWarning(SETTINGS_KEY, `expected an object, got ${describeValue(block)}; using defaults`, source));
+    return { config: {}, warnings };
+  }
+  const layer: PruneConfigLayer = validateFields(block, LEAF_RULES, SETTINGS_KEY, source, warnings);
+  for (const nestedKey of NESTED_KEYS) {
+    if (!Object.hasOwn(block, nestedKey)) continue;
+    const nestedBlock = block[nestedKey];
+    if (nestedBlock === undefined) continue;
+    const key = `${SETTINGS_KEY}.${nestedKey}`;
+    if (!isRecord(nestedBlock)) {
+      warnings.push(makeWarning(key, `expected an object, got ${describeValue(nestedBlock)}`, source));
+      continue;
+    }
+    assignNested(layer, nestedKey, nestedBlock, key, source, warnings);
+  }
+  return { config: layer, warnings };
+}
+
+function assignNested<N extends NestedKey>(
+  layer: PruneConfigLayer,
+  nestedKey: N,
+  nestedBlock: Record<string, unknown>,
+  key: string,
+  source: string | undefined,
+  warnings: ConfigWarning[],
+): void {
+  const rules: FieldRules<PruneConfig[N]> = NESTED_RULES[nestedKey];
+  const valid = validateFields(nestedBlock, rules, key, source, warnings);
+  if (Object.keys(valid).length > 0) (layer as { [K in N]?: Partial<PruneConfig[N]> })[nestedKey] = valid;
+}
+
+/** Applies layers over a base key by key, nested blocks merged field by field. Returns fresh objects. */
+export function mergeConfigLayers(base: PruneConfig, ...layers: PruneConfigLayer[]): PruneConfig {
+  const merged: PruneConfig = {
+    ...base,
+    protectedTools: base.protectedTools.slice(),
+    protectedPaths: base.protectedPaths.slice(),
+    chainCompression: { ...base.chainCompression },
+    purgeErrors: { ...base.purgeErrors },
+    thinkingStrip: { ...base.thinkingStrip },
+  };
+  for (const layer of layers) {
+    const { chainCompression, purgeErrors, thinkingStrip, protectedTools, protectedPaths, ...leaves } = layer;
+    Object.assign(merged, leaves);
+    if (protectedTools) merged.protectedTools = protectedTools.slice();
+    if (protectedPaths) merged.protectedPaths = protectedPaths.slice();
+    if (chainCompression) Object.assign(merged.chainCompression, chainCompression);
+    if (purgeErrors) Object.assign(merged.purgeErrors, purgeErrors);
+    if (thinkingStrip) Object.assign(merged.thinkingStrip, thinkingStrip);
+  }
+  return merged;
+}
+
+/**
+ * Project overrides global key by key, nested blocks deeply. An invalid value falls back to the
+ * global value when that is valid, else to the default. An explicit `protectedPaths: []` wins.
+ */
+export function resolveConfig(globalBlock: unknown, projectBlock: unknown): { config: PruneConfig; warnings: ConfigWarning[] } {
+  const globalLayer = validateConfig(globalBlock, "global");
+  const projectLayer = validateConfig(projectBlock, "project");
+  return {
+    config: mergeConfigLayers(DEFAULT_CONFIG, globalLayer.config, projectLayer.config),
+    warnings: [...globalLayer.warnings, ...projectLayer.warnings],
+  };
+}

@@ -1,0 +1,468 @@
+// The one writer of Pi settings files (CLI `protect`, Pi `/pruner` commands, VS Code right-click).
+// Edits go through jsonc-parser so comments, formatting and key order survive; writes are atomic
+// (temp file + rename) and serialised between processes by a lock file next to the settings file.
+import { randomBytes } from "node:crypto";
+import {
+  accessSync,
+  closeSync,
+  constants as fsConstants,
+  fchmodSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { applyEdits, modify, parse as parseJsonc, parseTree, type FormattingOptions, type Node as JsonNode, type ParseError } from "jsonc-parser";
+import { describeParseError, readRegularFile } from "./settings-reader.ts";
+import { describeValue, SETTINGS_KEY } from "./config.ts";
+import { isRecord } from "../shapes/json.ts";
+
+export type SettingsFileErrorCode = "unparsable" | "unreadable" | "not-object" | "write-failed" | "conflict" | "read-only" | "duplicate-key";
+
+export class SettingsFileError extends Error {
+  readonly code: SettingsFileErrorCode;
+  readonly file: string;
+
+  constructor(code: SettingsFileErrorCode, file: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "SettingsFileError";
+    this.code = code;
+    this.file = file;
+  }
+}
+
+export interface SettingsEdit {
+  path: (string | number)[];
+  /** undefined removes the key (or, at an array index, the item). */
+  value: unknown;
+  /** Insert `value` into the array at this index instead of replacing what is there. */
+  insert?: boolean;
+}
+
+const BYTE_ORDER_MARK = "\uFEFF";
+const LOCK_WAIT_MS = 5000;
+const STALE_LOCK_MS = 10_000;
+const WRITE_ATTEMPTS = 4;
+
+interface Snapshot {
+  exists: boolean;
+  /** The file's text as stored, byte order mark included. */
+  raw: string;
+  /** Permission bits of the existing file. */
+  mode?: number;
+}
+
+function errnoCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+function sleepSync(milliseconds: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, milliseconds);
+}
+
+function readSnapshot(file: string, target = file): Snapshot {
+  try {
+    const { text, mode } = readRegularFile(target);
+    return { exists: true, raw: text, mode };
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT") return { exists: false, raw: "" };
+    const reason = code === "ENOTREG" ? "not a regular file" : (code ?? String(error));
+    throw new SettingsFileError("unreadable", file, `cannot read ${file}: ${reason}`, { cause: error });
+  }
+}
+
+/**
+ * The first key along `path` that the object holds more than once: jsonc-parser would edit the
+ * first, while Pi and every reader take the last, so an edit there would silently not apply.
+ */
+function duplicateKeyOnPath(tree: JsonNode | undefined, path: readonly (string | number)[]): string | undefined {
+  let node = tree;
+  const walked: string[] = [];
+  for (const segment of path) {
+    if (!node || node.type !== "object" || typeof segment !== "string") return undefined;
+    const properties = (node.children ?? []).filter((property) => property.children?.[0]?.value === segment);
+    walked.push(segment);
+    if (properties.length > 1) return walked.join(".");
+    node = properties[0]?.children?.[1];
+  }
+  return undefined;
+}
+
+export function readSettingsText(path: string): { text: string; exists: boolean } {
+  const snapshot = readSnapshot(path);
+  return { text: snapshot.raw, exists: snapshot.exists };
+}
+
+/** Indentation and line endings as the file already uses them; 2 spaces and \n for a new file. */
+export function inferFormatting(text: string): FormattingOptions {
+  const eol = text.includes("\r\n") ? "\r\n" : "\n";
+  let smallestSpaceIndent = Number.POSITIVE_INFINITY;
+  for (const line of text.split(/\r?\n/)) {
+    const indent = /^([ \t]+)\S/.exec(line)?.[1];
+    if (indent === undefined) continue;
+    if (indent.startsWith("\t")) return { insertSpaces: false, tabSize: 4, eol };
+    smallestSpaceIndent = Math.min(smallestSpaceIndent, indent.length);
+  }
+  const tabSize = Number.isFinite(smallestSpaceIndent) ? smallestSpaceIndent : 2;
+  return { insertSpaces: true, tabSize, eol };
+}
+
+/**
+ * The edited text must parse and hold each edit's value at its path: a check of the edit library,
+ * so that a text it got wrong is never written.
+ */
+function assertEditsLanded(file: string, text: string, edits: readonly SettingsEdit[]): void {
+  const errors: ParseError[] = [];
+  const parsed: unknown = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const landed = errors.length === 0 && edits.every((edit) => jsonEqual(valueAt(parsed, edit.path), edit.value));
+  if (!landed) {
+    throw new SettingsFileError("write-failed", file, `could not edit ${file} safely (the edited text did not check out); it was left unchanged`);
+  }
+}
+
+/** The next text of the file, or undefined when the edits change nothing. Throws before any write. */
+function planUpdate(
+  file: string,
+  snapshot: Snapshot,
+  computeEdits: (settings: Record<string, unknown>) => SettingsEdit[],
+): string | undefined {
+  const hasByteOrderMark = snapshot.raw.startsWith(BYTE_ORDER_MARK);
+  const body = hasByteOrderMark ? snapshot.raw.slice(1) : snapshot.raw;
+  const isBlank = body.trim() === "";
+  let settings: Record<string, unknown> = {};
+  if (!isBlank) {
+    const errors: ParseError[] = [];
+    const parsed: unknown = parseJsonc(body, errors, { allowTrailingComma: true, disallowComments: false });
+    if (errors.length > 0) {
+      throw new SettingsFileError(
+        "unparsable",
+        file,
+        `${file} is not valid JSON (${describeParseError(body, errors[0])}); fix it by hand, it was left unchanged`,
+      );
+    }
+    if (!isRecord(parsed)) {
+      throw new SettingsFileError(
+        "not-object",
+        file,
+        `${file} does not hold a JSON object at the top (got ${describeValue(parsed)}); it was left unchanged`,
+      );
+    }
+    settings = parsed;
+  }
+
+  const originalText = isBlank ? "{}" : body;
+  const formattingOptions = inferFormatting(isBlank ? "" : body);
+  let text = originalText;
+  const edits = computeEdits(settings);
+  const tree = isBlank || edits.length === 0 ? undefined : parseTree(body, [], { allowTrailingComma: true, disallowComments: false });
+  for (const edit of edits) {
+    const duplicate = duplicateKeyOnPath(tree, edit.path);
+    if (duplicate !== undefined) {
+      throw new SettingsFileError(
+        "duplicate-key",
+        file,
+        `${file} has "${duplicate}" more than once, so it is unclear which one applies; remove the duplicate by hand, it was left unchanged`,
+      );
+    }
+  }
+  for (const edit of edits) {
+    try {
+      text = applyEdits(text, modify(text, edit.path, edit.value, { formattingOptions, isArrayInsertion: edit.insert === true }));
+    } catch (error) {
+      throw new SettingsFileError(
+        "not-object",
+        file,
+        `cannot set ${edit.path.join(".")} in ${file}: ${error instanceof Error ? error.message : String(error)}; it was left unchanged`,
+        { cause: error },
+      );
+    }
+  }
+  if (text === originalText) return undefined;
+  assertEditsLanded(file, text, edits);
+  if (isBlank) text += formattingOptions.eol ?? "\n";
+  return (hasByteOrderMark ? BYTE_ORDER_MARK : "") + text;
+}
+
+/**
+ * Writes through a symlinked settings file (dotfile managers) instead of replacing the link, also
+ * when the link's target does not exist yet (it is then created).
+ */
+function resolveWriteTarget(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    // A dangling link: follow it by hand (bounded, a loop fails later as unreadable).
+    let path = file;
+    for (let hops = 0; hops < 40; hops++) {
+      try {
+        if (!lstatSync(path).isSymbolicLink()) return path;
+        path = resolve(dirname(path), readlinkSync(path));
+      } catch {
+        return path;
+      }
+    }
+    return file;
+  }
+}
+
+/** An existing file this process may not write is refused, not replaced (a rename would bypass its mode). */
+function assertWritable(target: string, file: string): void {
+  try {
+    accessSync(target, fsConstants.W_OK);
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT") return;
+    throw new SettingsFileError("read-only", file, `${file} is read-only (${code ?? String(error)}); it was left unchanged`, { cause: error });
+  }
+}
+
+function acquireLock(target: string, file: string): () => void {
+  const lockPath = `${target}.lock`;
+  const token = `${process.pid} ${randomBytes(8).toString("hex")}\n`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const fd = openSync(lockPath, "wx");
+      try {
+        writeSync(fd, token);
+      } finally {
+        closeSync(fd);
+      }
+      return () => releaseLock(lockPath, token);
+    } catch (error) {
+      if (errnoCode(error) !== "EEXIST") {
+        throw new SettingsFileError("write-failed", file, `cannot create lock file ${lockPath}: ${errnoCode(error) ?? String(error)}`, {
+          cause: error,
+        });
+      }
+    }
+    if (isStaleLock(lockPath)) {
+      removeQuietly(lockPath);
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new SettingsFileError(
+        "conflict",
+        file,
+        `${file} is being changed by another process (lock file ${lockPath}); try again`,
+      );
+    }
+    sleepSync(5 + Math.random() * 20);
+  }
+}
+
+function isStaleLock(lockPath: string): boolean {
+  try {
+    return Date.now() - statSync(lockPath).mtimeMs > STALE_LOCK_MS;
+  } catch {
+    return false;
+  }
+}
+
+function releaseLock(lockPath: string, token: string): void {
+  try {
+    // Only our own lock: after a stale-lock takeover the file may belong to someone else.
+    if (readFileSync(lockPath, "utf8") === token) unlinkSync(lockPath);
+  } catch {
+    // Already gone.
+  }
+}
+
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone.
+  }
+}
+
+function unchangedSince(target: string, snapshot: Snapshot): boolean {
+  try {
+    return readRegularFile(target).text === snapshot.raw && snapshot.exists;
+  } catch (error) {
+    return errnoCode(error) === "ENOENT" && !snapshot.exists;
+  }
+}
+
+/** Temp file in the same directory, then rename. Returns false (nothing written) when the file changed meanwhile. */
+function writeAtomically(target: string, file: string, text: string, snapshot: Snapshot): boolean {
+  const tempPath = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  let renamed = false;
+  try {
+    const fd = openSync(tempPath, "wx", snapshot.mode ?? 0o666);
+    try {
+      // The mode given to open is filtered by the umask; the original bits are restored exactly.
+      if (snapshot.mode !== undefined) fchmodSync(fd, snapshot.mode);
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (!unchangedSince(target, snapshot)) return false;
+    renameSync(tempPath, target);
+    renamed = true;
+    return true;
+  } catch (error) {
+    throw new SettingsFileError("write-failed", file, `cannot write ${file}: ${errnoCode(error) ?? String(error)}`, { cause: error });
+  } finally {
+    if (!renamed) removeQuietly(tempPath);
+  }
+}
+
+/**
+ * Read-modify-write with edits computed from the file's current settings. `computeEdits` may run
+ * more than once (each attempt starts from what is on disk) and must depend only on its argument.
+ */
+export function transformSettingsFile(
+  file: string,
+  computeEdits: (settings: Record<string, unknown>) => SettingsEdit[],
+): { changed: boolean } {
+  const target = resolveWriteTarget(file);
+  const first = readSnapshot(file, target);
+  if (planUpdate(file, first, computeEdits) === undefined) return { changed: false };
+  if (first.exists) assertWritable(target, file);
+
+  try {
+    mkdirSync(dirname(target), { recursive: true });
+  } catch (error) {
+    throw new SettingsFileError("write-failed", file, `cannot create ${dirname(target)}: ${errnoCode(error) ?? String(error)}`, {
+      cause: error,
+    });
+  }
+  const releaseLock = acquireLock(target, file);
+  try {
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const snapshot = readSnapshot(file, target);
+      const nextText = planUpdate(file, snapshot, computeEdits);
+      if (nextText === undefined) return { changed: false };
+      if (writeAtomically(target, file, nextText, snapshot)) return { changed: true };
+      sleepSync(10 + Math.random() * 40);
+    }
+  } finally {
+    releaseLock();
+  }
+  throw new SettingsFileError("conflict", file, `${file} changed while writing; nothing was written, try again`);
+}
+
+export function updateSettingsFile(path: string, edits: SettingsEdit[]): { changed: boolean } {
+  return transformSettingsFile(path, () => edits);
+}
+
+// ---------------------------------------------------------------------------------------------
+// contextPrune helpers
+
+function pruneBlockOf(settings: Record<string, unknown>): Record<string, unknown> | undefined {
+  const block = Object.hasOwn(settings, SETTINGS_KEY) ? settings[SETTINGS_KEY] : undefined;
+  return isRecord(block) ? block : undefined;
+}
+
+/** The file's own protectedPaths when it sets a valid list, else the effective list. */
+function protectedPathsBase(settings: Record<string, unknown>, effective: readonly string[]): string[] {
+  const own = pruneBlockOf(settings)?.protectedPaths;
+  const base = Array.isArray(own) && own.every((item) => typeof item === "string") ? (own as string[]) : effective;
+  return [...new Set(base)];
+}
+
+/**
+ * The file's own list when it can be edited item by item (a list of distinct strings): then items
+ * are inserted or removed where they are, and comments between the other items stay.
+ */
+function ownEditableList(settings: Record<string, unknown>): string[] | undefined {
+  const own = pruneBlockOf(settings)?.protectedPaths;
+  if (!Array.isArray(own) || !own.every((item) => typeof item === "string")) return undefined;
+  return new Set(own).size === own.length ? (own as string[]) : undefined;
+}
+
+function assertPattern(pattern: string): void {
+  if (typeof pattern !== "string" || pattern.trim() === "") throw new TypeError("a protectedPaths pattern must be a non-empty string");
+}
+
+const PROTECTED_PATHS_KEY_PATH = [SETTINGS_KEY, "protectedPaths"];
+
+/**
+ * Appends `pattern` to contextPrune.protectedPaths (no duplicates). Starts from the file's own
+ * list, or from the effective list when the file has none, so the default is never dropped.
+ */
+export function addProtectedPath(opts: { file: string; pattern: string; effective: readonly string[] }): { added: boolean; list: string[] } {
+  assertPattern(opts.pattern);
+  let outcome = { added: false, list: [...opts.effective] };
+  transformSettingsFile(opts.file, (settings) => {
+    const base = protectedPathsBase(settings, opts.effective);
+    if (base.includes(opts.pattern)) {
+      outcome = { added: false, list: base };
+      return [];
+    }
+    const list = [...base, opts.pattern];
+    outcome = { added: true, list };
+    const own = ownEditableList(settings);
+    if (own) return [{ path: [...PROTECTED_PATHS_KEY_PATH, own.length], value: opts.pattern, insert: true }];
+    return [{ path: PROTECTED_PATHS_KEY_PATH, value: list }];
+  });
+  return outcome;
+}
+
+/** Removes every occurrence of `pattern`. Removing the last one writes `[]`, which turns path protection off. */
+export function removeProtectedPath(opts: { file: string; pattern: string; effective: readonly string[] }): {
+  removed: boolean;
+  list: string[];
+} {
+  let outcome = { removed: false, list: [...opts.effective] };
+  transformSettingsFile(opts.file, (settings) => {
+    const base = protectedPathsBase(settings, opts.effective);
+    if (!base.includes(opts.pattern)) {
+      outcome = { removed: false, list: base };
+      return [];
+    }
+    const list = base.filter((item) => item !== opts.pattern);
+    outcome = { removed: true, list };
+    // (Not item by item: jsonc-parser's removal of a last item can leave a stray quote behind.)
+    return [{ path: PROTECTED_PATHS_KEY_PATH, value: list }];
+  });
+  return outcome;
+}
+
+function valueAt(root: unknown, keyPath: readonly (string | number)[]): unknown {
+  let node = root;
+  for (const key of keyPath) {
+    if (typeof key === "number") {
+      if (!Array.isArray(node) || key >= node.length) return undefined;
+      node = node[key];
+      continue;
+    }
+    if (!isRecord(node) || !Object.hasOwn(node, key)) return undefined;
+    node = node[key];
+  }
+  return node;
+}
+
+function jsonEqual(left: unknown, right: unknown): boolean {
+  if (left === right) return true;
+  if (Array.isArray(left) && Array.isArray(right)) {
+    return left.length === right.length && left.every((item, index) => jsonEqual(item, right[index]));
+  }
+  if (isRecord(left) && isRecord(right)) {
+    const leftKeys = Object.keys(left);
+    return leftKeys.length === Object.keys(right).length && leftKeys.every((key) => Object.hasOwn(right, key) && jsonEqual(left[key], right[key]));
+  }
+  return false;
+}
+
+/** Sets (or with undefined, removes) contextPrune.<keyPath>. Values are written as given; validate them first. */
+export function setPruneSetting(file: string, keyPath: string[], value: unknown): { changed: boolean } {
+  if (keyPath.length === 0 || keyPath.some((key) => typeof key !== "string" || key === "")) {
+    throw new TypeError("setPruneSetting needs a non-empty key path of non-empty strings");
+  }
+  const fullPath = [SETTINGS_KEY, ...keyPath];
+  return transformSettingsFile(file, (settings) =>
+    jsonEqual(valueAt(settings, fullPath), value) ? [] : [{ path: fullPath, value }],
+  );
+}

@@ -1,0 +1,181 @@
+// Session file entry shapes (Pi 1.6, version 3) and the pruner's persisted payloads.
+// Every payload field written by older tools is optional here: readers narrow, never assume.
+import type { AgentMessage, TextContent, ImageContent } from "./messages.ts";
+
+export interface SessionHeader {
+  type: "session";
+  version?: number;
+  id: string;
+  timestamp?: string;
+  cwd?: string;
+  parentSession?: string;
+}
+
+interface EntryBase {
+  id: string;
+  parentId: string | null;
+  timestamp: string;
+}
+
+export interface MessageEntry extends EntryBase {
+  type: "message";
+  message: AgentMessage;
+}
+export interface CustomEntry extends EntryBase {
+  type: "custom";
+  customType: string;
+  data?: unknown;
+}
+export interface CustomMessageEntry extends EntryBase {
+  type: "custom_message";
+  customType: string;
+  content: string | (TextContent | ImageContent)[];
+  display?: boolean;
+  details?: unknown;
+}
+export interface CompactionEntry extends EntryBase {
+  type: "compaction";
+  summary: string;
+  firstKeptEntryId: string;
+  tokensBefore?: number;
+  systemMessage?: AgentMessage;
+  details?: unknown;
+}
+export interface BranchSummaryEntry extends EntryBase {
+  type: "branch_summary";
+  fromId?: string | null;
+  summary: string;
+}
+export interface ContextEditEntry extends EntryBase {
+  type: "context_edit";
+  targetId: string;
+  replacement: unknown;
+}
+export interface LabelEntry extends EntryBase {
+  type: "label";
+  targetId: string;
+  label?: string;
+}
+export interface SessionInfoEntry extends EntryBase {
+  type: "session_info";
+  name?: string;
+}
+/** model_change, thinking_level_change, usage and any type a future Pi adds. */
+export interface OtherEntry extends EntryBase {
+  type: string;
+  [key: string]: unknown;
+}
+
+export type SessionEntry =
+  | MessageEntry
+  | CustomEntry
+  | CustomMessageEntry
+  | CompactionEntry
+  | BranchSummaryEntry
+  | ContextEditEntry
+  | LabelEntry
+  | SessionInfoEntry;
+
+export type AnyEntry = SessionEntry | OtherEntry;
+
+// ---- the pruner's payloads (compatible with pi-condense 2.x) ----
+
+export const PRUNE_SUMMARY = "context-prune-summary";
+export const PRUNE_INDEX = "context-prune-index";
+export const PRUNE_DEDUP_ALIAS = "context-prune-dedup-alias";
+export const PRUNE_CHAIN = "context-prune-chain";
+export const PRUNE_FRONTIER = "context-prune-frontier";
+export const PRUNE_STATS = "context-prune-stats";
+
+/** The tool the model calls to read a pruned output back. Its name is part of what sessions and stubs say. */
+export const QUERY_TOOL = "context_tree_query";
+
+export interface ToolCallRef {
+  shortId?: string;
+  toolCallId: string;
+  resultTimestamp?: number;
+}
+
+export interface SummaryDetails {
+  toolCallRefs?: ToolCallRef[];
+  /** Sessions written before refs existed carry bare ids. */
+  toolCallIds?: string[];
+  toolNames?: string[];
+  turnIndex?: number;
+  timestamp?: number;
+}
+
+export interface ToolCallRecord {
+  toolCallId: string;
+  toolName: string;
+  args?: Record<string, unknown>;
+  resultText?: string;
+  isError?: boolean;
+  turnIndex?: number;
+  timestamp?: number;
+  resultTimestamp?: number;
+  spillPath?: string;
+  spillBytes?: number;
+  resultPreview?: string;
+  contentHash?: string;
+}
+
+export interface IndexData {
+  toolCalls?: ToolCallRecord[];
+  backfilled?: boolean;
+  refs?: ToolCallRef[];
+}
+
+export interface DedupAliasData {
+  newToolCallId: string;
+  originalToolCallId: string;
+  newResultTimestamp?: number;
+  originalResultTimestamp?: number;
+}
+
+export interface ChainData {
+  blockId: string;
+  startUserTimestamp: number;
+  finalAssistantTimestamp?: number;
+  droppedToolCallIds?: string[];
+  droppedOccurrenceKeys?: string[];
+  protectedToolCallIds?: string[];
+  toolRefs?: string[];
+  compressedAt?: number;
+  rangeSummaryText?: string;
+  bodySource?: string;
+}
+
+export type FrontierOutcome = "summarized" | "skipped-oversized" | "skipped-trivial" | "skipped-deduped";
+
+export interface FrontierData {
+  lastAttemptedToolCallId?: string;
+  lastAttemptedToolName?: string;
+  lastAttemptedTurnIndex?: number;
+  lastAttemptedTimestamp?: number;
+  attemptedBatchCount?: number;
+  attemptedToolCallCount?: number;
+  rawCharCount?: number;
+  summaryCharCount?: number;
+  outcome?: FrontierOutcome | string;
+}
+
+export interface StatsData {
+  totalInputTokens?: number;
+  totalOutputTokens?: number;
+  totalCost?: number;
+  callCount?: number;
+  chainsCompressed?: number;
+  rangesSummarized?: number;
+}
+
+/** What the wiring must persist, in order. `custom` entries are hidden from the model; `message` entries are seen by it. */
+export type PersistEntry =
+  | { kind: "custom"; customType: string; data: unknown }
+  | { kind: "message"; customType: string; content: string; details: unknown };
+
+// ---- pi-mulligan markers (read only) ----
+
+export const MULLIGAN_CUSTOM_TYPES = ["mulligan:rewind", "mulligan:shrink", "mulligan:cancel", "mulligan:turn-metric"] as const;
+export const MULLIGAN_NOTE = "mulligan:note";
+export const MULLIGAN_CHECKPOINT_PREFIX = "mulligan:checkpoint:";

@@ -1,0 +1,123 @@
+// The context exactly as the model sees it at a leaf: Pi's context for the branch, then the same
+// render the live pruner applies. Used by `pi-pruner view` and the editor's "Show Model View".
+import type { AgentMessage } from "../shapes/messages.ts";
+import { contentText } from "../shapes/messages.ts";
+import type { SessionData } from "../session/session-reader.ts";
+import { getBranch } from "../session/session-reader.ts";
+import { BodyCache } from "../session/lazy-bodies.ts";
+import { buildPiContext } from "../session/pi-context.ts";
+import { rebuildIndex, type PruneIndex } from "../prune/prune-index.ts";
+import type { AnyEntry } from "../shapes/entries.ts";
+import { renderModelView, type RenderConfig } from "../render/render.ts";
+import { messageChars } from "../shapes/size.ts";
+import { PRUNE_SUMMARY } from "../shapes/entries.ts";
+
+export interface ModelView {
+  leafId: string | null;
+  /** What Pi would send without the pruner (its own summaries left out). */
+  rawMessages: AgentMessage[];
+  /** What the model is sent. */
+  messages: AgentMessage[];
+  rawChars: number;
+  modelChars: number;
+  /** The render threw and, as the live pruner does, the messages are shown unchanged. */
+  renderError?: string;
+}
+
+export function buildModelView(data: SessionData, options: { leafId?: string; config: RenderConfig }): ModelView {
+  if (data.elided?.size) throw new Error("this session was read with lazyBodies: its model view needs buildModelViewWithBodies");
+  const branch = getBranch(data, options.leafId);
+  return { leafId: branch.leafId, ...renderBranch(branch.entries, rebuildIndex(branch.entries).index, options.config) };
+}
+
+/** The model view of a session read from `path`, with any bodies left on disk read back first (through `cache`, when given). */
+export async function buildModelViewWithBodies(path: string, data: SessionData, options: { leafId?: string; config: RenderConfig; cache?: BodyCache }): Promise<ModelView> {
+  const branch = getBranch(data, options.leafId);
+  const entries = await (options.cache ?? new BodyCache()).withBodies(path, data.elided, branch.entries);
+  return { leafId: branch.leafId, ...renderBranch(entries, rebuildIndex(entries).index, options.config) };
+}
+
+/** Pi's context for a branch and what the model is sent of it, for callers that already hold the branch's index. */
+export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig): Omit<ModelView, "leafId"> {
+  const context = buildPiContext(branch as AnyEntry[]).map((c) => c.message);
+  // As live: a render that throws (on a message no Pi would write) sends the messages unchanged.
+  let messages: AgentMessage[];
+  let renderError: string | undefined;
+  try {
+    messages = renderModelView(context, index, config).messages;
+  } catch (error) {
+    messages = context;
+    renderError = error instanceof Error ? error.message : "the render failed";
+  }
+  const rawMessages = context.filter((m) => !(m.role === "custom" && m.customType === PRUNE_SUMMARY));
+  // The render hands most messages back unchanged (the same objects): each is measured once.
+  const sizes = new Map<AgentMessage, number>();
+  let rawChars = 0;
+  for (const m of rawMessages) {
+    const n = messageChars(m);
+    sizes.set(m, n);
+    rawChars += n;
+  }
+  let modelChars = 0;
+  for (const m of messages) modelChars += sizes.get(m) ?? messageChars(m);
+  const view: Omit<ModelView, "leafId"> = { rawMessages, messages, rawChars, modelChars };
+  if (renderError !== undefined) view.renderError = renderError;
+  return view;
+}
+
+function roleLabel(message: AgentMessage): string {
+  switch (message.role) {
+    case "toolResult":
+      return `tool result · ${str(message.toolName)} · ${str(message.toolCallId)}${message.isError === true ? " · error" : ""}`;
+    case "custom":
+      return `custom (sent as user) · ${str(message.customType)}`;
+    case "bashExecution":
+      return "user shell command";
+    default:
+      return str(message.role);
+  }
+}
+
+function bodyOf(message: AgentMessage): string {
+  switch (message.role) {
+    case "assistant": {
+      // Session files are input: a block may be null or of any shape.
+      const parts: string[] = [];
+      for (const block of Array.isArray(message.content) ? message.content : []) {
+        if (!block || typeof block !== "object") continue;
+        if (block.type === "text") parts.push(str(block.text));
+        else if (block.type === "thinking") parts.push(`<thinking>\n${str(block.thinking)}\n</thinking>`);
+        else if (block.type === "toolCall") parts.push(`→ ${str(block.name)} ${argumentsText(block.arguments)}  [${str(block.id)}]`);
+      }
+      return parts.join("\n");
+    }
+    case "bashExecution":
+      return `$ ${str(message.command)}\n${str(message.output)}`;
+    case "branchSummary":
+    case "compactionSummary":
+      return str(message.summary);
+    default:
+      return contentText((message as { content?: string }).content);
+  }
+}
+
+/** Session files are input: a field shown as text may hold any JSON value (even one String() throws on). */
+function str(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return "";
+}
+
+/** JSON of a call's arguments; arguments nested too deep for JSON.stringify are named, not thrown. */
+function argumentsText(args: unknown): string {
+  try {
+    return JSON.stringify(args) ?? "";
+  } catch {
+    return "[arguments too deeply nested to show]";
+  }
+}
+
+/** Messages as plain readable text, one section per message. Nothing in it is interpreted. */
+export function messagesAsText(messages: readonly AgentMessage[]): string {
+  return messages.map((m, i) => `── ${i + 1}. ${roleLabel(m)} ──\n${bodyOf(m)}`).join("\n\n") + "\n";
+}

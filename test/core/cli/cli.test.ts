@@ -1,0 +1,161 @@
+// The command line as a user runs it: the built bin, real files, exit codes and output shapes.
+import { describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { prunedSessionBuilder } from "../../helpers/fixtures.ts";
+
+const bin = fileURLToPath(new URL("../../../core/bin/pi-pruner.js", import.meta.url));
+
+function run(args: string[], opts: { cwd?: string; agentDir?: string } = {}) {
+  const agentDir = opts.agentDir ?? mkdtempSync(join(tmpdir(), "pp-agent-"));
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    cwd: opts.cwd ?? tmpdir(),
+    env: { ...process.env, PI_CODING_AGENT_DIR: agentDir },
+    encoding: "utf8",
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), "pp-cli-"));
+}
+
+describe("pi-pruner inspect", () => {
+  it("--json has the documented shape", () => {
+    const dir = tempDir();
+    const file = prunedSessionBuilder().writeTo(join(dir, "s.jsonl"));
+    const r = run(["inspect", file, "--json"]);
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(Object.keys(json).sort()).toEqual(["calls", "chains", "errors", "leafId", "markers", "protected", "session", "summaries", "totals"]);
+    expect(json.session).toEqual({ id: "s-view", cwd: "/workspace" });
+    expect(Object.keys(json.calls[0]).sort()).toEqual(["occurrenceKey", "path", "rawChars", "shortRef", "state", "toolCallId", "toolName"]);
+    expect(json.calls.map((c: { state: string }) => c.state)).toEqual(["protected", "summarized", "spilled", "deduped"]);
+    expect(json.summaries[0]).toEqual({ entryId: expect.any(String), refs: ["t2"], toolCallIds: ["c2"] });
+    expect(json.markers[1]).toEqual({ entryId: expect.any(String), kind: "rewind", markerId: "m2", cancelled: true });
+    expect(json.totals.rawChars).toBeGreaterThan(0);
+  });
+
+  it("prints a readable report", () => {
+    const dir = tempDir();
+    const file = prunedSessionBuilder().writeTo(join(dir, "s.jsonl"));
+    const r = run(["inspect", file]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Tool calls: 4");
+    expect(r.stdout).toMatch(/t2\s+read\s+summarized/);
+    expect(r.stdout).toContain("skills/gate/SKILL.md");
+    expect(r.stdout).toContain("tokens, estimate");
+  });
+
+  it("a session with bad lines still prints, lists them and exits 0", () => {
+    const dir = tempDir();
+    const file = join(dir, "bad.jsonl");
+    writeFileSync(file, prunedSessionBuilder().toJsonl() + "garbage line\n{\"torn\":");
+    const r = run(["inspect", file, "--json"]);
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.errors.length).toBe(2);
+    expect(json.calls.length).toBe(4);
+  });
+
+  it("an unreadable input exits 2, a usage error exits 1", () => {
+    expect(run(["inspect", "/nonexistent/session.jsonl"]).code).toBe(2);
+    const usage = run(["inspect"]);
+    expect(usage.code).toBe(1);
+    expect(usage.stderr).toContain("exactly one session file");
+    expect(run(["frobnicate"]).code).toBe(1);
+    const dir = tempDir();
+    const file = prunedSessionBuilder().writeTo(join(dir, "s.jsonl"));
+    expect(run(["inspect", file, "--leaf", "nope"]).code).toBe(1);
+  });
+});
+
+describe("pi-pruner view", () => {
+  it("--json prints the Pi messages after rendering: stubs instead of raw outputs, the skill verbatim", () => {
+    const dir = tempDir();
+    const file = prunedSessionBuilder().writeTo(join(dir, "s.jsonl"));
+    const r = run(["view", file, "--json"]);
+    expect(r.code).toBe(0);
+    const messages = JSON.parse(r.stdout) as { role: string; content: unknown; toolCallId?: string }[];
+    const results = messages.filter((m) => m.role === "toolResult");
+    const text = (m: { content: unknown }) => (m.content as { text: string }[])[0]!.text;
+    expect(results.map((m) => m.toolCallId)).toEqual(["c1", "c2", "c3", "c4"]);
+    expect(text(results[0]!)).toBe("# Gate\nAlways run the gate.");
+    expect(text(results[1]!)).toContain("`t2`");
+    expect(text(results[2]!)).toContain("spilled to disk (80000 bytes)");
+    expect(text(results[3]!)).toBe(text(results[1]!));
+    expect(messages.some((m) => m.role === "custom")).toBe(true);
+  });
+
+  it("prints readable text with raw and sent sizes", () => {
+    const dir = tempDir();
+    const file = prunedSessionBuilder().writeTo(join(dir, "s.jsonl"));
+    const r = run(["view", file]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/chars raw → [\d,]+ chars sent/);
+    expect(r.stdout).toContain("tool result · read · c2");
+  });
+});
+
+describe("pi-pruner check", () => {
+  it("says which paths are protected and by which pattern, in argument order", () => {
+    const cwd = tempDir();
+    const r = run(["check", "skills/a/SKILL.md", "src/x.ts", "C:\\u\\skills\\x\\ref.md", "--json"], { cwd });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([
+      { path: "skills/a/SKILL.md", protected: true, pattern: "**/skills/**/*.md" },
+      { path: "src/x.ts", protected: false, pattern: null },
+      { path: "C:\\u\\skills\\x\\ref.md", protected: true, pattern: "**/skills/**/*.md" },
+    ]);
+  });
+
+  it("uses the project settings of --cwd", () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, ".pi"));
+    writeFileSync(join(cwd, ".pi", "settings.json"), '{ "contextPrune": { "protectedPaths": ["docs/**"] } }');
+    const r = run(["check", "docs/a.md", "skills/a/SKILL.md", "--cwd", cwd, "--json"]);
+    expect(JSON.parse(r.stdout).map((x: { protected: boolean }) => x.protected)).toEqual([true, false]);
+  });
+});
+
+describe("pi-pruner protect", () => {
+  it("adds to the project file, keeping the default pattern, comments and other keys", () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, ".pi"));
+    const file = join(cwd, ".pi", "settings.json");
+    writeFileSync(file, '{\n  // my model\n  "defaultModel": "x",\n  "contextPrune": { "minBatchChars": 10 }\n}\n');
+    const r = run(["protect", "docs/**/*.md"], { cwd });
+    expect(r.code).toBe(0);
+    const text = readFileSync(file, "utf8");
+    expect(text).toContain("// my model");
+    expect(text).toContain('"minBatchChars": 10');
+    const check = run(["check", "docs/x/y.md", "skills/a/SKILL.md", "--json"], { cwd });
+    expect(JSON.parse(check.stdout).map((x: { protected: boolean }) => x.protected)).toEqual([true, true]);
+    // No duplicates.
+    expect(run(["protect", "docs/**/*.md"], { cwd }).stdout).toContain("already protected");
+    expect(readFileSync(file, "utf8").match(/docs\/\*\*\/\*\.md/g)).toHaveLength(1);
+  });
+
+  it("--global writes the agent's settings file", () => {
+    const agentDir = tempDir();
+    const r = run(["protect", "**/PLAN.md", "--global"], { agentDir, cwd: tempDir() });
+    expect(r.code).toBe(0);
+    const settings = JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8"));
+    expect(settings.contextPrune.protectedPaths).toEqual(["**/skills/**/*.md", "**/PLAN.md"]);
+  });
+
+  it("refuses a settings file that does not parse and leaves it byte for byte", () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, ".pi"));
+    const file = join(cwd, ".pi", "settings.json");
+    const broken = '{ "contextPrune": { "protectedPaths": [ }\n';
+    writeFileSync(file, broken);
+    const r = run(["protect", "x/**"], { cwd });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(file);
+    expect(readFileSync(file, "utf8")).toBe(broken);
+  });
+});

@@ -1,0 +1,496 @@
+// Settings files as people and machines leave them: any formatting and comments, files that are
+// not regular files, that cannot be read or written (checked as an unprivileged user: the tests
+// run as root, which bypasses file modes), keys given twice, a "__proto__" key, and a file
+// replaced while it is read or written. The two-writers case is in settings-file.test.ts.
+import { afterAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse as parseJsonc, type ParseError } from "jsonc-parser";
+import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
+import { loadConfig } from "../../../core/src/settings/settings-reader.ts";
+import { addProtectedPath, removeProtectedPath, SettingsFileError, setPruneSetting, transformSettingsFile } from "../../../core/src/settings/settings-writer.ts";
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+const nodeBinary = existsSync(join(repoRoot, "node_modules/.bin/node")) ? join(repoRoot, "node_modules/.bin/node") : process.execPath;
+const DEFAULT_PATHS = DEFAULT_CONFIG.protectedPaths;
+
+const root = mkdtempSync(join(tmpdir(), "pp-settings-hostile-"));
+chmodSync(root, 0o755); // the unprivileged child must be able to enter
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let counter = 0;
+const freshDir = () => {
+  const d = join(root, `d${++counter}`);
+  mkdirSync(d, { recursive: true, mode: 0o755 });
+  return d;
+};
+
+const cases: Record<string, number> = {};
+const count = (family: string, n = 1) => (cases[family] = (cases[family] ?? 0) + n);
+afterAll(() => console.log(`hostile-settings cases: ${JSON.stringify(cases)}`));
+
+function parse(text: string): unknown {
+  const errors: ParseError[] = [];
+  const value = parseJsonc(text.replace(/^\uFEFF/, ""), errors, { allowTrailingComma: true });
+  expect(errors).toEqual([]);
+  return value;
+}
+
+function settingsError(action: () => unknown): SettingsFileError {
+  try {
+    action();
+  } catch (error) {
+    expect(error).toBeInstanceOf(SettingsFileError);
+    return error as SettingsFileError;
+  }
+  throw new Error("expected a SettingsFileError");
+}
+
+// ------------------------------------------------------------------------------------ odd formatting, property
+
+interface Format {
+  oneLine: boolean;
+  indent: string;
+  eol: "\n" | "\r\n";
+  trailingCommas: boolean;
+  bom: boolean;
+  /** Chance (0–1) of a comment before each property or item. */
+  commentRate: number;
+  colon: string;
+  seed: number;
+}
+
+/** A tiny deterministic PRNG so a failing case reproduces from fast-check's seed. */
+function prng(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 0x1_0000_0000;
+  };
+}
+
+interface Comment {
+  text: string;
+  /** Where it sits: the keys (and indexes) of the value it is written in. */
+  path: string[];
+}
+
+/** JSONC text of `value` in `format`, with uniquely numbered comments (returned so the test can look for them). */
+function renderJsonc(value: unknown, format: Format): { text: string; comments: Comment[] } {
+  const random = prng(format.seed);
+  const comments: Comment[] = [];
+  const comment = (depth: number, path: string[]): string => {
+    if (random() >= format.commentRate) return "";
+    const id = comments.length + 1;
+    const line = !format.oneLine && random() < 0.5;
+    const text = line ? `// note ${id}: keep me` : `/* note ${id} */`;
+    comments.push({ text, path });
+    return line ? `${text}${format.eol}${pad(depth)}` : `${text} `;
+  };
+  const pad = (depth: number) => (format.oneLine ? "" : format.indent.repeat(depth));
+  const br = (depth: number) => (format.oneLine ? " " : `${format.eol}${pad(depth)}`);
+  const write = (v: unknown, depth: number, path: string[]): string => {
+    if (Array.isArray(v)) {
+      if (v.length === 0) return "[]";
+      const items = v.map((item, i) => `${comment(depth + 1, path)}${write(item, depth + 1, [...path, String(i)])}`);
+      return `[${br(depth + 1)}${items.join(`,${br(depth + 1)}`)}${format.trailingCommas ? "," : ""}${br(depth)}]`;
+    }
+    if (v && typeof v === "object") {
+      const entries = Object.entries(v);
+      if (entries.length === 0) return "{}";
+      const props = entries.map(([k, item]) => `${comment(depth + 1, path)}${JSON.stringify(k)}${format.colon}${write(item, depth + 1, [...path, k])}`);
+      return `{${br(depth + 1)}${props.join(`,${br(depth + 1)}`)}${format.trailingCommas ? "," : ""}${br(depth)}}`;
+    }
+    return JSON.stringify(v);
+  };
+  const head = format.oneLine ? "/* head */ " : `// head${format.eol}`;
+  comments.push({ text: format.oneLine ? "/* head */" : "// head", path: [] });
+  const body = write(value, 0, []);
+  const tail = format.oneLine ? " /* tail */" : `${format.eol}/* tail */${format.eol}`;
+  comments.push({ text: "/* tail */", path: [] });
+  return { text: `${format.bom ? "\uFEFF" : ""}${head}${body}${tail}`, comments };
+}
+
+const format: fc.Arbitrary<Format> = fc.record({
+  oneLine: fc.boolean(),
+  indent: fc.constantFrom("  ", "    ", "\t", " ", "   "),
+  eol: fc.constantFrom("\n" as const, "\r\n" as const),
+  trailingCommas: fc.boolean(),
+  bom: fc.boolean(),
+  commentRate: fc.constantFrom(0, 0.3, 1),
+  colon: fc.constantFrom(":", ": ", " : ", ":\t"),
+  seed: fc.integer(),
+});
+
+const otherKey = fc.string({ maxLength: 12 }).filter((k) => k !== "contextPrune" && k !== "__proto__");
+const pruneBlock: fc.Arbitrary<Record<string, unknown>> = fc.record(
+  {
+    protectedPaths: fc.oneof(fc.array(fc.constantFrom("**/skills/**/*.md", "docs/**", "a/*.ts", "docs/**"), { maxLength: 4 }), fc.constant("not a list"), fc.constant([1, 2])),
+    minBatchChars: fc.oneof(fc.nat(5000), fc.constant("lots")),
+    chainCompression: fc.record({ rollingWindow: fc.nat(9), enabled: fc.boolean() }, { requiredKeys: [] }),
+    futureKey: fc.jsonValue({ maxDepth: 2 }),
+  },
+  { requiredKeys: [] },
+);
+const settingsObject = fc.tuple(fc.dictionary(otherKey, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 6 }), fc.option(pruneBlock, { nil: undefined }), fc.nat(6)).map(([others, block, at]) => {
+  const entries: [string, unknown][] = Object.entries(others);
+  if (block !== undefined) entries.splice(at % (entries.length + 1), 0, ["contextPrune", block]);
+  return Object.fromEntries(entries) as Record<string, unknown>;
+});
+
+type Operation = { kind: "add"; pattern: string } | { kind: "remove"; pattern: string } | { kind: "set"; path: string[]; value: unknown };
+const operation: fc.Arbitrary<Operation> = fc.oneof(
+  fc.constantFrom("docs/**", "new/**/*.md", "**/skills/**/*.md").map((pattern) => ({ kind: "add" as const, pattern })),
+  fc.constantFrom("docs/**", "**/skills/**/*.md").map((pattern) => ({ kind: "remove" as const, pattern })),
+  fc.nat(100_000).map((value) => ({ kind: "set" as const, path: ["minBatchChars"], value })),
+  fc.nat(9).map((value) => ({ kind: "set" as const, path: ["chainCompression", "rollingWindow"], value })),
+);
+
+/** What the file must hold after `op`, computed from the parsed settings without the writer. */
+function expectedAfter(before: Record<string, unknown>, op: Operation): Record<string, unknown> {
+  const after = structuredClone(before);
+  const block = (after.contextPrune ??= {}) as Record<string, unknown>;
+  if (op.kind === "set") {
+    let node = block;
+    for (const key of op.path.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+    node[op.path.at(-1)!] = op.value;
+    return after;
+  }
+  const own = block.protectedPaths;
+  const base = [...new Set(Array.isArray(own) && own.every((p) => typeof p === "string") ? (own as string[]) : DEFAULT_PATHS)];
+  if (op.kind === "add" && !base.includes(op.pattern)) block.protectedPaths = [...base, op.pattern];
+  if (op.kind === "remove" && base.includes(op.pattern)) block.protectedPaths = base.filter((p) => p !== op.pattern);
+  return after;
+}
+
+function apply(file: string, op: Operation): boolean {
+  if (op.kind === "add") return addProtectedPath({ file, pattern: op.pattern, effective: DEFAULT_PATHS }).added;
+  if (op.kind === "remove") return removeProtectedPath({ file, pattern: op.pattern, effective: DEFAULT_PATHS }).removed;
+  return setPruneSetting(file, op.path, op.value).changed;
+}
+
+describe("settings files in any formatting, with comments everywhere", () => {
+  it("every edit changes exactly its key, keeps every comment, the line ends and the BOM, reads back through loadConfig, and is idempotent", () => {
+    fc.assert(
+      fc.property(settingsObject, format, operation, (settings, fmt, op) => {
+        const dir = freshDir();
+        const file = join(dir, "settings.json");
+        const { text, comments } = renderJsonc(settings, fmt);
+        writeFileSync(file, text);
+        const before = parse(text) as Record<string, unknown>;
+        expect(JSON.stringify(before)).toBe(JSON.stringify(settings)); // the renderer wrote what it meant to
+
+        const changed = apply(file, op);
+        const out = readFileSync(file, "utf8");
+        const expected = expectedAfter(before, op);
+        const noChange = JSON.stringify(expected) === JSON.stringify({ ...before, contextPrune: before.contextPrune ?? {} }) && before.contextPrune !== undefined;
+        if (!changed) expect(out).toBe(text); // nothing to do: not even rewritten
+        else expect(JSON.stringify(parse(out))).toBe(JSON.stringify(expected));
+        if (changed) expect(noChange).toBe(false);
+        // Every comment stays, except inside a protectedPaths list that is rewritten whole (a removal,
+        // or a list that was not a list of distinct strings): an addition inserts the one item.
+        const own = (before.contextPrune as { protectedPaths?: unknown } | undefined)?.protectedPaths;
+        const editableList = Array.isArray(own) && own.every((p) => typeof p === "string") && new Set(own).size === own.length;
+        const rewritesList = changed && (op.kind === "remove" || (op.kind === "add" && !editableList));
+        for (const c of comments) {
+          const insideList = c.path[0] === "contextPrune" && c.path[1] === "protectedPaths";
+          if (!(rewritesList && insideList)) expect(out).toContain(c.text);
+        }
+        expect(out.startsWith("\uFEFF")).toBe(fmt.bom);
+        if (fmt.eol === "\r\n" && !fmt.oneLine) expect(out.replace(/\r\n/g, "")).not.toContain("\n");
+        if (fmt.eol === "\n") expect(out).not.toContain("\r");
+
+        // What was written is what the pruner reads.
+        const loaded = loadConfig({ agentDir: dir, cwd: join(dir, "no-project") });
+        if (op.kind === "set" && op.path[0] === "minBatchChars") expect(loaded.config.minBatchChars).toBe(op.value);
+        if (op.kind === "add") expect(loaded.config.protectedPaths).toContain(op.pattern);
+        if (op.kind === "remove") expect(loaded.config.protectedPaths).not.toContain(op.pattern);
+
+        // Again: nothing changes, the file is not even replaced.
+        const inode = statSync(file).ino;
+        expect(apply(file, op)).toBe(false);
+        expect(readFileSync(file, "utf8")).toBe(out);
+        expect(statSync(file).ino).toBe(inode);
+        expect(readdirSync(dir)).toEqual(["settings.json"]);
+        count("formatting and comments (fast-check)");
+      }),
+      { numRuns: 400, seed: 1717 },
+    );
+  });
+
+  it("a key given twice on the edited path is refused (the writer would edit the first, every reader takes the last)", () => {
+    const dir = freshDir();
+    for (const text of [
+      '{ "contextPrune": { "enabled": true }, "contextPrune": { "minBatchChars": 5 } }',
+      '{ "contextPrune": { "protectedPaths": ["a/**"], "protectedPaths": ["b/**"] } }',
+    ]) {
+      const file = join(dir, "settings.json");
+      writeFileSync(file, text);
+      const error = settingsError(() => addProtectedPath({ file, pattern: "x/**", effective: DEFAULT_PATHS }));
+      expect(error.code).toBe("duplicate-key");
+      expect(error.message).toMatch(/more than once/);
+      expect(readFileSync(file, "utf8")).toBe(text);
+      count("duplicate keys, __proto__");
+    }
+    // A duplicate elsewhere does not matter.
+    const file = join(dir, "settings.json");
+    writeFileSync(file, '{ "theme": "a", "theme": "b", "contextPrune": {} }');
+    expect(addProtectedPath({ file, pattern: "x/**", effective: DEFAULT_PATHS }).added).toBe(true);
+  });
+
+  it('a "__proto__" key never passes for a contextPrune block (Pi reads it as an ordinary key)', () => {
+    const dir = freshDir();
+    writeFileSync(join(dir, "settings.json"), '{ "__proto__": { "contextPrune": { "enabled": false, "minBatchChars": 1 } } }');
+    const loaded = loadConfig({ agentDir: dir, cwd: join(dir, "p") });
+    expect(loaded.config.enabled).toBe(true);
+    expect(loaded.config.minBatchChars).toBe(DEFAULT_CONFIG.minBatchChars);
+    count("duplicate keys, __proto__");
+  });
+});
+
+// ------------------------------------------------------------------------------------ files that are not regular files
+
+/** Runs `code` (an ES module body with `file`, `dir` and the core modules in scope) in a child process, with a time limit. */
+function inChild(code: string, vars: Record<string, string>, opts: { uid?: number; timeoutMs?: number } = {}) {
+  const script = join(root, `child-${++counter}.mjs`);
+  writeFileSync(
+    script,
+    `import { addProtectedPath, setPruneSetting } from ${JSON.stringify(join(repoRoot, "core/src/settings/settings-writer.ts"))};
+import { loadConfig, readSettingsObject } from ${JSON.stringify(join(repoRoot, "core/src/settings/settings-reader.ts"))};
+const v = ${JSON.stringify(vars)};
+const outcome = (f) => { try { return { ok: true, value: f() }; } catch (e) { return { ok: false, code: e.code, message: e.message }; } };
+const result = await (async () => { ${code} })();
+process.stdout.write(JSON.stringify(result));
+`,
+  );
+  chmodSync(script, 0o644);
+  const started = Date.now();
+  const r = spawnSync(nodeBinary, [script], { encoding: "utf8", timeout: opts.timeoutMs ?? 10_000, uid: opts.uid, gid: opts.uid, killSignal: "SIGKILL" });
+  const ms = Date.now() - started;
+  if (r.status !== 0) throw new Error(`child failed (${r.signal ?? r.status}) after ${ms} ms: ${r.stderr}`);
+  return JSON.parse(r.stdout) as Record<string, { ok: boolean; code?: string; message?: string; value?: unknown }>;
+}
+
+describe("settings files that cannot be read as files (root-proof cases)", () => {
+  it.skipIf(process.platform === "win32")("a FIFO or a link to /dev/zero is refused at once by the reader and the writer (reading either would never end)", () => {
+    for (const kind of ["fifo", "device"]) {
+      const dir = freshDir();
+      const file = join(dir, "settings.json");
+      if (kind === "fifo") spawnSync("mkfifo", [file]);
+      else symlinkSync("/dev/zero", file);
+      const r = inChild(
+        `return { read: outcome(() => readSettingsObject(v.file).source), load: outcome(() => loadConfig({ agentDir: v.dir, cwd: v.dir }).warnings.map((w) => w.message)), write: outcome(() => addProtectedPath({ file: v.file, pattern: "x/**", effective: [] })) };`,
+        { file, dir },
+      );
+      expect(r.read!.value).toEqual({ path: file, exists: true, error: "cannot read: not a regular file" });
+      expect(r.load!.value).toEqual([expect.stringContaining("not a regular file")]);
+      expect(r.write).toMatchObject({ ok: false, code: "unreadable", message: expect.stringContaining("not a regular file") });
+      expect(lstatSync(file).isFile()).toBe(false); // left alone
+      count("not regular files, loops, dangling links");
+    }
+  });
+
+  it("a symlink loop and a path through a file are reported, a directory in place of .pi too", () => {
+    const dir = freshDir();
+    const loop = join(dir, "settings.json");
+    symlinkSync("settings.json", loop);
+    expect(settingsError(() => setPruneSetting(loop, ["enabled"], false)).message).toContain("ELOOP");
+    expect(loadConfig({ agentDir: dir, cwd: dir }).warnings).toEqual([expect.objectContaining({ message: expect.stringContaining("ELOOP") })]);
+    const asFile = freshDir();
+    writeFileSync(join(asFile, ".pi"), "a file where the folder should be");
+    const project = join(asFile, ".pi", "settings.json");
+    expect(settingsError(() => setPruneSetting(project, ["enabled"], false)).code).toBe("unreadable");
+    expect(loadConfig({ agentDir: freshDir(), cwd: asFile }).warnings).toEqual([]); // no project file: nothing to report
+    expect(readFileSync(join(asFile, ".pi"), "utf8")).toBe("a file where the folder should be");
+    count("not regular files, loops, dangling links", 2);
+  });
+
+  it("a dangling symlink (a dotfile manager's link to a file not created yet) is written through: the link stays a link", () => {
+    const dir = freshDir();
+    const link = join(dir, "settings.json");
+    const target = join(dir, "dotfiles", "pi", "settings.json");
+    symlinkSync(target, link);
+    expect(addProtectedPath({ file: link, pattern: "x/**", effective: DEFAULT_PATHS }).added).toBe(true);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect((parse(readFileSync(target, "utf8")) as { contextPrune: { protectedPaths: string[] } }).contextPrune.protectedPaths).toEqual([...DEFAULT_PATHS, "x/**"]);
+    count("not regular files, loops, dangling links");
+  });
+});
+
+// ------------------------------------------------------------------------------------ permissions, as an unprivileged user
+
+const NOBODY = 65534;
+const asRoot = process.getuid?.() === 0;
+
+describe.skipIf(!asRoot || process.platform === "win32")("permissions, checked as an unprivileged user (root bypasses file modes)", () => {
+  function owned(mode: number, fileMode?: number, text = '{\n  // mine\n  "theme": "dark"\n}\n') {
+    const dir = freshDir();
+    const file = join(dir, "settings.json");
+    if (fileMode !== undefined) writeFileSync(file, text);
+    chownSync(dir, NOBODY, NOBODY);
+    if (fileMode !== undefined) {
+      chownSync(file, NOBODY, NOBODY);
+      chmodSync(file, fileMode);
+    }
+    chmodSync(dir, mode);
+    return { dir, file, text };
+  }
+
+  it("a read-only file is refused with a message, not replaced behind its mode (a rename would bypass it)", () => {
+    const { dir, file, text } = owned(0o755, 0o444);
+    const r = inChild(`return { write: outcome(() => addProtectedPath({ file: v.file, pattern: "x/**", effective: [] })), load: outcome(() => loadConfig({ agentDir: v.dir, cwd: v.dir }).warnings) };`, { file, dir }, { uid: NOBODY });
+    expect(r.write).toMatchObject({ ok: false, code: "read-only", message: expect.stringMatching(/read-only \(EACCES\); it was left unchanged/) });
+    expect(r.load).toEqual({ ok: true, value: [] }); // reading it is fine
+    expect(readFileSync(file, "utf8")).toBe(text);
+    expect(statSync(file).mode & 0o777).toBe(0o444);
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
+    count("permissions as an unprivileged user");
+  });
+
+  it("a read-only folder: the write fails with a message and leaves the file as it was", () => {
+    const { dir, file, text } = owned(0o555, 0o644);
+    const r = inChild(`return { write: outcome(() => addProtectedPath({ file: v.file, pattern: "x/**", effective: [] })) };`, { file, dir }, { uid: NOBODY });
+    expect(r.write).toMatchObject({ ok: false, code: "write-failed", message: expect.stringContaining("EACCES") });
+    expect(readFileSync(file, "utf8")).toBe(text);
+    chmodSync(dir, 0o755);
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
+    count("permissions as an unprivileged user");
+  });
+
+  it("an unreadable file: the writer refuses, the reader warns once and uses the defaults", () => {
+    const { dir, file } = owned(0o755, 0o000, '{ "contextPrune": { "enabled": false } }');
+    const r = inChild(
+      `return { write: outcome(() => setPruneSetting(v.file, ["enabled"], true)), load: outcome(() => { const l = loadConfig({ agentDir: v.dir, cwd: v.dir }); return { warnings: l.warnings.map((w) => w.message), enabled: l.config.enabled }; }) };`,
+      { file, dir },
+      { uid: NOBODY },
+    );
+    expect(r.write).toMatchObject({ ok: false, code: "unreadable", message: expect.stringContaining("EACCES") });
+    expect(r.load!.value).toEqual({ warnings: [expect.stringContaining("cannot read: EACCES")], enabled: true });
+    count("permissions as an unprivileged user");
+  });
+
+  it("a missing file in a read-only folder: nothing is created, the error says why", () => {
+    const { dir, file } = owned(0o555);
+    const r = inChild(`return { write: outcome(() => addProtectedPath({ file: v.file, pattern: "x/**", effective: [] })) };`, { file, dir }, { uid: NOBODY });
+    expect(r.write).toMatchObject({ ok: false, code: "write-failed", message: expect.stringContaining("EACCES") });
+    expect(existsSync(file)).toBe(false);
+    count("permissions as an unprivileged user");
+  });
+});
+
+// ------------------------------------------------------------------------------------ replaced while read or written
+
+describe("a settings file replaced while it is read or written", () => {
+  it("replaced between the writer's read and its rename: the writer starts over from the new file (no lost update)", () => {
+    const dir = freshDir();
+    const file = join(dir, "settings.json");
+    writeFileSync(file, '{ "theme": "old" }\n');
+    let calls = 0;
+    const result = transformSettingsFile(file, (settings) => {
+      calls++;
+      // The second plan runs inside the write attempt, after its read: another program saves now.
+      if (calls === 2) {
+        writeFileSync(join(dir, "other.tmp"), '{\n  // saved by an editor\n  "theme": "new",\n  "fontSize": 14\n}\n');
+        renameSync(join(dir, "other.tmp"), file);
+      }
+      return [{ path: ["contextPrune", "minBatchChars"], value: (settings.theme === "new" ? 1 : 0) + 10 }];
+    });
+    expect(result.changed).toBe(true);
+    expect(calls).toBe(3);
+    const out = readFileSync(file, "utf8");
+    expect(out).toContain("// saved by an editor");
+    expect(parse(out)).toEqual({ theme: "new", fontSize: 14, contextPrune: { minBatchChars: 11 } });
+    count("replaced while read or written");
+  });
+
+  it("replaced on every attempt: the writer gives up with a conflict and the other program's file stands, whole", () => {
+    const dir = freshDir();
+    const file = join(dir, "settings.json");
+    writeFileSync(file, '{ "v": 0 }');
+    let version = 0;
+    const error = settingsError(() =>
+      transformSettingsFile(file, () => {
+        writeFileSync(join(dir, "other.tmp"), `{ "v": ${++version} }`);
+        renameSync(join(dir, "other.tmp"), file);
+        return [{ path: ["contextPrune", "enabled"], value: false }];
+      }),
+    );
+    expect(error.code).toBe("conflict");
+    expect(readFileSync(file, "utf8")).toBe(`{ "v": ${version} }`);
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
+    count("replaced while read or written");
+  });
+
+  /** A process that rewrites `file` with A and B alternately for `ms`, atomically (rename) or in place (truncate + write). */
+  function startReplacer(file: string, a: string, b: string, how: "rename" | "in-place", ms: number): Promise<number> {
+    const script = join(root, `replacer-${++counter}.mjs`);
+    writeFileSync(
+      script,
+      `import { writeFileSync, renameSync } from "node:fs";
+const [file, a, b, how, ms] = process.argv.slice(2);
+const end = Date.now() + Number(ms);
+let n = 0;
+while (Date.now() < end) {
+  const text = n++ % 2 ? b : a;
+  if (how === "rename") { writeFileSync(file + ".swap", text); renameSync(file + ".swap", file); }
+  else writeFileSync(file, text);
+}
+process.stdout.write(String(n));
+`,
+    );
+    return new Promise((resolvePromise, reject) => {
+      const child = spawn(nodeBinary, [script, file, a, b, how, String(ms)], { stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.on("error", reject);
+      child.on("close", () => resolvePromise(Number(out)));
+    });
+  }
+
+  const A = '{\n  // version A\n  "contextPrune": { "minBatchChars": 111, "spillThreshold": 1111 }\n}\n';
+  const B = '{\n  // version B\n  "contextPrune": { "minBatchChars": 222, "spillThreshold": 2222 }\n}\n';
+
+  for (const how of ["rename", "in-place"] as const) {
+    it(`loadConfig while another process rewrites the file (${how}): always A or B whole${how === "in-place" ? ", or a half-written file reported once" : ""}, never a mix, never a throw`, async () => {
+      const dir = freshDir();
+      const file = join(dir, "settings.json");
+      writeFileSync(file, A);
+      const replacer = startReplacer(file, A, B, how, 1500);
+      const seen = { A: 0, B: 0, torn: 0 };
+      let reads = 0;
+      const check = () => {
+        const loaded = loadConfig({ agentDir: dir, cwd: join(dir, "p") });
+        reads++;
+        const { minBatchChars, spillThreshold } = loaded.config;
+        if (minBatchChars === 111 && spillThreshold === 1111 && loaded.warnings.length === 0) seen.A++;
+        else if (minBatchChars === 222 && spillThreshold === 2222 && loaded.warnings.length === 0) seen.B++;
+        else {
+          // Only an in-place rewrite can be caught half-way: then it is the defaults, with one
+          // warning for half a file (none for a file caught empty, which reads as no settings).
+          expect(how).toBe("in-place");
+          expect(loaded.warnings.length).toBeLessThanOrEqual(1);
+          expect(minBatchChars === DEFAULT_CONFIG.minBatchChars && spillThreshold === DEFAULT_CONFIG.spillThreshold).toBe(true);
+          seen.torn++;
+        }
+      };
+      try {
+        for (const deadline = Date.now() + 1400; Date.now() < deadline; ) {
+          await new Promise((r) => setImmediate(r));
+          for (let i = 0; i < 20; i++) check();
+        }
+      } finally {
+        await replacer; // never leave the other process writing into a removed folder
+      }
+      const writes = await replacer;
+      expect(writes).toBeGreaterThan(10);
+      expect(seen.A + seen.B).toBeGreaterThan(0);
+      count(`replaced while read (${how}): reads`, reads);
+      console.log(`loadConfig vs ${how} rewrites: ${reads} reads during ${writes} rewrites; A ${seen.A}, B ${seen.B}, half-written ${seen.torn}`);
+    });
+  }
+});
