@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The extension under load, full size (issue 7, item 6): 500 session files for the open workspace
+// The extension under load, full size: 500 session files for the open workspace
 // and one session that another process appends to 50 times a second for a minute. Runs
 // suite/load.test.ts in the real extension host through run.mjs with PI_PRUNER_LOAD set, prints the
 // figures (event-loop delay, tree answers, write → shown, memory, lost entries) and, with --json,

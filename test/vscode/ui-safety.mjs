@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Untrusted session text in the rendered workbench (issue 7, item 5): what only the page can show.
+// Untrusted session text in the rendered workbench: what only the page can show.
 // Opens code-server in Chromium with the extension and an agent dir holding two hostile sessions,
 // expands them in the Sessions view, hovers their items and opens a summary and a call, then checks
 // the DOM: the markup shows as text (no <script>, <img>, <iframe> or <b> made from it), no element

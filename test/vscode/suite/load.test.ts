@@ -1,4 +1,4 @@
-// The extension under load (issue 7, item 6), in the real extension host: an agent dir with many
+// The extension under load in the real extension host: an agent dir with many
 // session files for the open workspace, and one session that another process appends to at a steady
 // rate, as Pi does while it works. Measured here, inside the host: the event loop's delay
 // (perf_hooks.monitorEventLoopDelay), how long the tree takes to answer, the host's memory, and the

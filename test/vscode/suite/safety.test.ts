@@ -106,7 +106,7 @@ describe("untrusted session text", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Item 5 of issue 7: a session full of markup, command links, terminal escapes, a 10,000-line output
+// A session full of markup, command links, terminal escapes, a 10,000-line output
 // and spill paths that point out of the blobs folder. Everything must show as inert text, and no
 // file outside the session's blobs folder may be read into a document.
 
