@@ -13,7 +13,7 @@ import { readSpillFile } from "@pi-pruner/core";
 import type { RenderConfig } from "@pi-pruner/core";
 import { estimateTokens } from "@pi-pruner/core";
 import type { CallView, SessionView } from "@pi-pruner/core";
-import { buildChainReview } from "./chain-review.ts";
+import { buildChainReview } from "@pi-pruner/core";
 import type { SessionState, SessionStore } from "./session-store.ts";
 import { findCall, findChain, findCompaction, findMarker, findSummary } from "./trees/session-nodes.ts";
 import { documentText, formatNumber, formatSaving, oneLine, uriSafeName } from "./text.ts";

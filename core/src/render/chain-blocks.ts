@@ -198,8 +198,19 @@ function toolRefsOf(chain: ChainData, dropped: readonly ChainCall[], index: Prun
   return refs;
 }
 
+/** How a chain's block begins: the one spelling of its opening tag up to the id, shared by the render and whoever looks for the block. */
+export function chainBlockMarker(blockId: string): string {
+  return `<compressed-chain id="${escapeAttribute(blockId)}"`;
+}
+
+/** Index of the chain's block (the render's message, not a user's text that quotes the tag) in `messages`, or -1. */
+export function findChainBlock(messages: readonly AgentMessage[], blockId: string): number {
+  const marker = chainBlockMarker(blockId);
+  return messages.findIndex((m) => m.role === "custom" && m.customType === PRUNE_CHAIN && contentText(m.content).startsWith(marker));
+}
+
 export function compressedChainText(chain: ChainData, body: string, toolRefs: readonly string[], relocated: readonly { toolName: string; text: string }[]): string {
-  const lines = [`<compressed-chain id="${escapeAttribute(chain.blockId)}" tools="${escapeAttribute(toolRefs.join(","))}">`, body];
+  const lines = [`${chainBlockMarker(chain.blockId)} tools="${escapeAttribute(toolRefs.join(","))}">`, body];
   for (const p of relocated) lines.push(`<protected-output tool="${escapeAttribute(p.toolName)}">${p.text}</protected-output>`);
   lines.push("</compressed-chain>");
   return lines.join("\n");
