@@ -139,14 +139,17 @@ describe("documents", () => {
     assert.equal(tab.label, "Chain b1: original ↔ what the model is sent");
     const original = (await vscode.workspace.openTextDocument(input.original)).getText();
     const sent = (await vscode.workspace.openTextDocument(input.modified)).getText();
-    assert.match(original, /^# Chain b1: the original span \(\d+ messages, [\d,]+ characters\)/);
+    assert.match(original, /^# Chain b1: the original span \(9 messages, [\d,]+ characters\)/);
     assert.match(original, /── 1\. user ──\nrefactor the parser/);
     assert.match(original, /PASS test\/parser\.test\.ts/);
     assert.match(original, /The parser is a stub; tests pass\.$/m);
-    // Until the render compresses chains, the sent side says so and shows the span as sent, with the stored range summary.
-    assert.match(sent, /^# Chain b1: (what the model is sent|no <compressed-chain id="b1"> block)/);
-    assert.match(sent, /refactor the parser/);
-    if (!/<compressed-chain id="b1"/.test(sent)) assert.match(sent, /Read parser and lexer \(stubs\), ran the tests \(all pass\)\./);
+    // The fixture's chain resolves and compression is on: the render replaced its middle by the block.
+    assert.match(sent, /^# Chain b1: what the model is sent \(3 messages, [\d,]+ characters\)/);
+    assert.match(sent, /── 1\. user ──\nrefactor the parser/);
+    assert.match(sent, /── 2\. custom \(sent as user\) · context-prune-chain ──\n<compressed-chain id="b1" tools="t1,t2,t3">\nRead parser and lexer \(stubs\), ran the tests \(all pass\)\./);
+    assert.match(sent, /<protected-output tool="read"># Release skill/, "the protected read is relocated into the block");
+    assert.match(sent, /── 3\. assistant ──\nThe parser is a stub; tests pass\.$/m);
+    assert.doesNotMatch(sent, /PASS test\/parser\.test\.ts|now write the new parser/, "dropped output and later turns are not in the sent span");
   });
 
   it("a compaction opens as its summary", async () => {
