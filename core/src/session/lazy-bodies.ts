@@ -3,10 +3,10 @@
 // stand-ins of the same length (they share one buffer, so they cost almost nothing) and remembers
 // the byte range of each line that had one; `withBodies` reads those lines back when a person asks
 // for the text (a call's document, the model view, a chain review).
-import { open } from "node:fs/promises";
 import type { AnyEntry } from "../shapes/entries.ts";
 import { PRUNE_INDEX } from "../shapes/entries.ts";
 import { isRecord } from "../shapes/json.ts";
+import { fileSessionStorage, readFully, type SessionFileStorage } from "./session-file-storage.ts";
 
 /** Strings shorter than this stay in memory: not worth a read later. */
 export const LAZY_BODY_MIN_CHARS = 1024;
@@ -106,12 +106,17 @@ const MAX_READ_BYTES = 16 * 1024 * 1024;
  * The entries with their bodies read back from the file (entries without stand-ins come back as
  * they are). Throws when a line is no longer the entry it was: the file was rewritten since.
  */
-export async function withBodies(path: string, spans: ReadonlyMap<string, LineSpan> | undefined, entries: readonly AnyEntry[]): Promise<AnyEntry[]> {
+export async function withBodies(
+  path: string,
+  spans: ReadonlyMap<string, LineSpan> | undefined,
+  entries: readonly AnyEntry[],
+  storage: SessionFileStorage = fileSessionStorage,
+): Promise<AnyEntry[]> {
   const wanted = spans ? entries.filter((e) => spans.has(e.id)) : [];
   if (!spans || wanted.length === 0) return entries.slice();
   const order = wanted.map((entry) => ({ entry, span: spans.get(entry.id)! })).sort((a, b) => a.span.start - b.span.start);
   const full = new Map<string, AnyEntry>();
-  const handle = await open(path, "r");
+  const file = await storage.open(path);
   try {
     for (let i = 0; i < order.length; ) {
       // One read for a run of nearby lines.
@@ -126,7 +131,7 @@ export async function withBodies(path: string, spans: ReadonlyMap<string, LineSp
         j++;
       }
       const buffer = Buffer.allocUnsafe(end - first);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, first);
+      const bytesRead = await readFully(file, buffer, buffer.length, first);
       for (; i < j; i++) {
         const { entry, span } = order[i]!;
         const from = span.start - first;
@@ -144,7 +149,7 @@ export async function withBodies(path: string, spans: ReadonlyMap<string, LineSp
       }
     }
   } finally {
-    await handle.close();
+    await file.close();
   }
   return entries.map((e) => full.get(e.id) ?? e);
 }
@@ -161,10 +166,15 @@ function changedError(path: string, entry: AnyEntry): Error {
 export class BodyCache {
   private full = new WeakMap<AnyEntry, AnyEntry>();
 
-  async withBodies(path: string, spans: ReadonlyMap<string, LineSpan> | undefined, entries: readonly AnyEntry[]): Promise<AnyEntry[]> {
+  async withBodies(
+    path: string,
+    spans: ReadonlyMap<string, LineSpan> | undefined,
+    entries: readonly AnyEntry[],
+    storage: SessionFileStorage = fileSessionStorage,
+  ): Promise<AnyEntry[]> {
     const missing = spans ? entries.filter((e) => spans.has(e.id) && !this.full.has(e)) : [];
     if (missing.length > 0) {
-      const read = await withBodies(path, spans, missing);
+      const read = await withBodies(path, spans, missing, storage);
       missing.forEach((entry, i) => this.full.set(entry, read[i]!));
     }
     return entries.map((e) => this.full.get(e) ?? e);

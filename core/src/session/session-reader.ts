@@ -1,9 +1,9 @@
 // Reading Pi session files (JSONL): a header line, then entries linked by id/parentId.
 // Tolerant by design: a bad line is reported with its line number and reading goes on.
 // The reader never writes to the file (Pi's own loader appends a newline to a torn file).
-import { open, type FileHandle } from "node:fs/promises";
 import type { AnyEntry, SessionHeader } from "../shapes/entries.ts";
 import { elideBodies, type LineSpan } from "./lazy-bodies.ts";
+import { fileSessionStorage, readFully, type OpenSessionFile, type SessionFileStorage } from "./session-file-storage.ts";
 import { isRecord } from "../shapes/json.ts";
 
 export interface BadLine {
@@ -43,6 +43,8 @@ export interface ReadOptions {
    * `withBodies`.
    */
   lazyBodies?: boolean;
+  /** Where the file is read from. Default: the file system. */
+  storage?: SessionFileStorage;
 }
 
 export interface TailResult {
@@ -79,11 +81,11 @@ export function parseSessionText(text: string): SessionData {
 }
 
 export async function readSessionFile(path: string, options: ReadOptions = {}): Promise<SessionData> {
-  const handle = await open(path, "r");
+  const file = await (options.storage ?? fileSessionStorage).open(path);
   try {
-    return await readWholeFile(handle, options);
+    return await readWholeFile(file, options);
   } finally {
-    await handle.close();
+    await file.close();
   }
 }
 
@@ -93,28 +95,28 @@ export async function readSessionFile(path: string, options: ReadOptions = {}): 
  * Calls on the same `data` must not overlap.
  */
 export async function readSessionTail(path: string, data: SessionData, options: ReadOptions = {}): Promise<TailResult> {
-  const handle = await open(path, "r");
+  const file = await (options.storage ?? fileSessionStorage).open(path);
   try {
     const state = readerStates.get(data);
-    const { size } = await handle.stat();
-    const replaced = size < data.bytes || !(await startsWith(handle, state?.fingerprint ?? Buffer.alloc(0)));
-    if (replaced) return await resetFrom(handle, data, options);
+    const size = await file.size();
+    const replaced = size < data.bytes || !(await startsWith(file, state?.fingerprint ?? Buffer.alloc(0)));
+    if (replaced) return await resetFrom(file, data, options);
 
     const reader = new SessionReader(data, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
     const provisional = state?.provisional;
     if (provisional) {
-      const comparison = await compareLineAt(handle, data.bytes, provisional, options);
+      const comparison = await compareLineAt(file, data.bytes, provisional, options);
       if (comparison !== "incomplete" && reader.settleProvisional(provisional, comparison) === "invalidated") {
-        return await resetFrom(handle, data, options);
+        return await resetFrom(file, data, options);
       }
     }
 
     const entriesBefore = data.entries.length;
     const errorsBefore = data.errors.length;
-    await pumpFrom(handle, data.bytes, reader, options);
+    await pumpFrom(file, data.bytes, reader, options);
     return { entries: data.entries.slice(entriesBefore), errors: data.errors.slice(errorsBefore), reset: false };
   } finally {
-    await handle.close();
+    await file.close();
   }
 }
 
@@ -159,20 +161,23 @@ export function getBranch(data: SessionData, leafId?: string | null): Branch {
 
 // ---------------------------------------------------------------- file reading
 
-async function readWholeFile(handle: FileHandle, options: ReadOptions): Promise<SessionData> {
+async function readWholeFile(file: OpenSessionFile, options: ReadOptions): Promise<SessionData> {
   const data = emptySessionData();
   if (options.lazyBodies) readerStates.set(data, { fingerprint: Buffer.alloc(0), lazy: true });
   const reader = new SessionReader(data, options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
-  await pumpFrom(handle, 0, reader, options);
+  await pumpFrom(file, 0, reader, options);
   reader.finishComplete();
   return data;
 }
 
 /** Feeds the reader everything from `position` to the end of the file. */
-async function pumpFrom(handle: FileHandle, position: number, reader: SessionReader, options: ReadOptions): Promise<void> {
+async function pumpFrom(file: OpenSessionFile, position: number, reader: SessionReader, options: ReadOptions): Promise<void> {
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   // A fresh buffer per read: complete lines are handed on as views into it, without copying.
-  const readAt = (at: number) => handle.read(Buffer.allocUnsafe(chunkBytes), 0, chunkBytes, at);
+  const readAt = async (at: number) => {
+    const buffer = Buffer.allocUnsafe(chunkBytes);
+    return { buffer, bytesRead: await file.read(buffer, chunkBytes, at) };
+  };
   let next = readAt(position);
   try {
     for (;;) {
@@ -193,13 +198,13 @@ async function pumpFrom(handle: FileHandle, position: number, reader: SessionRea
  * Compares the line now at `position` with what was read there before its newline arrived,
  * a chunk at a time (the line may be huge).
  */
-async function compareLineAt(handle: FileHandle, position: number, earlier: ProvisionalLine, options: ReadOptions): Promise<LineComparison> {
+async function compareLineAt(file: OpenSessionFile, position: number, earlier: ProvisionalLine, options: ReadOptions): Promise<LineComparison> {
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   const chunk = Buffer.allocUnsafe(chunkBytes);
   let offset = 0; // within the line
   let sameSoFar = true;
   for (;;) {
-    const { bytesRead } = await handle.read(chunk, 0, chunkBytes, position + offset);
+    const bytesRead = await file.read(chunk, chunkBytes, position + offset);
     if (bytesRead === 0) return "incomplete";
     const read = chunk.subarray(0, bytesRead);
     const newline = read.indexOf(NEWLINE);
@@ -213,16 +218,17 @@ async function compareLineAt(handle: FileHandle, position: number, earlier: Prov
   }
 }
 
-async function startsWith(handle: FileHandle, prefix: Buffer): Promise<boolean> {
+async function startsWith(file: OpenSessionFile, prefix: Buffer): Promise<boolean> {
   if (prefix.length === 0) return true;
   const head = Buffer.alloc(prefix.length);
-  const { bytesRead } = await handle.read(head, 0, prefix.length, 0);
+  // Read fully: a short read is not a different beginning.
+  const bytesRead = await readFully(file, head, prefix.length, 0);
   return bytesRead === prefix.length && head.equals(prefix);
 }
 
 /** Re-reads the whole file into `data`, in place (holders of data.entries etc. see the new contents). */
-async function resetFrom(handle: FileHandle, data: SessionData, options: ReadOptions): Promise<TailResult> {
-  const fresh = await readWholeFile(handle, { ...options, lazyBodies: options.lazyBodies ?? readerStates.get(data)?.lazy });
+async function resetFrom(file: OpenSessionFile, data: SessionData, options: ReadOptions): Promise<TailResult> {
+  const fresh = await readWholeFile(file, { ...options, lazyBodies: options.lazyBodies ?? readerStates.get(data)?.lazy });
   data.header = fresh.header;
   replaceItems(data.entries, fresh.entries);
   replaceItems(data.errors, fresh.errors);
