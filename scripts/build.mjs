@@ -1,4 +1,4 @@
-// Bundles what ships: the CLI, the Pi package and the VS Code extension.
+// Bundles what ships: the Pi package (its extension and the `pi-pruner` command line) and the VS Code extension.
 import { build } from "esbuild";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -9,8 +9,10 @@ const at = (p) => join(root, p);
 
 const targets = [
   {
+    // The command line ships inside the Pi package, so installing the package gives `pi-pruner`
+    // (pi-extension/bin/pi-pruner.js runs it); the repository's `npx pi-pruner` is the same bin.
     entry: "core/src/cli/cli.ts",
-    outfile: "core/dist/cli.js",
+    outfile: "pi-extension/dist/cli.js",
     format: "esm",
     platform: "node",
     target: "node20",

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { makeRealSession } from "../helpers/pi-runner.ts";
 import { EXTENSION, goodSummary } from "../helpers/pruner-e2e.ts";
 
-const bin = fileURLToPath(new URL("../../core/bin/pi-pruner.js", import.meta.url));
+const bin = fileURLToPath(new URL("../../pi-extension/bin/pi-pruner.js", import.meta.url));
 
 function cli(args: string[], agentDir: string) {
   const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: agentDir } });

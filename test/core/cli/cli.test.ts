@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { prunedSessionBuilder } from "../../helpers/fixtures.ts";
 
-const bin = fileURLToPath(new URL("../../../core/bin/pi-pruner.js", import.meta.url));
+const bin = fileURLToPath(new URL("../../../pi-extension/bin/pi-pruner.js", import.meta.url));
 
 function run(args: string[], opts: { cwd?: string; agentDir?: string } = {}) {
   const agentDir = opts.agentDir ?? mkdtempSync(join(tmpdir(), "pp-agent-"));

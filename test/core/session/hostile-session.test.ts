@@ -26,7 +26,7 @@ import { assemble, hostileFile, type HostileFile } from "../../helpers/hostile-s
 
 const config = DEFAULT_CONFIG;
 const FIXTURE = fileURLToPath(new URL("../../fixtures/pi/real-session.jsonl", import.meta.url));
-const BIN = fileURLToPath(new URL("../../../core/bin/pi-pruner.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../../../pi-extension/bin/pi-pruner.js", import.meta.url));
 
 const dir = mkdtempSync(join(tmpdir(), "pp-hostile-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
