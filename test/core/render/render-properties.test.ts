@@ -387,14 +387,32 @@ function contextOf(entries: AnyEntry[]): AgentMessage[] {
   return buildPiContext(entries).map((c) => c.message);
 }
 
+/** How many checked renders exercised each step, so a generator that stopped reaching one fails. */
+type Exercised = Record<"stubbed" | "spillStubs" | "purgedArgs" | "chainsCompressed" | "protectedRelocated" | "summariesSuppressed" | "orphansDropped" | "resultsReattached" | "resultsSynthesized" | "thinkingStripped" | "unresolvedChains", number>;
+const RENDER_STEPS = ["stubbed", "purgedArgs", "chainsCompressed", "protectedRelocated", "summariesSuppressed", "orphansDropped", "resultsReattached", "resultsSynthesized", "thinkingStripped"] as const;
+
+function noneExercised(): Exercised {
+  return { stubbed: 0, spillStubs: 0, purgedArgs: 0, chainsCompressed: 0, protectedRelocated: 0, summariesSuppressed: 0, orphansDropped: 0, resultsReattached: 0, resultsSynthesized: 0, thinkingStripped: 0, unresolvedChains: 0 };
+}
+
+/** Each step was exercised by at least its share of `numRuns` renders. */
+function expectExercised(exercised: Exercised, numRuns: number, shares: Partial<Record<keyof Exercised, number>>): void {
+  const short = Object.entries(shares)
+    .filter(([key, share]) => exercised[key as keyof Exercised] < Math.ceil(share! * numRuns))
+    .map(([key, share]) => `${key}: ${exercised[key as keyof Exercised]} of ${numRuns} renders, at least ${Math.ceil(share! * numRuns)} expected`);
+  expect(short, JSON.stringify(exercised)).toEqual([]);
+}
+
 /** Renders and checks every invariant; returns the problems found. */
-function check(entries: AnyEntry[], config: PruneConfig): string[] {
+function check(entries: AnyEntry[], config: PruneConfig, exercised: Exercised): string[] {
   const input = contextOf(entries);
   const before = JSON.stringify(input);
   const { index } = rebuildIndex(entries);
   const rendered = renderModelView(input, index, config);
   const out = rendered.messages;
-  for (const key of Object.keys(exercised) as (keyof typeof exercised)[]) if ((rendered.stats[key] as number) > 0) exercised[key]++;
+  for (const key of RENDER_STEPS) if (rendered.stats[key] > 0) exercised[key]++;
+  if (rendered.stats.unresolvedChains.length > 0) exercised.unresolvedChains++;
+  if (out.some((m) => m.role === "toolResult" && text(m.content).includes("spilled to disk"))) exercised.spillStubs++;
   const problems = [pairingProblem(out), thinkingProblem(input, out), protectedProblem(input, out), liveTurnProblem(input, out), blockPlacementProblem(out), conversationProblem(input, out), argumentsProblem(input, out, config)].filter(
     (p): p is string => !!p,
   );
@@ -409,30 +427,46 @@ function check(entries: AnyEntry[], config: PruneConfig): string[] {
 // ---------------------------------------------------------------------------------------------
 
 const cases = { branches: 0, plannedBranches: 0, unchangedBranches: 0 };
-/** How many checked renders exercised each step (so a generator that stopped reaching one shows). */
-const exercised = { stubbed: 0, purgedArgs: 0, chainsCompressed: 0, protectedRelocated: 0, summariesSuppressed: 0, orphansDropped: 0, resultsReattached: 0, resultsSynthesized: 0, thinkingStripped: 0 };
+const exercisedBy = { handWritten: noneExercised(), planned: noneExercised() };
 const runs = (n: number) => Number(process.env.RENDER_PROPERTY_RUNS ?? n);
 
 afterAll(() => {
   const total = cases.branches + cases.plannedBranches + cases.unchangedBranches;
   console.log(`render properties: ${total} generated branches (${cases.branches} with hand-written pruner entries, ${cases.plannedBranches} compressed by the planner, ${cases.unchangedBranches} with nothing to change)`);
-  console.log(`renders that exercised each step: ${JSON.stringify(exercised)}`);
+  console.log(`renders that exercised each step: ${JSON.stringify(exercisedBy)}`);
 });
 
 describe("render invariants over generated branches", () => {
   it("every call answered once right after its turn, thinking whole, protected output verbatim, live turns kept, byte-stable", () => {
+    const numRuns = runs(2500);
     fc.assert(
       fc.property(branchArb, (spec) => {
         cases.branches++;
         const { entries, config } = materialize(spec);
-        expect(check(entries, config)).toEqual([]);
+        expect(check(entries, config, exercisedBy.handWritten)).toEqual([]);
       }),
-      { numRuns: runs(2500) },
+      { numRuns },
     );
+    expect(cases.branches).toBe(numRuns);
+    // The branches really hold what the header promises (a typical run reaches about 1.6 times these shares).
+    expectExercised(exercisedBy.handWritten, numRuns, {
+      stubbed: 0.5,
+      spillStubs: 0.2,
+      purgedArgs: 0.15,
+      chainsCompressed: 0.4,
+      protectedRelocated: 0.35,
+      summariesSuppressed: 0.25,
+      orphansDropped: 0.3,
+      resultsReattached: 0.45,
+      resultsSynthesized: 0.2,
+      thinkingStripped: 0.2,
+      unresolvedChains: 0.2,
+    });
   });
 
   it("the same holds after the pruner's own planner compressed the chains beyond a random window", async () => {
     const fuser: Summarizer = async (request) => ({ text: `- fused ${request.prompt.length}` });
+    const numRuns = runs(1000);
     await fc.assert(
       fc.asyncProperty(branchArb, fc.integer({ min: 0, max: 3 }), fc.boolean(), async (spec, window, all) => {
         cases.plannedBranches++;
@@ -448,13 +482,15 @@ describe("render invariants over generated branches", () => {
           entries.push({ type: "custom", customType: e.customType, data: (e as { data: unknown }).data, id, parentId: parent, timestamp: new Date(0).toISOString() } as AnyEntry);
           parent = id;
         });
-        expect(check(entries, config)).toEqual([]);
+        expect(check(entries, config, exercisedBy.planned)).toEqual([]);
         // Every call of a compressed chain is recoverable: it has a ref in the index.
         const rebuilt = rebuildIndex(entries).index;
         for (const chain of result.chains) for (const ref of chain.toolRefs ?? []) expect(rebuilt.byShortRef.has(ref)).toBe(true);
       }),
-      { numRuns: runs(1000) },
+      { numRuns },
     );
+    expect(cases.plannedBranches).toBe(numRuns);
+    expectExercised(exercisedBy.planned, numRuns, { stubbed: 0.5, chainsCompressed: 0.4, protectedRelocated: 0.35, summariesSuppressed: 0.25, orphansDropped: 0.2, purgedArgs: 0.15, thinkingStripped: 0.15 });
   });
 
   it("nothing to change gives back the very same array", () => {
@@ -475,5 +511,6 @@ describe("render invariants over generated branches", () => {
       }),
       { numRuns: runs(1000) },
     );
+    expect(cases.unchangedBranches).toBe(runs(1000));
   });
 });
