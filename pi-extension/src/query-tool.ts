@@ -2,24 +2,23 @@
 import { Type } from "typebox";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { resolveRequest, type IndexedCall, type PruneIndex } from "@pi-pruner/core";
-import { QUERY_TOOL } from "@pi-pruner/core";
-import { readSpillFile } from "@pi-pruner/core";
+import { QUERY_TOOL, type SpillStorage } from "@pi-pruner/core";
 
 export interface QueryHost {
   index(): PruneIndex;
-  /** The session file and id: spilled output is read only from inside that session's blobs folder. */
-  session(): { file?: string; id?: string };
+  /** The session's spill storage: spilled output is read back only through it. */
+  spill(): Pick<SpillStorage, "read">;
 }
 
-async function originalOutput(call: IndexedCall, session: { file?: string; id?: string }): Promise<string> {
+async function originalOutput(call: IndexedCall, spill: Pick<SpillStorage, "read">): Promise<string> {
   const path = call.record.spillPath;
   if (!path) return call.record.resultText ?? "";
-  const read = session.file ? await readSpillFile(session.file, session.id, path) : { ok: false as const, reason: "this session has no file on disk" };
+  const read = await spill.read(path);
   if (read.ok) return read.text;
   return `[The spilled output could not be read: ${read.reason}. Its first part:]\n${call.record.resultPreview ?? ""}`;
 }
 
-export async function formatQueryResult(ids: readonly string[], index: PruneIndex, session: { file?: string; id?: string }): Promise<string> {
+export async function formatQueryResult(ids: readonly string[], index: PruneIndex, spill: Pick<SpillStorage, "read">): Promise<string> {
   const parts: string[] = [];
   // Unknown ids are listed first, so a long output cannot truncate them away.
   const unknown: string[] = [];
@@ -40,7 +39,7 @@ export async function formatQueryResult(ids: readonly string[], index: PruneInde
         `Status: ${r.isError ? "error" : "ok"}`,
         r.turnIndex !== undefined ? `Turn: ${r.turnIndex}` : undefined,
       ].filter(Boolean);
-      parts.push(`${header.join("\n")}\nOutput:\n${await originalOutput(call, session)}`);
+      parts.push(`${header.join("\n")}\nOutput:\n${await originalOutput(call, spill)}`);
     }
   }
   const text = [...unknown, ...parts].join("\n\n");
@@ -90,7 +89,7 @@ export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
       return args as { toolCallIds: string[] };
     },
     async execute(_toolCallId, params) {
-      const text = await formatQueryResult(params.toolCallIds, host.index(), host.session());
+      const text = await formatQueryResult(params.toolCallIds, host.index(), host.spill());
       return { content: [{ type: "text", text }], details: { ids: params.toolCallIds } };
     },
   });

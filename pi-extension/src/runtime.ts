@@ -1,10 +1,14 @@
-// The pruner's live state inside one Pi session, and what each Pi event does to it.
-// Pure decisions live in core; this file keeps state and turns them into Pi entries.
+// The pruner's live state inside one Pi session, and what each Pi event does to it: when a turn's
+// end captures, flushes and compresses, and the one flush-then-compress sequence that `turn_end`,
+// `/pruner now` and `/pruner compact` share. Pure decisions live in core; this file keeps state
+// and turns them into Pi entries.
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "@pi-pruner/core";
 import type { AnyEntry } from "@pi-pruner/core";
 import type { PruneConfig, ConfigWarning } from "@pi-pruner/core";
 import { emptyIndex, rebuildIndex, type PruneIndex } from "@pi-pruner/core";
-import { captureBatch, flushBatches, spillOversized, type Batch, type FlushResult, type PersistEntry, type SpillIO } from "@pi-pruner/core";
+import { captureBatch, flushBatches, spillOversized, type Batch, type FlushResult, type PersistEntry } from "@pi-pruner/core";
+import { buildPiContext, fileSpillStorage, type SpillStorage } from "@pi-pruner/core";
 import { renderModelView } from "@pi-pruner/core";
 import { messageChars } from "@pi-pruner/core";
 import type { Summarizer, SummarizerUsage } from "@pi-pruner/core";
@@ -101,20 +105,71 @@ export class RequestSizes {
 
 export type FlushReason = "final-reply" | "command" | "budget" | "budget-delta";
 
+/** A summarizer spend as Pi's `cost:external` event carries it; `totalCost` is the session's running total. */
+export interface SummarizerCost {
+  source: "pi-pruner";
+  cost: number;
+  inputTokens: number;
+  outputTokens: number;
+  totalCost: number;
+}
+
+export interface RuntimeOptions {
+  /** Told of every summarizer spend, for extensions that total a session's cost. */
+  onCost?: (cost: SummarizerCost) => void;
+}
+
+/** What `turn_end` hands over, narrowed to what the policy reads. */
+export interface TurnEnd {
+  message: AgentMessage;
+  toolResults: readonly ToolResultMessage[];
+  turnIndex: number;
+  /** "completed" when the agent run ended normally (not aborted, no error). */
+  outcome: string;
+}
+
+/** What the runtime asks of Pi while flushing; each is called only when needed. */
+export interface RuntimeHost {
+  contextUsage(): { tokens: number | null; contextWindow: number } | undefined;
+  summarizer(): Summarizer;
+  /** The messages Pi builds for the current branch (after its own compaction): what chains are found in. */
+  contextMessages(): readonly AgentMessage[];
+}
+
+/** Which closed chains the sequence compresses after flushing: those beyond the rolling window, all of them, or none. */
+export type CompressScope = "window" | "all" | "none";
+
+export interface FlushAndCompressResult {
+  /** Everything to persist, in order: the flush's entries before the compression's. */
+  entries: PersistEntry[];
+  flushed?: FlushResult;
+  compressed?: ChainCompressionResult;
+}
+
+/** A command's outcome: the entries to persist and the line to show. */
+export interface CommandOutcome {
+  entries: PersistEntry[];
+  message: string;
+}
+
 export class PrunerRuntime {
   index: PruneIndex = emptyIndex();
   pending: Batch[] = [];
   reclaim: Reclaim | undefined;
+  /** Where this session's oversized outputs go; a session without a file on disk has none to write to. */
+  spill: SpillStorage = fileSpillStorage(undefined, undefined);
   private readonly sizes = new RequestSizes();
   private previousFraction: number | null = null;
   private flushing: Promise<FlushResult | undefined> | undefined;
 
   config: PruneConfig;
   readonly reporter: OnceReporter;
+  private readonly onCost: ((cost: SummarizerCost) => void) | undefined;
 
-  constructor(config: PruneConfig, reporter: OnceReporter) {
+  constructor(config: PruneConfig, reporter: OnceReporter, options: RuntimeOptions = {}) {
     this.config = config;
     this.reporter = reporter;
+    this.onCost = options.onCost;
   }
 
   applyWarnings(warnings: readonly ConfigWarning[]): void {
@@ -122,15 +177,31 @@ export class PrunerRuntime {
   }
 
   /**
+   * A session opened (start, reload, switch): rebuild from its branch with its spill storage, then
+   * spill what a crash left pending. Returns the entries to persist.
+   */
+  startSession(branch: readonly AnyEntry[], spill: SpillStorage): PersistEntry[] {
+    this.rebuild(branch, spill);
+    try {
+      return this.spillPending();
+    } catch (error) {
+      this.reporter.report(`respill:${(error as Error).message}`, `pi-pruner: ${(error as Error).message}`, "error");
+      return [];
+    }
+  }
+
+  /**
    * Rebuilds everything from the branch: the index from the pruner's entries, and the pending
    * queue from tool results after the frontier that no entry covers yet (so a reload loses nothing).
    */
-  rebuild(branch: readonly AnyEntry[]): void {
+  rebuild(branch: readonly AnyEntry[], spill?: SpillStorage): void {
+    if (spill) this.spill = spill;
     const { index, problems } = rebuildIndex(branch);
     this.index = index;
     for (const p of problems) this.reporter.report(`rebuild:${p}`, `pi-pruner: skipped a damaged entry (${p})`);
     this.pending = this.unflushedBatches(branch);
     this.previousFraction = null;
+    this.reclaim = undefined;
   }
 
   private unflushedBatches(branch: readonly AnyEntry[]): Batch[] {
@@ -172,11 +243,11 @@ export class PrunerRuntime {
   }
 
   /** A finished tool-using turn: capture the batch and spill oversized results at once. */
-  captureTurn(message: AssistantMessage, results: readonly ToolResultMessage[], turnIndex: number, spill: SpillIO): PersistEntry[] {
+  captureTurn(message: AssistantMessage, results: readonly ToolResultMessage[], turnIndex: number): PersistEntry[] {
     if (!this.config.enabled) return [];
     const { batch } = captureBatch(message, results, turnIndex, this.config);
     if (!batch) return [];
-    const spilled = spillOversized(batch, this.index, this.config, spill);
+    const spilled = spillOversized(batch, this.index, this.config, this.spill);
     for (const f of spilled.failures) {
       this.reporter.report(`spill:${f.error}`, `pi-pruner: could not write a spill file (${f.error}); the output stays inline`);
     }
@@ -188,7 +259,7 @@ export class PrunerRuntime {
    * After a rebuild: results still pending that are large enough to spill (a crash between a spill
    * file and its index entry leaves them so) are spilled now instead of going to the summarizer.
    */
-  spillPending(spill: SpillIO): PersistEntry[] {
+  spillPending(): PersistEntry[] {
     if (!this.config.enabled) return [];
     const entries: PersistEntry[] = [];
     const rest: Batch[] = [];
@@ -197,7 +268,7 @@ export class PrunerRuntime {
         rest.push(batch);
         continue;
       }
-      const spilled = spillOversized(batch, this.index, this.config, spill);
+      const spilled = spillOversized(batch, this.index, this.config, this.spill);
       for (const f of spilled.failures) {
         this.reporter.report(`spill:${f.error}`, `pi-pruner: could not write a spill file (${f.error}); the output stays inline`);
       }
@@ -222,6 +293,90 @@ export class PrunerRuntime {
 
   hasPending(): boolean {
     return this.pending.length > 0;
+  }
+
+  pendingCallCount(): number {
+    return this.pending.reduce((n, b) => n + b.calls.length, 0);
+  }
+
+  /**
+   * The `turn_end` policy. A tool-using turn is captured (oversized results spilled at once) and
+   * flushed early only when a budget trigger fires; a final reply flushes and then compresses
+   * the chain it closed, unless `pruneOn` is "on-demand". Returns the entries to persist.
+   */
+  async turnEnd(turn: TurnEnd, host: RuntimeHost): Promise<PersistEntry[]> {
+    try {
+      if (turn.message.role !== "assistant" || !this.config.enabled) return [];
+      const entries: PersistEntry[] = [];
+      let reason: FlushReason | undefined;
+      if (turn.toolResults.length) {
+        entries.push(...this.captureTurn(turn.message, turn.toolResults, turn.turnIndex));
+        const usage = host.contextUsage();
+        reason = this.budgetTrigger(usage?.tokens, usage?.contextWindow);
+      } else if (turn.outcome === "completed" && this.config.pruneOn === "agent-message") {
+        reason = "final-reply";
+      }
+      if (!reason) return entries;
+      // A final reply closes a chain: Pi has already appended it to the branch, so the newest chain
+      // reads as closed. Mid-task the chain is still open, so a budget flush compresses nothing.
+      const done = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress: reason === "final-reply" ? "window" : "none" });
+      entries.push(...done.entries);
+      return entries;
+    } catch (error) {
+      this.reporter.report(`turn_end:${(error as Error).message}`, `pi-pruner: ${(error as Error).message}`, "error");
+      return [];
+    }
+  }
+
+  /**
+   * The one flush-then-compress sequence: what is pending is summarized first, so the chains about
+   * to be compressed have their batch summaries, then closed chains are compressed. The context is
+   * asked for only after the flush. A flush already under way (another caller's) is not joined:
+   * its entries are that caller's to persist.
+   */
+  async flushAndCompress(summarize: Summarizer, contextMessages: () => readonly AgentMessage[], options: { compress: CompressScope }): Promise<FlushAndCompressResult> {
+    const result: FlushAndCompressResult = { entries: [] };
+    if (this.hasPending()) {
+      result.flushed = await this.flush(summarize);
+      if (result.flushed) result.entries.push(...result.flushed.entries);
+      this.emitCost(result.flushed);
+    }
+    if (options.compress !== "none") {
+      result.compressed = await this.compressChains(contextMessages(), summarize, { all: options.compress === "all" });
+      if (result.compressed) result.entries.push(...result.compressed.entries);
+      this.emitCost(result.compressed);
+    }
+    return result;
+  }
+
+  /** `/pruner now`: summarizes every pending batch. */
+  async flushCommand(host: Pick<RuntimeHost, "summarizer">): Promise<CommandOutcome> {
+    if (!this.hasPending()) return { entries: [], message: "pi-pruner: nothing pending to summarize" };
+    const { flushed } = await this.flushAndCompress(host.summarizer(), () => [], { compress: "none" });
+    if (!flushed) return { entries: [], message: "pi-pruner: flush did not run" };
+    const counts = flushed.outcomes.map((o) => `${o.outcome}${o.refs.length ? ` ${o.refs.join(",")}` : ""}`);
+    return { entries: flushed.entries, message: `pi-pruner: flushed ${flushed.outcomes.length} batch(es): ${counts.join("; ") || "nothing new"}` };
+  }
+
+  /** `/pruner compact`: summarizes what is pending, then compresses every closed chain not compressed yet. */
+  async compactCommand(host: Pick<RuntimeHost, "summarizer" | "contextMessages">): Promise<CommandOutcome> {
+    if (!this.config.enabled) return { entries: [], message: "pi-pruner is off (/pruner on)" };
+    if (!this.config.chainCompression.enabled) return { entries: [], message: "pi-pruner: chain compression is off (chainCompression.enabled)" };
+    const { entries, compressed } = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress: "all" });
+    if (!compressed?.chains.length) return { entries, message: "pi-pruner: no closed chain left to compress" };
+    const fused = compressed.rangesSummarized ? `, ${compressed.rangesSummarized} with a fused range summary` : "";
+    return { entries, message: `pi-pruner: compressed ${compressed.chains.length} chain(s): ${compressed.chains.map((c) => c.blockId).join(", ")}${fused}` };
+  }
+
+  private emitCost(result: { usage: SummarizerUsage } | undefined): void {
+    if (!this.onCost || !result || !(result.usage.cost || result.usage.input || result.usage.output)) return;
+    this.onCost({
+      source: "pi-pruner",
+      cost: result.usage.cost,
+      inputTokens: result.usage.input,
+      outputTokens: result.usage.output,
+      totalCost: this.index.stats.totalCost ?? result.usage.cost,
+    });
   }
 
   /** Runs the pre-flush pipeline over everything pending. Concurrent calls share one flush. */
@@ -312,5 +467,31 @@ export class PrunerRuntime {
       this.reporter.report(`render:${(error as Error).message}`, `pi-pruner: could not prune this request (${(error as Error).message}); sent it unchanged`, "error");
       return messages;
     }
+  }
+}
+
+/** The messages Pi builds for a branch (after its own compaction). */
+export function contextMessagesOf(branch: AnyEntry[]): AgentMessage[] {
+  return buildPiContext(branch).map((c) => c.message);
+}
+
+type EntryDraft = { type: "custom"; customType: string; data: unknown } | { type: "custom_message"; customType: string; content: string; display: boolean; details: unknown };
+
+/** `turn_end`'s answer: the drafts Pi already holds with the pruner's entries after them, or nothing to change. */
+export function withEntryDrafts<T>(existing: readonly T[], entries: readonly PersistEntry[]): { entries: (T | EntryDraft)[] } | undefined {
+  if (!entries.length) return undefined;
+  const drafts = entries.map((e): EntryDraft =>
+    e.kind === "custom"
+      ? { type: "custom", customType: e.customType, data: e.data }
+      : { type: "custom_message", customType: e.customType, content: e.content, display: false, details: e.details },
+  );
+  return { entries: [...existing, ...drafts] };
+}
+
+/** Appends the pruner's entries to the session outside a turn (commands, session start), in order. */
+export function persistEntries(pi: Pick<ExtensionAPI, "appendEntry" | "sendMessage">, entries: readonly PersistEntry[]): void {
+  for (const e of entries) {
+    if (e.kind === "custom") pi.appendEntry(e.customType, e.data);
+    else pi.sendMessage({ customType: e.customType, content: e.content, display: false, details: e.details });
   }
 }

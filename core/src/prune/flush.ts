@@ -5,7 +5,7 @@ import type { AssistantMessage, ToolResultMessage } from "../shapes/messages.ts"
 import { contentText, occurrenceKey, toolCallsOf } from "../shapes/messages.ts";
 import type { DedupAliasData, FrontierData, FrontierOutcome, IndexData, SummaryDetails, ToolCallRecord, ToolCallRef } from "../shapes/entries.ts";
 import { PRUNE_DEDUP_ALIAS, PRUNE_FRONTIER, PRUNE_INDEX, PRUNE_SUMMARY } from "../shapes/entries.ts";
-import type { PersistEntry } from "../shapes/entries.ts";
+import type { PersistEntry, SpillStorage } from "../shapes/entries.ts";
 import type { PruneConfig } from "../settings/config.ts";
 import { isProtected } from "../settings/protection.ts";
 import { addAlias, addIndexedCall, callWithContentHash, contentHash, nextShortRef, recordKey, removeAlias, type IndexedCall, type PruneIndex } from "./prune-index.ts";
@@ -78,16 +78,11 @@ export function toRecord(call: CapturedCall): ToolCallRecord {
 
 // ---- eager spill ----
 
-export interface SpillIO {
-  /** Writes the sidecar and returns its path. Throws on failure. */
-  writeSidecar(call: CapturedCall): string;
-}
-
 export interface SpillOutcome {
   entries: PersistEntry[];
   /** Calls now indexed as spilled (to be applied to the index once persisted). */
   indexed: IndexedCall[];
-  /** Calls whose sidecar could not be written: they stay inline. */
+  /** Calls whose spill file could not be written: they stay inline. */
   failures: { call: CapturedCall; error: string }[];
   /** The batch without the spilled calls. */
   rest?: Batch;
@@ -100,12 +95,12 @@ function headPreview(text: string, maxBytes: number): string {
   return buf.subarray(0, maxBytes).toString("utf8").replace(/\uFFFD+$/, "");
 }
 
-/** Step 2: any single result of spillThreshold chars or more goes to a sidecar file at once (sidecar first, then the record). */
+/** Step 2: any single result of spillThreshold chars or more is spilled at once (the spill file first, then the record). */
 export function spillOversized(
   batch: Batch,
   index: PruneIndex,
   config: Pick<PruneConfig, "spillThreshold" | "spillPreviewBytes" | "dedupByContentHash">,
-  io: SpillIO,
+  storage: Pick<SpillStorage, "write">,
 ): SpillOutcome {
   const outcome: SpillOutcome = { entries: [], indexed: [], failures: [] };
   const keep: CapturedCall[] = [];
@@ -123,7 +118,7 @@ export function spillOversized(
     }
     let spillPath: string;
     try {
-      spillPath = io.writeSidecar(call);
+      spillPath = storage.write(call);
     } catch (error) {
       outcome.failures.push({ call, error: (error as Error).message });
       keep.push(call);

@@ -1,15 +1,62 @@
-// The blobs folder of a session, where spilled tool output lives: its name, and reading a spill
-// file from inside it only.
-import { constants as fsConstants } from "node:fs";
+// The blobs folder of a session, where spilled tool output lives: its name, the names of the
+// files in it, writing them, and reading them back from inside it only. Everything that touches
+// the folder is here, behind `SpillStorage`; `memorySpillStorage` is the same contract without disk.
+import { constants as fsConstants, mkdirSync, writeFileSync } from "node:fs";
 import { open, realpath } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
+import type { SpillCall, SpillRead, SpillStorage } from "../shapes/entries.ts";
 
 /** `<sessionDir>/<sessionId>-blobs`, where the pruner writes spilled output. */
 export function blobsDirFor(sessionFile: string, sessionId: string): string {
   return join(dirname(sessionFile), `${sessionId}-blobs`);
 }
 
-export type SpillRead = { ok: true; text: string; path: string } | { ok: false; reason: string };
+/**
+ * One file per occurrence: the same tool-call id can come back with a new result (a retried turn),
+ * so the result's timestamp is part of the name. The id comes from the model, so it is made safe.
+ */
+export function spillFileName(call: Pick<SpillCall, "toolCallId" | "resultTimestamp">): string {
+  const safeId = call.toolCallId.replace(/[^A-Za-z0-9_.-]/g, "_");
+  return `${safeId}-${call.resultTimestamp}.txt`;
+}
+
+/**
+ * The spill storage of a session on disk: files in its blobs folder. A session without a file or
+ * an id (an in-memory session) has no folder, so writes fail and reads are refused.
+ */
+export function fileSpillStorage(sessionFile: string | undefined, sessionId: string | undefined): SpillStorage {
+  return {
+    write(call) {
+      if (!sessionFile || !sessionId) throw new Error("this session has no directory on disk");
+      const dir = blobsDirFor(sessionFile, sessionId);
+      mkdirSync(dir, { recursive: true });
+      const path = join(dir, spillFileName(call));
+      writeFileSync(path, call.resultText, "utf8");
+      return path;
+    },
+    async read(spillPath) {
+      if (!sessionFile) return { ok: false, reason: "this session has no file on disk" };
+      return readSpillFile(sessionFile, sessionId, spillPath);
+    },
+  };
+}
+
+/** Spill storage held in memory, for tests of code that spills: same names, same refusals of unknown paths. */
+export function memorySpillStorage(): SpillStorage & { readonly files: ReadonlyMap<string, string> } {
+  const files = new Map<string, string>();
+  return {
+    files,
+    write(call) {
+      const path = `memory-blobs/${spillFileName(call)}`;
+      files.set(path, call.resultText);
+      return path;
+    },
+    async read(spillPath) {
+      const text = files.get(spillPath);
+      return text === undefined ? { ok: false, reason: `${spillPath} does not exist` } : { ok: true, text, path: spillPath };
+    },
+  };
+}
 
 /**
  * Reads a spilled output, but only from inside its session's blobs folder: the path comes from the

@@ -174,6 +174,29 @@ export type PersistEntry =
   | { kind: "custom"; customType: string; data: unknown }
   | { kind: "message"; customType: string; content: string; details: unknown };
 
+// ---- spill storage ----
+
+/** What writing a spill needs of a captured tool call: its identity and its output. */
+export interface SpillCall {
+  toolCallId: string;
+  resultTimestamp: number;
+  resultText: string;
+}
+
+export type SpillRead = { ok: true; text: string; path: string } | { ok: false; reason: string };
+
+/**
+ * Where oversized tool output goes instead of the session file (`ToolCallRecord.spillPath`).
+ * The type lives here so the flush pipeline and the session's blobs folder share it without
+ * importing each other; core/src/session/blobs.ts implements it.
+ */
+export interface SpillStorage {
+  /** Writes the call's output and returns the path its record keeps. Throws on failure. */
+  write(call: SpillCall): string;
+  /** Reads a spilled output back; refuses any path this storage does not own. */
+  read(spillPath: string): Promise<SpillRead>;
+}
+
 // ---- pi-mulligan markers (read only) ----
 
 export const MULLIGAN_CUSTOM_TYPES = ["mulligan:rewind", "mulligan:shrink", "mulligan:cancel", "mulligan:turn-metric"] as const;
