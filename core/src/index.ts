@@ -7,6 +7,7 @@ export * from "./shapes/size.ts";
 export * from "./settings/config.ts";
 export * from "./settings/settings-reader.ts";
 export * from "./settings/settings-writer.ts";
+export * from "./settings/settings-storage.ts";
 export * from "./settings/protection.ts";
 export * from "./session/session-reader.ts";
 export * from "./session/lazy-bodies.ts";

@@ -1,12 +1,11 @@
 // Reading Pi's settings files: where they are, the lenient read that never throws, and the
 // effective `contextPrune` settings of a working directory.
-import { closeSync, constants as fsConstants, fstatSync, openSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
 import { isRecord } from "../shapes/json.ts";
 import { SETTINGS_KEY, describeValue, resolveConfig, type ConfigWarning, type PruneConfig } from "./config.ts";
-
+import { fileSettingsStorage, type SettingsStorage } from "./settings-storage.ts";
 
 export interface SettingsSource {
   path: string;
@@ -47,32 +46,14 @@ export function stripByteOrderMark(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-/**
- * The text and permission bits of a regular file. Anything else is refused without reading it:
- * opening a FIFO would block until a writer appears, and a device (a link to /dev/zero) never
- * ends. Errors carry `code` (a non-regular file: "ENOTREG", a directory: "EISDIR").
- */
-export function readRegularFile(path: string): { text: string; mode: number } {
-  // O_NONBLOCK: the open itself must not wait for a FIFO's writer (no effect on regular files).
-  const fd = openSync(path, fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0));
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) {
-      const error: NodeJS.ErrnoException = new Error(`${path} is not a regular file`);
-      error.code = stat.isDirectory() ? "EISDIR" : "ENOTREG";
-      throw error;
-    }
-    return { text: readFileSync(fd, "utf8"), mode: stat.mode & 0o7777 };
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** Reads a settings file leniently (comments and trailing commas allowed). Never throws. */
-export function readSettingsObject(path: string): { source: SettingsSource; settings: Record<string, unknown> } {
+export function readSettingsObject(
+  path: string,
+  storage: SettingsStorage = fileSettingsStorage,
+): { source: SettingsSource; settings: Record<string, unknown> } {
   let text: string;
   try {
-    text = stripByteOrderMark(readRegularFile(path).text);
+    text = stripByteOrderMark(storage.readFile(path).text);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { source: { path, exists: false }, settings: {} };
@@ -101,10 +82,10 @@ export interface LoadedConfig {
 }
 
 /** Reads both settings files (never modifies them) and resolves their `contextPrune` blocks. */
-export function loadConfig(opts: { agentDir: string; cwd: string }): LoadedConfig {
+export function loadConfig(opts: { agentDir: string; cwd: string; storage?: SettingsStorage }): LoadedConfig {
   const paths = settingsPaths(opts);
-  const globalFile = readSettingsObject(paths.global);
-  const projectFile = readSettingsObject(paths.project);
+  const globalFile = readSettingsObject(paths.global, opts.storage);
+  const projectFile = readSettingsObject(paths.project, opts.storage);
   const fileWarnings: ConfigWarning[] = [];
   for (const [source, file] of [["global", globalFile], ["project", projectFile]] as const) {
     if (file.source.error === undefined) continue;

@@ -2,26 +2,10 @@
 // Edits go through jsonc-parser so comments, formatting and key order survive; writes are atomic
 // (temp file + rename) and serialised between processes by a lock file next to the settings file.
 import { randomBytes } from "node:crypto";
-import {
-  accessSync,
-  closeSync,
-  constants as fsConstants,
-  fchmodSync,
-  fsyncSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { applyEdits, modify, parse as parseJsonc, parseTree, type FormattingOptions, type Node as JsonNode, type ParseError } from "jsonc-parser";
-import { describeParseError, readRegularFile } from "./settings-reader.ts";
+import { describeParseError } from "./settings-reader.ts";
+import { fileSettingsStorage, type SettingsStorage } from "./settings-storage.ts";
 import { describeValue, SETTINGS_KEY } from "./config.ts";
 import { isRecord } from "../shapes/json.ts";
 
@@ -68,9 +52,9 @@ function sleepSync(milliseconds: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, milliseconds);
 }
 
-function readSnapshot(file: string, target = file): Snapshot {
+function readSnapshot(storage: SettingsStorage, file: string, target = file): Snapshot {
   try {
-    const { text, mode } = readRegularFile(target);
+    const { text, mode } = storage.readFile(target);
     return { exists: true, raw: text, mode };
   } catch (error) {
     const code = errnoCode(error);
@@ -97,8 +81,8 @@ function duplicateKeyOnPath(tree: JsonNode | undefined, path: readonly (string |
   return undefined;
 }
 
-export function readSettingsText(path: string): { text: string; exists: boolean } {
-  const snapshot = readSnapshot(path);
+export function readSettingsText(path: string, storage: SettingsStorage = fileSettingsStorage): { text: string; exists: boolean } {
+  const snapshot = readSnapshot(storage, path);
   return { text: snapshot.raw, exists: snapshot.exists };
 }
 
@@ -192,32 +176,10 @@ function planUpdate(
   return (hasByteOrderMark ? BYTE_ORDER_MARK : "") + text;
 }
 
-/**
- * Writes through a symlinked settings file (dotfile managers) instead of replacing the link, also
- * when the link's target does not exist yet (it is then created).
- */
-function resolveWriteTarget(file: string): string {
-  try {
-    return realpathSync(file);
-  } catch {
-    // A dangling link: follow it by hand (bounded, a loop fails later as unreadable).
-    let path = file;
-    for (let hops = 0; hops < 40; hops++) {
-      try {
-        if (!lstatSync(path).isSymbolicLink()) return path;
-        path = resolve(dirname(path), readlinkSync(path));
-      } catch {
-        return path;
-      }
-    }
-    return file;
-  }
-}
-
 /** An existing file this process may not write is refused, not replaced (a rename would bypass its mode). */
-function assertWritable(target: string, file: string): void {
+function assertWritable(storage: SettingsStorage, target: string, file: string): void {
   try {
-    accessSync(target, fsConstants.W_OK);
+    storage.checkWritable(target);
   } catch (error) {
     const code = errnoCode(error);
     if (code === "ENOENT") return;
@@ -225,19 +187,14 @@ function assertWritable(target: string, file: string): void {
   }
 }
 
-function acquireLock(target: string, file: string): () => void {
+function acquireLock(storage: SettingsStorage, target: string, file: string): () => void {
   const lockPath = `${target}.lock`;
   const token = `${process.pid} ${randomBytes(8).toString("hex")}\n`;
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
-      const fd = openSync(lockPath, "wx");
-      try {
-        writeSync(fd, token);
-      } finally {
-        closeSync(fd);
-      }
-      return () => releaseLock(lockPath, token);
+      storage.createFile(lockPath, token);
+      return () => releaseLock(storage, lockPath, token);
     } catch (error) {
       if (errnoCode(error) !== "EEXIST") {
         throw new SettingsFileError("write-failed", file, `cannot create lock file ${lockPath}: ${errnoCode(error) ?? String(error)}`, {
@@ -245,8 +202,8 @@ function acquireLock(target: string, file: string): () => void {
         });
       }
     }
-    if (isStaleLock(lockPath)) {
-      removeQuietly(lockPath);
+    if (isStaleLock(storage, lockPath)) {
+      removeQuietly(storage, lockPath);
       continue;
     }
     if (Date.now() > deadline) {
@@ -260,91 +217,84 @@ function acquireLock(target: string, file: string): () => void {
   }
 }
 
-function isStaleLock(lockPath: string): boolean {
-  try {
-    return Date.now() - statSync(lockPath).mtimeMs > STALE_LOCK_MS;
-  } catch {
-    return false;
-  }
+function isStaleLock(storage: SettingsStorage, lockPath: string): boolean {
+  const modifiedAt = storage.modifiedAt(lockPath);
+  return modifiedAt !== undefined && Date.now() - modifiedAt > STALE_LOCK_MS;
 }
 
-function releaseLock(lockPath: string, token: string): void {
+function releaseLock(storage: SettingsStorage, lockPath: string, token: string): void {
   try {
     // Only our own lock: after a stale-lock takeover the file may belong to someone else.
-    if (readFileSync(lockPath, "utf8") === token) unlinkSync(lockPath);
+    if (storage.readFile(lockPath).text === token) storage.remove(lockPath);
   } catch {
     // Already gone.
   }
 }
 
-function removeQuietly(path: string): void {
+function removeQuietly(storage: SettingsStorage, path: string): void {
   try {
-    unlinkSync(path);
+    storage.remove(path);
   } catch {
     // Already gone.
   }
 }
 
-function unchangedSince(target: string, snapshot: Snapshot): boolean {
+function unchangedSince(storage: SettingsStorage, target: string, snapshot: Snapshot): boolean {
   try {
-    return readRegularFile(target).text === snapshot.raw && snapshot.exists;
+    return storage.readFile(target).text === snapshot.raw && snapshot.exists;
   } catch (error) {
     return errnoCode(error) === "ENOENT" && !snapshot.exists;
   }
 }
 
 /** Temp file in the same directory, then rename. Returns false (nothing written) when the file changed meanwhile. */
-function writeAtomically(target: string, file: string, text: string, snapshot: Snapshot): boolean {
+function writeAtomically(storage: SettingsStorage, target: string, file: string, text: string, snapshot: Snapshot): boolean {
   const tempPath = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   let renamed = false;
   try {
-    const fd = openSync(tempPath, "wx", snapshot.mode ?? 0o666);
-    try {
-      // The mode given to open is filtered by the umask; the original bits are restored exactly.
-      if (snapshot.mode !== undefined) fchmodSync(fd, snapshot.mode);
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    if (!unchangedSince(target, snapshot)) return false;
-    renameSync(tempPath, target);
+    // A new file keeps the umask's bits; an existing one's bits are carried over exactly.
+    storage.createFile(tempPath, text, { mode: snapshot.mode, durable: true });
+    if (!unchangedSince(storage, target, snapshot)) return false;
+    storage.rename(tempPath, target);
     renamed = true;
     return true;
   } catch (error) {
     throw new SettingsFileError("write-failed", file, `cannot write ${file}: ${errnoCode(error) ?? String(error)}`, { cause: error });
   } finally {
-    if (!renamed) removeQuietly(tempPath);
+    if (!renamed) removeQuietly(storage, tempPath);
   }
 }
 
 /**
  * Read-modify-write with edits computed from the file's current settings. `computeEdits` may run
  * more than once (each attempt starts from what is on disk) and must depend only on its argument.
+ * Two writers serialise on the lock, and each re-reads the file once it holds it, so both edits
+ * land; a change by someone who ignores the lock is noticed before the rename and the edit redone.
  */
 export function transformSettingsFile(
   file: string,
   computeEdits: (settings: Record<string, unknown>) => SettingsEdit[],
+  storage: SettingsStorage = fileSettingsStorage,
 ): { changed: boolean } {
-  const target = resolveWriteTarget(file);
-  const first = readSnapshot(file, target);
+  const target = storage.resolveTarget(file);
+  const first = readSnapshot(storage, file, target);
   if (planUpdate(file, first, computeEdits) === undefined) return { changed: false };
-  if (first.exists) assertWritable(target, file);
+  if (first.exists) assertWritable(storage, target, file);
 
   try {
-    mkdirSync(dirname(target), { recursive: true });
+    storage.makeDirectory(dirname(target));
   } catch (error) {
     throw new SettingsFileError("write-failed", file, `cannot create ${dirname(target)}: ${errnoCode(error) ?? String(error)}`, {
       cause: error,
     });
   }
-  const releaseLock = acquireLock(target, file);
+  const releaseLock = acquireLock(storage, target, file);
   try {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const snapshot = readSnapshot(file, target);
+      const snapshot = readSnapshot(storage, file, target);
       const nextText = planUpdate(file, snapshot, computeEdits);
       if (nextText === undefined) return { changed: false };
-      if (writeAtomically(target, file, nextText, snapshot)) return { changed: true };
+      if (writeAtomically(storage, target, file, nextText, snapshot)) return { changed: true };
       sleepSync(10 + Math.random() * 40);
     }
   } finally {
@@ -353,8 +303,8 @@ export function transformSettingsFile(
   throw new SettingsFileError("conflict", file, `${file} changed while writing; nothing was written, try again`);
 }
 
-export function updateSettingsFile(path: string, edits: SettingsEdit[]): { changed: boolean } {
-  return transformSettingsFile(path, () => edits);
+export function updateSettingsFile(path: string, edits: SettingsEdit[], storage?: SettingsStorage): { changed: boolean } {
+  return transformSettingsFile(path, () => edits, storage);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -392,7 +342,10 @@ const PROTECTED_PATHS_KEY_PATH = [SETTINGS_KEY, "protectedPaths"];
  * Appends `pattern` to contextPrune.protectedPaths (no duplicates). Starts from the file's own
  * list, or from the effective list when the file has none, so the default is never dropped.
  */
-export function addProtectedPath(opts: { file: string; pattern: string; effective: readonly string[] }): { added: boolean; list: string[] } {
+export function addProtectedPath(opts: { file: string; pattern: string; effective: readonly string[]; storage?: SettingsStorage }): {
+  added: boolean;
+  list: string[];
+} {
   assertPattern(opts.pattern);
   let outcome = { added: false, list: [...opts.effective] };
   transformSettingsFile(opts.file, (settings) => {
@@ -406,12 +359,12 @@ export function addProtectedPath(opts: { file: string; pattern: string; effectiv
     const own = ownEditableList(settings);
     if (own) return [{ path: [...PROTECTED_PATHS_KEY_PATH, own.length], value: opts.pattern, insert: true }];
     return [{ path: PROTECTED_PATHS_KEY_PATH, value: list }];
-  });
+  }, opts.storage);
   return outcome;
 }
 
 /** Removes every occurrence of `pattern`. Removing the last one writes `[]`, which turns path protection off. */
-export function removeProtectedPath(opts: { file: string; pattern: string; effective: readonly string[] }): {
+export function removeProtectedPath(opts: { file: string; pattern: string; effective: readonly string[]; storage?: SettingsStorage }): {
   removed: boolean;
   list: string[];
 } {
@@ -426,7 +379,7 @@ export function removeProtectedPath(opts: { file: string; pattern: string; effec
     outcome = { removed: true, list };
     // (Not item by item: jsonc-parser's removal of a last item can leave a stray quote behind.)
     return [{ path: PROTECTED_PATHS_KEY_PATH, value: list }];
-  });
+  }, opts.storage);
   return outcome;
 }
 
@@ -457,12 +410,10 @@ function jsonEqual(left: unknown, right: unknown): boolean {
 }
 
 /** Sets (or with undefined, removes) contextPrune.<keyPath>. Values are written as given; validate them first. */
-export function setPruneSetting(file: string, keyPath: string[], value: unknown): { changed: boolean } {
+export function setPruneSetting(file: string, keyPath: string[], value: unknown, storage?: SettingsStorage): { changed: boolean } {
   if (keyPath.length === 0 || keyPath.some((key) => typeof key !== "string" || key === "")) {
     throw new TypeError("setPruneSetting needs a non-empty key path of non-empty strings");
   }
   const fullPath = [SETTINGS_KEY, ...keyPath];
-  return transformSettingsFile(file, (settings) =>
-    jsonEqual(valueAt(settings, fullPath), value) ? [] : [{ path: fullPath, value }],
-  );
+  return transformSettingsFile(file, (settings) => (jsonEqual(valueAt(settings, fullPath), value) ? [] : [{ path: fullPath, value }]), storage);
 }
