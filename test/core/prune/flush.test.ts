@@ -1,58 +1,16 @@
+// The flush pipeline: which results of a turn are captured, how a batch is summarized, skipped,
+// aliased or retried, and how an oversized result is spilled to a sidecar first.
 import { describe, expect, it } from "vitest";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
+import { big, echoSummarizer, freshIndex, lastBatch, lastTurn, persist, piContext, resultTexts } from "../../helpers/prune-session.ts";
 import { DEFAULT_CONFIG, type PruneConfig } from "../../../core/src/settings/config.ts";
-import { captureBatch, flushBatches, spillOversized, type Batch } from "../../../core/src/prune/flush.ts";
-import { type PersistEntry } from "../../../core/src/shapes/entries.ts";
+import { captureBatch, flushBatches, spillOversized } from "../../../core/src/prune/flush.ts";
+import { QUERY_TOOL, type PersistEntry } from "../../../core/src/shapes/entries.ts";
 import { emptyIndex, rebuildIndex } from "../../../core/src/prune/prune-index.ts";
 import { renderModelView } from "../../../core/src/render/render.ts";
-import { QUERY_TOOL } from "../../../core/src/shapes/entries.ts";
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../../core/src/shapes/messages.ts";
-import { contentText } from "../../../core/src/shapes/messages.ts";
-import type { AnyEntry } from "../../../core/src/shapes/entries.ts";
 import type { Summarizer } from "../../../core/src/prune/summarizer-prompts.ts";
 
 const config: PruneConfig = { ...DEFAULT_CONFIG, protectedPaths: [...DEFAULT_CONFIG.protectedPaths], protectedTools: [] };
-const big = (label: string, n = 1500) => `${label}\n${"x".repeat(n)}`;
-
-/** A summarizer that names every ref it is given, like a well-behaved model. */
-const echoSummarizer: Summarizer = async (request) => {
-  const refs = [...request.prompt.matchAll(/^### (t\d+) — (\S+)/gm)].map((m) => `- \`${m[1]}\` ${m[2]} output, summarized`);
-  return { text: refs.join("\n"), usage: { input: 100, output: 20, cost: 0.001 } };
-};
-
-function messagesOf(b: SessionBuilder): AgentMessage[] {
-  return b.entries.filter((e) => e.type === "message").map((e) => (e as { message: AgentMessage }).message);
-}
-
-function lastTurn(b: SessionBuilder): { assistant: AssistantMessage; results: ToolResultMessage[] } {
-  const messages = messagesOf(b);
-  let i = messages.length - 1;
-  const results: ToolResultMessage[] = [];
-  while (i >= 0 && messages[i]!.role === "toolResult") results.unshift(messages[i--] as ToolResultMessage);
-  return { assistant: messages[i] as AssistantMessage, results };
-}
-
-function persist(b: SessionBuilder, entries: readonly PersistEntry[]): void {
-  for (const e of entries) {
-    if (e.kind === "custom") b.custom(e.customType, e.data);
-    else b.customMessage(e.customType, e.content, e.details);
-  }
-}
-
-function contextOf(b: SessionBuilder): AgentMessage[] {
-  return b.entries.flatMap((e: AnyEntry) => {
-    if (e.type === "message") return [(e as { message: AgentMessage }).message];
-    if (e.type === "custom_message") {
-      const m = e as unknown as { customType: string; content: string; details: unknown; timestamp: string };
-      return [{ role: "custom", customType: m.customType, content: m.content, display: false, details: m.details, timestamp: Date.parse(m.timestamp) } as AgentMessage];
-    }
-    return [];
-  });
-}
-
-function resultTexts(messages: AgentMessage[]): string[] {
-  return messages.filter((m) => m.role === "toolResult").map((m) => contentText((m as ToolResultMessage).content));
-}
 
 describe("capture", () => {
   it("a read of a skill file never enters the batch, the other calls do", () => {
@@ -72,10 +30,7 @@ describe("capture", () => {
 });
 
 describe("flush", () => {
-  function oneBatch(b: SessionBuilder): Batch {
-    const { assistant, results } = lastTurn(b);
-    return captureBatch(assistant, results, 1, config).batch!;
-  }
+  const oneBatch = (b: SessionBuilder) => lastBatch(b, config);
 
   it("a summarized batch persists its index, then its summary, then the frontier", async () => {
     const b = new SessionBuilder().user("go").assistant({ toolCalls: [{ name: "read", args: { path: "a.ts" } }, { name: "grep", args: { pattern: "x" } }] });
@@ -118,8 +73,7 @@ describe("flush", () => {
     expect(second.entries.map((e) => e.customType)).toEqual(["context-prune-dedup-alias", "context-prune-frontier"]);
     persist(b, second.entries);
     // Both reads render as stubs that name the same ref.
-    const rebuilt = rebuildIndex(b.entries).index;
-    const rendered = renderModelView(contextOf(b), rebuilt, config).messages;
+    const rendered = renderModelView(piContext(b), freshIndex(b), config).messages;
     const stubs = resultTexts(rendered);
     expect(stubs).toHaveLength(2);
     expect(stubs[0]).toContain("`t1`");
@@ -191,18 +145,17 @@ describe("flush", () => {
 describe("spill", () => {
   it("a result at spillThreshold is written to a sidecar first and indexed at once with a preview", () => {
     const b = new SessionBuilder().user("go").toolUse("bash", { command: "cat huge.log" }, "L".repeat(70_000));
-    const { assistant, results } = lastTurn(b);
-    const batch = captureBatch(assistant, results, 1, config).batch!;
+    const batch = lastBatch(b, config);
     const index = emptyIndex();
     const written: string[] = [];
-    const out = spillOversized(batch, index, config, { writeSidecar: (c) => (written.push(c.resultText), `/blobs/${c.toolCallId}.txt`) });
+    const out = spillOversized(batch, index, config, { write: (c) => (written.push(c.resultText), `/blobs/${c.toolCallId}.txt`) });
     expect(written).toEqual(["L".repeat(70_000)]);
     expect(out.rest).toBeUndefined();
     const data = (out.entries[0] as { data: { toolCalls: { resultText: string; spillPath: string; spillBytes: number; resultPreview: string }[] } }).data;
     expect(data.toolCalls[0]).toMatchObject({ resultText: "", spillPath: "/blobs/call_1.txt", spillBytes: 70_000 });
     expect(data.toolCalls[0]!.resultPreview).toHaveLength(config.spillPreviewBytes);
     persist(b, out.entries);
-    const rendered = renderModelView(contextOf(b), rebuildIndex(b.entries).index, config).messages;
+    const rendered = renderModelView(piContext(b), freshIndex(b), config).messages;
     const stub = resultTexts(rendered)[0]!;
     expect(stub).toContain("70000 bytes");
     expect(stub).toContain("/blobs/call_1.txt");
@@ -211,102 +164,13 @@ describe("spill", () => {
 
   it("a failed sidecar write leaves the result inline for the normal flush", () => {
     const b = new SessionBuilder().user("go").toolUse("bash", { command: "cat huge.log" }, "L".repeat(70_000));
-    const { assistant, results } = lastTurn(b);
-    const batch = captureBatch(assistant, results, 1, config).batch!;
-    const out = spillOversized(batch, emptyIndex(), config, {
-      writeSidecar: () => {
+    const out = spillOversized(lastBatch(b, config), emptyIndex(), config, {
+      write: () => {
         throw new Error("EACCES");
       },
     });
     expect(out.entries).toEqual([]);
     expect(out.failures[0]!.error).toBe("EACCES");
     expect(out.rest?.calls).toHaveLength(1);
-  });
-});
-
-describe("render", () => {
-  async function prunedSession() {
-    const b = new SessionBuilder().user("fix the build");
-    b.assistant({ toolCalls: [{ name: "read", args: { path: "src/a.ts" } }, { name: "read", args: { path: "docs/guide.md" } }] });
-    b.toolResult("call_1", "read", big("A")).toolResult("call_2", "read", big("guide"));
-    b.assistant("done");
-    const { assistant, results } = (() => {
-      const m = messagesOf(b);
-      return { assistant: m[1] as AssistantMessage, results: [m[2], m[3]] as ToolResultMessage[] };
-    })();
-    const index = emptyIndex();
-    const flushed = await flushBatches([captureBatch(assistant, results, 1, config).batch!], index, config, echoSummarizer);
-    persist(b, flushed.entries);
-    return { b, index };
-  }
-
-  it("summarized results become stubs that keep the call id and name and are not errors", async () => {
-    const { b, index } = await prunedSession();
-    const input = contextOf(b);
-    const out = renderModelView(input, index, config).messages;
-    const stubs = out.filter((m) => m.role === "toolResult") as ToolResultMessage[];
-    expect(stubs.map((s) => [s.toolCallId, s.toolName, s.isError])).toEqual([
-      ["call_1", "read", false],
-      ["call_2", "read", false],
-    ]);
-    expect(contentText(stubs[0]!.content)).toContain("`t1`");
-    expect(contentText(stubs[0]!.content)).not.toContain("xxxx");
-    // The input is not mutated.
-    expect(resultTexts(input)[0]).toContain("xxxx");
-  });
-
-  it("rendering twice gives the same bytes, and a rebuild from the session renders identically", async () => {
-    const { b, index } = await prunedSession();
-    const first = JSON.stringify(renderModelView(contextOf(b), index, config).messages);
-    const second = JSON.stringify(renderModelView(contextOf(b), index, config).messages);
-    const rebuilt = JSON.stringify(renderModelView(contextOf(b), rebuildIndex(b.entries).index, config).messages);
-    expect(second).toBe(first);
-    expect(rebuilt).toBe(first);
-  });
-
-  it("nothing to prune gives back the very same array", () => {
-    const b = new SessionBuilder().user("hi").toolUse("read", { path: "a" }, "x").assistant("ok");
-    const input = contextOf(b);
-    expect(renderModelView(input, emptyIndex(), config).messages).toBe(input);
-    expect(renderModelView(input, rebuildIndex(b.entries).index, config).messages).toBe(input);
-  });
-
-  it("a record whose path is now protected stays verbatim (render-time re-check)", async () => {
-    const { b, index } = await prunedSession();
-    const protectingDocs = { ...config, protectedPaths: ["docs/**"] };
-    const out = renderModelView(contextOf(b), index, protectingDocs).messages;
-    const texts = resultTexts(out);
-    expect(texts[0]).toContain("`t1`");
-    expect(texts[1]).toContain("xxxx");
-  });
-
-  it("turned off, the pruner sends everything raw", async () => {
-    const { b, index } = await prunedSession();
-    const input = contextOf(b);
-    expect(renderModelView(input, index, { ...config, enabled: false }).messages).toBe(input);
-  });
-
-  it("a reused tool-call id stubs only the occurrence that was summarized", async () => {
-    const { b, index } = await prunedSession();
-    b.user("next").toolUse("read", { path: "src/b.ts" }, big("fresh B"), { id: "call_1" });
-    const texts = resultTexts(renderModelView(contextOf(b), index, config).messages);
-    expect(texts).toHaveLength(3);
-    expect(texts[0]).toContain("`t1`");
-    expect(texts[2]).toContain("fresh B");
-  });
-
-  it("recovered output is not re-stubbed until recoveryGraceTurns user turns have passed", async () => {
-    const { b, index } = await prunedSession();
-    b.user("show me t1 again").toolUse(QUERY_TOOL, { toolCallIds: ["t1"] }, big("recovered A"), { id: "q1" }).assistant("here");
-    // Summarize the query result too, as a later flush would.
-    const m = messagesOf(b);
-    const flushed = await flushBatches([captureBatch(m[m.length - 3] as AssistantMessage, [m[m.length - 2] as ToolResultMessage], 2, config).batch!], index, config, echoSummarizer);
-    persist(b, flushed.entries);
-    const queryText = () => resultTexts(renderModelView(contextOf(b), index, config).messages)[2]!;
-    expect(queryText()).toContain("recovered A");
-    b.user("one").assistant("a").user("two").assistant("b");
-    expect(queryText()).toContain("recovered A");
-    b.user("three").assistant("c");
-    expect(queryText()).toContain("`t3`");
   });
 });

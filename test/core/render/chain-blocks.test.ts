@@ -1,0 +1,82 @@
+// Step 3 of the render: a compressed chain becomes its start message, one <compressed-chain>
+// block and its final reply; protected outputs move into the block verbatim.
+import { describe, expect, it } from "vitest";
+import { SessionBuilder } from "../../helpers/session-builder.ts";
+import { big, chainBlocks, compressedSession, echoSummarizer, freshIndex, persist, piContext, playChain } from "../../helpers/prune-session.ts";
+import { DEFAULT_CONFIG, type PruneConfig } from "../../../core/src/settings/config.ts";
+import { rebuildIndex } from "../../../core/src/prune/prune-index.ts";
+import { renderModelView } from "../../../core/src/render/render.ts";
+import { compressChains } from "../../../core/src/prune/chain-plan.ts";
+import type { AssistantMessage, CustomMessage } from "../../../core/src/shapes/messages.ts";
+import { contentText } from "../../../core/src/shapes/messages.ts";
+import type { ChainData } from "../../../core/src/shapes/entries.ts";
+
+const config: PruneConfig = { ...DEFAULT_CONFIG, protectedTools: ["todo"], protectedPaths: ["**/skills/**/*.md"] };
+
+describe("chain range prune", () => {
+  it("the oldest chain becomes start message + one block + final reply; middle turns, results and its summary are gone", async () => {
+    const b = await compressedSession(config);
+    const input = piContext(b);
+    const out = renderModelView(input, freshIndex(b), config).messages;
+    const firstBlock = out.findIndex((m) => m.role === "custom" && m.customType === "context-prune-chain");
+    expect(out[firstBlock - 1]).toMatchObject({ role: "user", content: "one" });
+    expect(out[firstBlock + 1]).toMatchObject({ role: "assistant", content: [{ type: "text", text: "one: done" }] });
+    expect(out.slice(0, firstBlock + 2).filter((m) => m.role === "toolResult" || (m.role === "assistant" && m.content.some((c) => c.type === "toolCall")))).toEqual([]);
+    // The chain's batch summary is suppressed; the other chains' summaries stay.
+    const summaries = out.filter((m) => m.role === "custom" && m.customType === "context-prune-summary").map((m) => contentText((m as CustomMessage).content));
+    expect(summaries.some((s) => s.includes("`t1`"))).toBe(false);
+    expect(summaries).toHaveLength(3);
+    expect(chainBlocks(out)[0]).toBe(
+      [
+        '<compressed-chain id="b1" tools="t1">',
+        "- `t1` read output, summarized\n\nPruned refs: `t1`. The full outputs are kept: call context_tree_query with these refs to read them.",
+        '<protected-output tool="read"># Release\n1. run the gate</protected-output>',
+        '<protected-output tool="todo">- [ ] ship it</protected-output>',
+        "</compressed-chain>",
+      ].join("\n"),
+    );
+    // The input is not mutated.
+    expect(input.some((m) => m.role === "toolResult" && contentText(m.content).startsWith("# Release"))).toBe(true);
+  });
+
+  it("the final reply of a compressed chain loses its thinking (all of it), newer chains keep theirs", async () => {
+    const b = await compressedSession(config, { thinking: true });
+    const out = renderModelView(piContext(b), freshIndex(b), config).messages;
+    const finals = out.filter((m): m is AssistantMessage => m.role === "assistant" && !m.content.some((c) => c.type === "toolCall"));
+    expect(finals.map((m) => m.content.map((c) => c.type).join("+"))).toEqual(["text", "thinking+text", "thinking+text", "thinking+text"]);
+    const keep = renderModelView(piContext(b), freshIndex(b), { ...config, chainCompression: { ...config.chainCompression, stripFinalAssistantThinking: false } }).messages;
+    expect(keep.filter((m) => m.role === "assistant")[0]!.content.map((c) => c.type)).toEqual(["thinking", "text"]);
+  });
+
+  it("rendering twice gives the same bytes, and a rebuild from the session renders identically", async () => {
+    const b = await compressedSession(config, { thinking: true });
+    const first = JSON.stringify(renderModelView(piContext(b), freshIndex(b), config).messages);
+    expect(JSON.stringify(renderModelView(piContext(b), freshIndex(b), config).messages)).toBe(first);
+    expect(JSON.stringify(renderModelView(structuredClone(piContext(b)), rebuildIndex(structuredClone(b.entries)).index, config).messages)).toBe(first);
+  });
+
+  it("a reused tool-call id in a later, live turn is never dropped with the compressed chain", async () => {
+    const b = new SessionBuilder();
+    const index = freshIndex(b);
+    await playChain(b, index, config, "old", [[{ name: "read", args: { path: "a.ts" }, result: big("old A"), id: "call_0" }]]);
+    const result = await compressChains(piContext(b), index, { ...config, chainCompression: { ...config.chainCompression, rollingWindow: 0 } }, echoSummarizer);
+    persist(b, result.entries);
+    b.user("live").assistant({ toolCalls: [{ name: "read", args: { path: "b.ts" }, id: "call_0" }] }).toolResult("call_0", "read", "live B");
+    const out = renderModelView(piContext(b), freshIndex(b), config).messages;
+    const tail = out.slice(-3);
+    expect(tail[0]).toMatchObject({ role: "user", content: "live" });
+    expect(tail[1]).toMatchObject({ role: "assistant", content: [{ type: "toolCall", id: "call_0" }] });
+    expect(tail[2]).toMatchObject({ role: "toolResult", toolCallId: "call_0", content: [{ type: "text", text: "live B" }] });
+    expect(out.filter((m) => m.role === "toolResult")).toHaveLength(1);
+  });
+
+  it("two entries for the same start: the first wins; chainCompression.enabled false shows the chain raw again", async () => {
+    const b = await compressedSession(config);
+    const first = (b.entries.find((e) => e.type === "custom" && (e as { customType: string }).customType === "context-prune-chain") as { data: ChainData }).data;
+    b.custom("context-prune-chain", { ...first, blockId: "b9" });
+    const out = renderModelView(piContext(b), freshIndex(b), config).messages;
+    expect(chainBlocks(out).map((t) => /id="(b\d+)"/.exec(t)![1])).toEqual(["b1"]);
+    const off = renderModelView(piContext(b), freshIndex(b), { ...config, chainCompression: { ...config.chainCompression, enabled: false } }).messages;
+    expect(chainBlocks(off)).toEqual([]);
+  });
+});
