@@ -3,6 +3,7 @@
 import { isAbsolute, resolve } from "node:path";
 import * as vscode from "vscode";
 import type { CallView, SessionView } from "@pi-pruner/core";
+import { editorSetting } from "./editor-settings.ts";
 import type { PruneSettings } from "./prune-settings.ts";
 
 export const PROTECTED_BADGE = "P";
@@ -17,7 +18,7 @@ export class PrunerDecorations implements vscode.FileDecorationProvider, vscode.
   private pruned = new Map<string, CallView[]>();
   /** The calls last marked, and the session's folder they were resolved against. */
   private shown: { calls: readonly CallView[]; cwd: string | undefined } | undefined;
-  private enabled = true;
+  private enabled = editorSetting("decorations.enabled");
   private readonly subscription: vscode.Disposable;
 
   private readonly settings: PruneSettings;

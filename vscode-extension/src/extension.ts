@@ -5,17 +5,17 @@ import * as vscode from "vscode";
 import { registerCommands } from "./commands.ts";
 import { PrunerDecorations } from "./decorations.ts";
 import { PrunerDocuments, SCHEME } from "./documents.ts";
-import { PruneSettings, resolveAgentDir, type AgentDir } from "./prune-settings.ts";
+import { affectsEditorSetting, editorSetting } from "./editor-settings.ts";
+import { PruneSettings, resolveAgentDir } from "./prune-settings.ts";
+import { SessionSelection, sessionCwd } from "./selection.ts";
 import { SessionStore } from "./session-store.ts";
+import { SessionWatcher } from "./session-watcher.ts";
 import { ProtectedPathsEditor, type Prompter } from "./settings-edit.ts";
 import { ReclaimStatus } from "./status-bar.ts";
 import { ProtectedTreeProvider } from "./trees/protected-tree.ts";
 import type { SessionNode } from "./trees/session-nodes.ts";
 import { SessionsTreeProvider, SHOW_MODEL_VIEW_COMMAND } from "./trees/sessions-tree.ts";
-import { watchPiFiles, watchState } from "./watch.ts";
 import { WorkspaceFiles } from "./workspace-files.ts";
-
-const SELECTED_KEY = "piPruner.selectedSession";
 
 /** What activate() returns: the extension's parts, for its integration tests. */
 export interface PiPrunerApi {
@@ -40,9 +40,10 @@ export interface PiPrunerApi {
 
 export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   const activatedAt = performance.now();
-  const config = () => vscode.workspace.getConfiguration("piPruner");
-  const settings = new PruneSettings(resolveAgentDir(config().get<string>("agentDir")));
+  const settings = new PruneSettings(resolveAgentDir(editorSetting("agentDir")));
   const store = new SessionStore(settings);
+  const selection = new SessionSelection(store, context.workspaceState);
+  const watcher = new SessionWatcher(store, settings);
   const files = new WorkspaceFiles();
   const sessionsTree = new SessionsTreeProvider(store);
   const protectedTree = new ProtectedTreeProvider(settings, files);
@@ -53,62 +54,12 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   const defaultPrompter = editor.prompter;
   const sessionsView = vscode.window.createTreeView("piPruner.sessions", { treeDataProvider: sessionsTree, showCollapseAll: true });
   const protectedView = vscode.window.createTreeView("piPruner.protected", { treeDataProvider: protectedTree, showCollapseAll: true });
-  decorations.setEnabled(config().get<boolean>("decorations.enabled", true));
-  protectedTree.maxFilesPerPattern = config().get<number>("protectedFiles.maxFilesPerPattern", 200);
-
-  let selected: string | undefined = context.workspaceState.get<string>(SELECTED_KEY);
-  const showSelected = () => {
-    const state = selected ? store.get(selected) : undefined;
-    status.update(state);
-    decorations.setSelectedSession(state?.view, state?.view?.session.cwd ?? state?.head.cwd ?? state?.cwd);
-  };
-  const selectSession = async (path: string | undefined) => {
-    if (selected && selected !== path) store.setInUse(selected, false);
-    selected = path;
-    await context.workspaceState.update(SELECTED_KEY, path);
-    if (path) {
-      store.setInUse(path, true);
-      await store.load(path);
-    }
-    showSelected();
-  };
-
-  let watching: vscode.Disposable | undefined;
-  let watchedKey = "";
-  const watchFiles = (agentDir: AgentDir, folders: vscode.WorkspaceFolder[], all: boolean) => {
-    const now = watchState(agentDir.path, folders, all);
-    watchedKey = now.key;
-    // A first session creates its folder (and maybe sessions/), a project its .pi/: watch those too.
-    const rewatch = () => {
-      if (watchState(agentDir.path, folders, all).key !== watchedKey) watchFiles(agentDir, folders, all);
-    };
-    watching?.dispose();
-    watching = watchPiFiles(
-      { agentDir: agentDir.path, agentDirExists: agentDir.exists, folders, sessionDirs: now.sessionDirs },
-      {
-        sessionChanged: (path) => void store.fileChanged(path),
-        sessionsAddedOrRemoved: () => {
-          void store.refresh();
-          rewatch();
-        },
-        settingsChanged: () => settings.invalidate(),
-        agentDirAppeared: () => void scope(),
-        layoutChanged: () => rewatch(),
-      },
-    );
-  };
-  const scope = async () => {
-    const agentDir = resolveAgentDir(config().get<string>("agentDir"));
-    settings.setAgentDir(agentDir);
-    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file");
-    const all = config().get<boolean>("showAllSessions", false);
-    watchFiles(agentDir, folders, all);
-    await store.setScope({ agentDir, folders: folders.map((f) => ({ name: f.name, path: f.uri.fsPath })), all });
-  };
   const updateContext = () => void vscode.commands.executeCommand("setContext", "piPruner.state", store.state);
 
   context.subscriptions.push(
     store,
+    selection,
+    watcher,
     files,
     sessionsTree,
     protectedTree,
@@ -118,31 +69,27 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
     sessionsView,
     protectedView,
     settings,
-    new vscode.Disposable(() => watching?.dispose()),
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, documents),
     vscode.window.registerFileDecorationProvider(decorations),
-    store.onDidChangeList(() => {
-      updateContext();
-      if (selected && !store.get(selected)) void selectSession(undefined);
-      else showSelected();
-    }),
-    store.onDidChangeSession((path) => {
-      if (path === selected) showSelected();
+    store.onDidChangeList(updateContext),
+    selection.onDidChange((state) => {
+      status.update(state);
+      decorations.setSelectedSession(state?.view, sessionCwd(state));
     }),
     sessionsView.onDidChangeSelection((event) => {
       const node = event.selection[0];
-      if (node) void selectSession(node.path);
+      if (node) void selection.select(node.path);
     }),
     sessionsView.onDidExpandElement((event) => store.setInUse(event.element.path, true)),
     sessionsView.onDidCollapseElement((event) => {
-      if (event.element.kind === "session" && event.element.path !== selected) store.setInUse(event.element.path, false);
+      if (event.element.kind === "session" && event.element.path !== selection.path) store.setInUse(event.element.path, false);
     }),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => void scope()),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void watcher.rescope()),
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (event.affectsConfiguration("piPruner.agentDir") || event.affectsConfiguration("piPruner.showAllSessions")) void scope();
-      if (event.affectsConfiguration("piPruner.decorations.enabled")) decorations.setEnabled(config().get<boolean>("decorations.enabled", true));
-      if (event.affectsConfiguration("piPruner.protectedFiles.maxFilesPerPattern")) {
-        protectedTree.maxFilesPerPattern = config().get<number>("protectedFiles.maxFilesPerPattern", 200);
+      if (affectsEditorSetting(event, "agentDir", "showAllSessions")) void watcher.rescope();
+      if (affectsEditorSetting(event, "decorations.enabled")) decorations.setEnabled(editorSetting("decorations.enabled"));
+      if (affectsEditorSetting(event, "protectedFiles.maxFilesPerPattern")) {
+        protectedTree.maxFilesPerPattern = editorSetting("protectedFiles.maxFilesPerPattern");
         protectedTree.refresh();
       }
     }),
@@ -150,19 +97,16 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
       store,
       editor,
       prompter: () => editor.prompter,
-      selectedSession: () => selected,
+      selectedSession: () => selection.path,
       refresh: async () => {
         settings.invalidate();
-        await scope();
+        await watcher.rescope();
       },
     }),
   );
 
   updateContext();
-  void scope().then(() => {
-    if (selected && store.get(selected)) return selectSession(selected);
-    return undefined;
-  });
+  void watcher.rescope().then(() => selection.restore());
 
   return {
     store,
@@ -176,8 +120,8 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
     setPrompter: (prompter) => {
       editor.prompter = prompter ?? defaultPrompter;
     },
-    selectSession,
-    selectedSession: () => selected,
+    selectSession: (path) => selection.select(path),
+    selectedSession: () => selection.path,
     settled: () => store.settled(),
     activatedAt,
   };

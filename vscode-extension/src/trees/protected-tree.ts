@@ -3,6 +3,7 @@
 import { join } from "node:path";
 import * as vscode from "vscode";
 import { createPathMatcher } from "@pi-pruner/core";
+import { editorSetting } from "../editor-settings.ts";
 import type { EffectiveSettings, PatternSource, PruneSettings } from "../prune-settings.ts";
 import { oneLine, safeTooltip } from "../text.ts";
 import type { WorkspaceFiles } from "../workspace-files.ts";
@@ -25,8 +26,8 @@ export class ProtectedTreeProvider implements vscode.TreeDataProvider<ProtectedN
   readonly onDidChangeTreeData = this.changed.event;
   private readonly parents = new Map<string, ProtectedNode | undefined>();
   private readonly subscriptions: vscode.Disposable[] = [];
-  /** At most this many files are listed under one pattern. */
-  maxFilesPerPattern = 200;
+  /** At most this many files are listed under one pattern (set again when the setting changes). */
+  maxFilesPerPattern = editorSetting("protectedFiles.maxFilesPerPattern");
 
   private readonly settings: PruneSettings;
   private readonly files: WorkspaceFiles;

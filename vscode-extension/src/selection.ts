@@ -1,0 +1,65 @@
+// The selected session: the one whose reclaim the status bar shows and whose pruned reads the
+// explorer marks. Remembered per workspace; kept parsed while selected; dropped when its file goes.
+import * as vscode from "vscode";
+import type { SessionState, SessionStore } from "./session-store.ts";
+
+const SELECTED_KEY = "piPruner.selectedSession";
+
+export class SessionSelection implements vscode.Disposable {
+  private selected: string | undefined;
+  private readonly store: SessionStore;
+  private readonly memory: vscode.Memento;
+  private readonly changed = new vscode.EventEmitter<SessionState | undefined>();
+  /** Another session was selected, or the selected one changed (its state; undefined: none selected or listed). */
+  readonly onDidChange = this.changed.event;
+  private readonly disposables: vscode.Disposable[];
+
+  constructor(store: SessionStore, memory: vscode.Memento) {
+    this.store = store;
+    this.memory = memory;
+    this.selected = memory.get<string>(SELECTED_KEY);
+    this.disposables = [
+      this.changed,
+      store.onDidChangeList(() => {
+        if (this.selected && !store.get(this.selected)) void this.select(undefined);
+        else this.fire();
+      }),
+      store.onDidChangeSession((path) => {
+        if (path === this.selected) this.fire();
+      }),
+    ];
+  }
+
+  get path(): string | undefined {
+    return this.selected;
+  }
+
+  async select(path: string | undefined): Promise<void> {
+    if (this.selected && this.selected !== path) this.store.setInUse(this.selected, false);
+    this.selected = path;
+    await this.memory.update(SELECTED_KEY, path);
+    if (path) {
+      this.store.setInUse(path, true);
+      await this.store.load(path);
+    }
+    this.fire();
+  }
+
+  /** Once the sessions are listed: selects again the session remembered from the last run, if it is still there. */
+  async restore(): Promise<void> {
+    if (this.selected && this.store.get(this.selected)) await this.select(this.selected);
+  }
+
+  private fire(): void {
+    this.changed.fire(this.selected ? this.store.get(this.selected) : undefined);
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+/** The working directory whose protected patterns mark files for a session: its own cwd once known, else its folder's. */
+export function sessionCwd(state: SessionState | undefined): string | undefined {
+  return state?.view?.session.cwd ?? state?.head.cwd ?? state?.cwd;
+}
