@@ -1,10 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../core/src/settings/config.ts";
-import { OnceReporter, PrunerRuntime } from "../../pi-extension/src/runtime.ts";
+import { memorySpillStorage } from "../../core/src/session/blobs.ts";
+import { PRUNE_CHAIN, PRUNE_INDEX, PRUNE_SUMMARY, type ChainData, type IndexData, type PersistEntry, type SpillStorage } from "../../core/src/shapes/entries.ts";
+import type { ToolResultMessage } from "../../core/src/shapes/messages.ts";
+import type { Summarizer } from "../../core/src/prune/summarizer-prompts.ts";
+import { OnceReporter, PrunerRuntime, type RuntimeHost, type RuntimeOptions, type SummarizerCost } from "../../pi-extension/src/runtime.ts";
+import { formatQueryResult } from "../../pi-extension/src/query-tool.ts";
+import { SessionBuilder } from "../helpers/session-builder.ts";
+import { big, echoSummarizer, piContext } from "../helpers/prune-session.ts";
 
-function runtime(overrides: Partial<typeof DEFAULT_CONFIG>) {
+function runtime(overrides: Partial<typeof DEFAULT_CONFIG>, options: RuntimeOptions = {}) {
   const seen: string[] = [];
-  const rt = new PrunerRuntime({ ...DEFAULT_CONFIG, ...overrides }, new OnceReporter((m) => seen.push(m)));
+  const rt = new PrunerRuntime({ ...DEFAULT_CONFIG, ...overrides }, new OnceReporter((m) => seen.push(m)), options);
   return { rt, seen };
 }
 
@@ -43,5 +50,188 @@ describe("reporting", () => {
     rt.reporter.report("x", "summarizer failed");
     rt.reporter.report("x", "summarizer failed");
     expect(seen).toEqual(["summarizer failed"]);
+  });
+});
+
+// The turn_end policy and the one flush-then-compress sequence, driven the way Pi drives them:
+// a session built turn by turn, the runtime told of each turn's end, an injected summarizer and
+// the in-memory spill storage.
+describe("what a turn's end does", () => {
+  /** A summarizer that records what it was asked (a batch or a fusion of a chain's summaries). */
+  function recording(answer: Summarizer = echoSummarizer) {
+    const asked: ("batch" | "fusion")[] = [];
+    const summarizer: Summarizer = (request) => {
+      asked.push(request.systemPrompt.includes("merge several summaries") ? "fusion" : "batch");
+      return answer(request);
+    };
+    return { asked, summarizer };
+  }
+
+  function session(overrides: Partial<typeof DEFAULT_CONFIG>, answer?: Summarizer) {
+    const costs: SummarizerCost[] = [];
+    const { rt: live, seen } = runtime(overrides, { onCost: (cost) => costs.push(cost) });
+    const spill = memorySpillStorage();
+    const b = new SessionBuilder();
+    live.startSession(b.entries, spill);
+    const { asked, summarizer } = recording(answer);
+    let usage = { tokens: 10_000 as number | null, contextWindow: 100_000 };
+    let contextReads = 0;
+    const host: RuntimeHost = {
+      contextUsage: () => usage,
+      summarizer: () => summarizer,
+      contextMessages: () => (contextReads++, piContext(b)),
+    };
+    let turnIndex = 0;
+    /** One tool-using turn: the assistant's calls, their results, then turn_end. */
+    const toolTurn = (calls: { path: string; text: string }[]) => {
+      b.assistant({ toolCalls: calls.map((c) => ({ name: "read", args: { path: c.path } })) });
+      const ids = b.lastToolCallIds;
+      calls.forEach((c, i) => b.toolResult(ids[i]!, "read", c.text));
+      const messages = piContext(b);
+      const results = messages.slice(-calls.length) as ToolResultMessage[];
+      const message = messages[messages.length - calls.length - 1]!;
+      return live.turnEnd({ message, toolResults: results, turnIndex: turnIndex++, outcome: "completed" }, host);
+    };
+    /** The final reply (Pi has appended it to the branch before turn_end). */
+    const finalReply = (text = "done") => {
+      b.assistant(text);
+      const messages = piContext(b);
+      return live.turnEnd({ message: messages[messages.length - 1]!, toolResults: [], turnIndex: turnIndex++, outcome: "completed" }, host);
+    };
+    return {
+      rt: live, seen, costs, spill, b, asked, host, toolTurn, finalReply,
+      setUsage: (tokens: number) => (usage = { tokens, contextWindow: 100_000 }),
+      contextReads: () => contextReads,
+    };
+  }
+
+  const types = (entries: readonly PersistEntry[]) => entries.map((e) => e.customType);
+
+  it("a tool-using turn below every trigger is only captured: nothing is summarized yet", async () => {
+    const s = session({});
+    s.b.user("fix the build");
+    expect(await s.toolTurn([{ path: "src/a.ts", text: big("A") }])).toEqual([]);
+    expect(s.asked).toEqual([]);
+    expect(s.rt.pendingCallCount()).toBe(1);
+  });
+
+  it("the final reply flushes the chain's batches, then compresses the chain it closed", async () => {
+    const s = session({ chainCompression: { ...DEFAULT_CONFIG.chainCompression, rollingWindow: 0 } });
+    s.b.user("fix the build");
+    await s.toolTurn([{ path: "src/a.ts", text: big("A") }]);
+    await s.toolTurn([{ path: "src/b.ts", text: big("B") }]);
+    const entries = await s.finalReply();
+    // Both batches are summarized first; the compression then finds their two summaries and fuses them.
+    expect(s.asked).toEqual(["batch", "batch", "fusion"]);
+    const firstChain = types(entries).indexOf(PRUNE_CHAIN);
+    expect(firstChain).toBeGreaterThan(types(entries).lastIndexOf(PRUNE_SUMMARY));
+    const chain = entries[firstChain] as { data: ChainData };
+    expect(chain.data.toolRefs).toEqual(["t1", "t2"]);
+    expect(chain.data.rangeSummaryText).toContain("belong together");
+    expect(s.rt.pendingCallCount()).toBe(0);
+    // The summarizer's spending is told as it happens, with the session's running total.
+    expect(s.costs.map((c) => [c.cost, c.totalCost])).toEqual([
+      [0.002, 0.002],
+      [0.0005, 0.0025],
+    ]);
+  });
+
+  it("a budget trigger flushes mid-task without compressing: the chain is still open", async () => {
+    const s = session({ autoBudgetThreshold: 0.5, chainCompression: { ...DEFAULT_CONFIG.chainCompression, rollingWindow: 0 } });
+    s.b.user("fix the build");
+    s.setUsage(60_000);
+    const entries = await s.toolTurn([{ path: "src/a.ts", text: big("A") }]);
+    expect(s.asked).toEqual(["batch"]);
+    expect(types(entries)).toContain(PRUNE_SUMMARY);
+    expect(types(entries)).not.toContain(PRUNE_CHAIN);
+    expect(s.contextReads()).toBe(0);
+    expect(s.rt.pendingCallCount()).toBe(0);
+  });
+
+  it('with pruneOn "on-demand" a final reply neither flushes nor compresses; /pruner now does', async () => {
+    const s = session({ pruneOn: "on-demand", chainCompression: { ...DEFAULT_CONFIG.chainCompression, rollingWindow: 0 } });
+    s.b.user("fix the build");
+    await s.toolTurn([{ path: "src/a.ts", text: big("A") }]);
+    expect(await s.finalReply()).toEqual([]);
+    expect(s.asked).toEqual([]);
+    expect(s.contextReads()).toBe(0);
+    expect(s.rt.pendingCallCount()).toBe(1);
+    const now = await s.rt.flushCommand(s.host);
+    expect(now.message).toBe("pi-pruner: flushed 1 batch(es): summarized t1");
+    expect(types(now.entries)).toContain(PRUNE_SUMMARY);
+    expect(types(now.entries)).not.toContain(PRUNE_CHAIN);
+    expect(s.rt.pendingCallCount()).toBe(0);
+    expect((await s.rt.flushCommand(s.host)).message).toBe("pi-pruner: nothing pending to summarize");
+  });
+
+  it("a failing summarizer leaves the batch pending and persists nothing of it; the next flush retries it", async () => {
+    let down = true;
+    const flaky: Summarizer = async (request) => {
+      if (down) throw new Error("connection refused");
+      return echoSummarizer(request);
+    };
+    const s = session({}, flaky);
+    s.b.user("fix the build");
+    await s.toolTurn([{ path: "src/a.ts", text: big("A") }]);
+    const entries = await s.finalReply();
+    expect(types(entries)).not.toContain(PRUNE_SUMMARY);
+    expect(types(entries)).not.toContain(PRUNE_INDEX);
+    expect(s.rt.pendingCallCount()).toBe(1);
+    expect(s.seen).toEqual(["pi-pruner: summarizer failed (connection refused); raw outputs stay in context and the batch will be retried"]);
+    down = false;
+    expect((await s.rt.flushCommand(s.host)).message).toBe("pi-pruner: flushed 1 batch(es): summarized t1");
+    expect(s.rt.pendingCallCount()).toBe(0);
+  });
+
+  it("/pruner compact summarizes what is pending first, then compresses every closed chain, ignoring the rolling window", async () => {
+    const s = session({});
+    s.b.user("fix the build");
+    await s.toolTurn([{ path: "src/a.ts", text: big("A") }]);
+    await s.toolTurn([{ path: "src/b.ts", text: big("B") }]);
+    s.b.assistant("done"); // a final reply the runtime was not told of: its batches are still pending
+    expect(s.rt.pendingCallCount()).toBe(2);
+    const compact = await s.rt.compactCommand(s.host);
+    expect(s.asked).toEqual(["batch", "batch", "fusion"]);
+    expect(compact.message).toMatch(/^pi-pruner: compressed 1 chain\(s\): \S+, 1 with a fused range summary$/);
+    expect(types(compact.entries).indexOf(PRUNE_CHAIN)).toBeGreaterThan(types(compact.entries).lastIndexOf(PRUNE_SUMMARY));
+    expect((await s.rt.compactCommand(s.host)).message).toBe("pi-pruner: no closed chain left to compress");
+  });
+
+  it("an oversized result goes to the spill storage at once, and the query tool reads it back from there", async () => {
+    const s = session({ spillThreshold: 5_000 });
+    s.b.user("look at the log");
+    const log = Array.from({ length: 300 }, (_, i) => `line ${i}: ${"y".repeat(20)}`).join("\n");
+    const entries = await s.toolTurn([{ path: "build.log", text: log }]);
+    const record = (entries.find((e) => e.customType === PRUNE_INDEX) as { data: IndexData }).data.toolCalls![0]!;
+    expect(record.resultText).toBe("");
+    expect(s.spill.files.get(record.spillPath!)).toBe(log);
+    expect(s.rt.pendingCallCount()).toBe(0);
+    const answer = await formatQueryResult(["t1"], s.rt.index, s.rt.spill);
+    expect(answer).toContain(log);
+  });
+
+  it("when the spill cannot be written the output stays inline, pending for the summarizer, and the problem is told once", async () => {
+    const s = session({ spillThreshold: 5_000 });
+    const full: SpillStorage = {
+      write: () => {
+        throw new Error("disk full");
+      },
+      read: async () => ({ ok: false, reason: "nothing was written" }),
+    };
+    s.rt.rebuild([], full);
+    s.b.user("look at the log");
+    expect(await s.toolTurn([{ path: "build.log", text: "z".repeat(6_000) }])).toEqual([]);
+    expect(s.rt.pendingCallCount()).toBe(1);
+    expect(s.seen).toEqual(["pi-pruner: could not write a spill file (disk full); the output stays inline"]);
+  });
+
+  it("a result left pending by a crash is spilled when the session starts again", () => {
+    const b = new SessionBuilder().user("look at the log").toolUse("bash", { command: "cat build.log" }, "z".repeat(6_000));
+    const { rt } = runtime({ spillThreshold: 5_000 });
+    const spill = memorySpillStorage();
+    const entries = rt.startSession(b.entries, spill);
+    expect(types(entries)).toEqual([PRUNE_INDEX]);
+    expect([...spill.files.values()]).toEqual(["z".repeat(6_000)]);
+    expect(rt.pendingCallCount()).toBe(0);
   });
 });
