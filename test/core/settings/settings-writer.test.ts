@@ -19,6 +19,7 @@ import { parse as parseJsonc, type ParseError } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
 import { loadConfig } from "../../../core/src/settings/settings-reader.ts";
+import { fileSettingsStorage, memorySettingsStorage, type SettingsStorage } from "../../../core/src/settings/settings-storage.ts";
 import {
   addProtectedPath,
   inferFormatting,
@@ -51,16 +52,36 @@ function write(name: string, text: string): string {
 
 const read = (file: string) => readFileSync(file, "utf8");
 
-function readSettings(file: string): unknown {
+function parseSettings(text: string): unknown {
   const errors: ParseError[] = [];
-  const settings: unknown = parseJsonc(read(file), errors, { allowTrailingComma: true });
+  const settings: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
   expect(errors).toEqual([]);
   return settings;
 }
 
-function protectedPathsIn(file: string): unknown {
-  const settings = readSettings(file) as { contextPrune?: { protectedPaths?: unknown } };
+function protectedPathsIn(text: string): unknown {
+  const settings = parseSettings(text) as { contextPrune?: { protectedPaths?: unknown } };
   return settings.contextPrune?.protectedPaths;
+}
+
+/** Settings files in memory, for the editing logic: `files` also shows any lock or temp file left behind. */
+function inMemory() {
+  const files = new Map<string, string>();
+  const storage = memorySettingsStorage(files);
+  return {
+    files,
+    storage,
+    write(name: string, text: string): string {
+      const file = `/home/me/${name}`;
+      files.set(file, text);
+      return file;
+    },
+    read(file: string): string {
+      const text = files.get(file);
+      if (text === undefined) throw new Error(`${file} was not written`);
+      return text;
+    },
+  };
 }
 
 function expectThrowsSettingsError(action: () => unknown, code: string, fileMention: string): SettingsFileError {
@@ -78,7 +99,8 @@ function expectThrowsSettingsError(action: () => unknown, code: string, fileMent
 
 describe("comments and formatting survive", () => {
   it("keeps comments, key order and 4-space indentation (exact text)", () => {
-    const file = write(
+    const m = inMemory();
+    const file = m.write(
       "settings.json",
       `{
     // my settings
@@ -90,9 +112,9 @@ describe("comments and formatting survive", () => {
 }
 `,
     );
-    const result = addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS });
+    const result = addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage: m.storage });
     expect(result).toEqual({ added: true, list: ["**/skills/**/*.md", "docs/**"] });
-    expect(read(file)).toBe(`{
+    expect(m.read(file)).toBe(`{
     // my settings
     "theme": "dark", /* keep */
     "contextPrune": {
@@ -105,19 +127,22 @@ describe("comments and formatting survive", () => {
     "zeta": [1, 2]
 }
 `);
+    expect([...m.files.keys()]).toEqual([file]);
   });
 
   it("keeps tab indentation and CRLF line endings (exact text)", () => {
-    const file = write("settings.json", '{\r\n\t"theme": "dark",\r\n\t"contextPrune": {\r\n\t\t"protectedPaths": ["x/**"]\r\n\t}\r\n}\r\n');
-    const result = addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS });
+    const m = inMemory();
+    const file = m.write("settings.json", '{\r\n\t"theme": "dark",\r\n\t"contextPrune": {\r\n\t\t"protectedPaths": ["x/**"]\r\n\t}\r\n}\r\n');
+    const result = addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage: m.storage });
     expect(result).toEqual({ added: true, list: ["x/**", "docs/**"] });
-    expect(read(file)).toBe('{\r\n\t"theme": "dark",\r\n\t"contextPrune": {\r\n\t\t"protectedPaths": [\r\n\t\t\t"x/**",\r\n\t\t\t"docs/**"\r\n\t\t]\r\n\t}\r\n}\r\n');
+    expect(m.read(file)).toBe('{\r\n\t"theme": "dark",\r\n\t"contextPrune": {\r\n\t\t"protectedPaths": [\r\n\t\t\t"x/**",\r\n\t\t\t"docs/**"\r\n\t\t]\r\n\t}\r\n}\r\n');
   });
 
   it("keeps a byte order mark", () => {
-    const file = write("settings.json", '\uFEFF{\n  "a": 1\n}\n');
-    setPruneSetting(file, ["minBatchChars"], 10);
-    expect(read(file)).toBe('\uFEFF{\n  "a": 1,\n  "contextPrune": {\n    "minBatchChars": 10\n  }\n}\n');
+    const m = inMemory();
+    const file = m.write("settings.json", '\uFEFF{\n  "a": 1\n}\n');
+    setPruneSetting(file, ["minBatchChars"], 10, m.storage);
+    expect(m.read(file)).toBe('\uFEFF{\n  "a": 1,\n  "contextPrune": {\n    "minBatchChars": 10\n  }\n}\n');
   });
 
   it("infers formatting", () => {
@@ -137,19 +162,32 @@ describe("files that are refused", () => {
   ];
 
   for (const [name, text, code] of refused) {
-    it(`refuses ${name} and leaves the file byte for byte unchanged`, () => {
-      const file = write("settings.json", text);
-      const before = readFileSync(file);
-      const error = expectThrowsSettingsError(() => addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS }), code, file);
+    it(`refuses ${name} and leaves the file unchanged, with no lock or temp file behind`, () => {
+      const m = inMemory();
+      const file = m.write("settings.json", text);
+      const error = expectThrowsSettingsError(
+        () => addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage: m.storage }),
+        code,
+        file,
+      );
       expect(error.file).toBe(file);
-      expect(readFileSync(file).equals(before)).toBe(true);
-      expect(readdirSync(dir)).toEqual(["settings.json"]);
+      expect(m.read(file)).toBe(text);
+      expect([...m.files.keys()]).toEqual([file]);
     });
   }
 
+  it("refuses a parse error on disk and leaves the file byte for byte unchanged", () => {
+    const file = write("settings.json", '{ "theme": "dark" "contextPrune": {} }');
+    const before = readFileSync(file);
+    expectThrowsSettingsError(() => addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS }), "unparsable", file);
+    expect(readFileSync(file).equals(before)).toBe(true);
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
+  });
+
   it("names the position of a parse error", () => {
-    const file = write("settings.json", '{\n  "a": 1\n  "b": 2\n}');
-    const error = expectThrowsSettingsError(() => setPruneSetting(file, ["enabled"], false), "unparsable", file);
+    const m = inMemory();
+    const file = m.write("settings.json", '{\n  "a": 1\n  "b": 2\n}');
+    const error = expectThrowsSettingsError(() => setPruneSetting(file, ["enabled"], false, m.storage), "unparsable", file);
     expect(error.message).toMatch(/CommaExpected at line 3, column 3/);
   });
 
@@ -160,10 +198,11 @@ describe("files that are refused", () => {
   });
 
   it("accepts comments and trailing commas (JSONC)", () => {
-    const file = write("settings.json", '{\n  // c\n  "a": 1,\n}\n');
-    expect(setPruneSetting(file, ["enabled"], false)).toEqual({ changed: true });
-    expect(readSettings(file)).toEqual({ a: 1, contextPrune: { enabled: false } });
-    expect(read(file)).toContain("// c");
+    const m = inMemory();
+    const file = m.write("settings.json", '{\n  // c\n  "a": 1,\n}\n');
+    expect(setPruneSetting(file, ["enabled"], false, m.storage)).toEqual({ changed: true });
+    expect(parseSettings(m.read(file))).toEqual({ a: 1, contextPrune: { enabled: false } });
+    expect(m.read(file)).toContain("// c");
   });
 });
 
@@ -183,9 +222,10 @@ describe("creating a settings file", () => {
   });
 
   it("treats an empty existing file as {}", () => {
-    const file = write("settings.json", "\n");
-    setPruneSetting(file, ["enabled"], false);
-    expect(read(file)).toBe('{\n  "contextPrune": {\n    "enabled": false\n  }\n}\n');
+    const m = inMemory();
+    const file = m.write("settings.json", "\n");
+    setPruneSetting(file, ["enabled"], false, m.storage);
+    expect(m.read(file)).toBe('{\n  "contextPrune": {\n    "enabled": false\n  }\n}\n');
   });
 
   it("readSettingsText reports a missing file", () => {
@@ -252,101 +292,124 @@ describe("atomic write", () => {
 
 describe("protectedPaths edits", () => {
   it("starts from the effective list when the file has none, so the default is kept", () => {
-    const file = write("settings.json", '{ "theme": "dark" }');
-    addProtectedPath({ file, pattern: "notes/*.md", effective: ["**/skills/**/*.md", "from-global/**"] });
-    expect(protectedPathsIn(file)).toEqual(["**/skills/**/*.md", "from-global/**", "notes/*.md"]);
+    const m = inMemory();
+    const file = m.write("settings.json", '{ "theme": "dark" }');
+    addProtectedPath({ file, pattern: "notes/*.md", effective: ["**/skills/**/*.md", "from-global/**"], storage: m.storage });
+    expect(protectedPathsIn(m.read(file))).toEqual(["**/skills/**/*.md", "from-global/**", "notes/*.md"]);
   });
 
   it("starts from the file's own list when it has one", () => {
-    const file = write("settings.json", '{ "contextPrune": { "protectedPaths": ["mine/**"] } }');
-    const result = addProtectedPath({ file, pattern: "notes/*.md", effective: ["stale/**"] });
+    const m = inMemory();
+    const file = m.write("settings.json", '{ "contextPrune": { "protectedPaths": ["mine/**"] } }');
+    const result = addProtectedPath({ file, pattern: "notes/*.md", effective: ["stale/**"], storage: m.storage });
     expect(result.list).toEqual(["mine/**", "notes/*.md"]);
+    expect(protectedPathsIn(m.read(file))).toEqual(result.list);
   });
 
   it("replaces an invalid list in the file, starting from the effective one", () => {
-    const file = write("settings.json", '{ "contextPrune": { "protectedPaths": "docs" } }');
-    const result = addProtectedPath({ file, pattern: "notes/*.md", effective: DEFAULT_PATHS });
+    const m = inMemory();
+    const file = m.write("settings.json", '{ "contextPrune": { "protectedPaths": "docs" } }');
+    const result = addProtectedPath({ file, pattern: "notes/*.md", effective: DEFAULT_PATHS, storage: m.storage });
     expect(result.list).toEqual(["**/skills/**/*.md", "notes/*.md"]);
-    expect(protectedPathsIn(file)).toEqual(result.list);
+    expect(protectedPathsIn(m.read(file))).toEqual(result.list);
   });
 
   it("ignores duplicates", () => {
-    const file = write("settings.json", "{}");
-    expect(addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS }).added).toBe(true);
-    const text = read(file);
-    expect(addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS })).toEqual({ added: false, list: ["**/skills/**/*.md", "docs/**"] });
-    expect(addProtectedPath({ file, pattern: "**/skills/**/*.md", effective: DEFAULT_PATHS }).added).toBe(false);
-    expect(read(file)).toBe(text);
+    const m = inMemory();
+    const file = m.write("settings.json", "{}");
+    const storage = m.storage;
+    expect(addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage }).added).toBe(true);
+    const text = m.read(file);
+    expect(addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage })).toEqual({ added: false, list: ["**/skills/**/*.md", "docs/**"] });
+    expect(addProtectedPath({ file, pattern: "**/skills/**/*.md", effective: DEFAULT_PATHS, storage }).added).toBe(false);
+    expect(m.read(file)).toBe(text);
   });
 
   it("an effective default already present is not written again", () => {
-    const file = join(dir, "settings.json");
-    expect(addProtectedPath({ file, pattern: "**/skills/**/*.md", effective: DEFAULT_PATHS })).toEqual({ added: false, list: ["**/skills/**/*.md"] });
-    expect(existsSync(file)).toBe(false);
+    const m = inMemory();
+    const file = "/home/me/settings.json";
+    expect(addProtectedPath({ file, pattern: "**/skills/**/*.md", effective: DEFAULT_PATHS, storage: m.storage })).toEqual({
+      added: false,
+      list: ["**/skills/**/*.md"],
+    });
+    expect(m.files.size).toBe(0);
   });
 
   it("removes a pattern and keeps the rest, comments included", () => {
-    const file = write(
+    const m = inMemory();
+    const file = m.write(
       "settings.json",
       '{\n  "a": 1, // one\n  "contextPrune": {\n    "protectedPaths": ["**/skills/**/*.md", "docs/**"], // mine\n    "minBatchChars": 5\n  }\n}\n',
     );
-    expect(removeProtectedPath({ file, pattern: "docs/**", effective: [] })).toEqual({ removed: true, list: ["**/skills/**/*.md"] });
-    expect(read(file)).toBe(
+    expect(removeProtectedPath({ file, pattern: "docs/**", effective: [], storage: m.storage })).toEqual({ removed: true, list: ["**/skills/**/*.md"] });
+    expect(m.read(file)).toBe(
       '{\n  "a": 1, // one\n  "contextPrune": {\n    "protectedPaths": [\n      "**/skills/**/*.md"\n    ], // mine\n    "minBatchChars": 5\n  }\n}\n',
     );
+    expect([...m.files.keys()]).toEqual([file]);
   });
 
   it("removing the default from a file without a list writes the rest of the effective list", () => {
-    const file = write("settings.json", "{}");
-    expect(removeProtectedPath({ file, pattern: "**/skills/**/*.md", effective: DEFAULT_PATHS })).toEqual({ removed: true, list: [] });
-    expect(readSettings(file)).toEqual({ contextPrune: { protectedPaths: [] } });
+    const m = inMemory();
+    const file = m.write("settings.json", "{}");
+    expect(removeProtectedPath({ file, pattern: "**/skills/**/*.md", effective: DEFAULT_PATHS, storage: m.storage })).toEqual({ removed: true, list: [] });
+    expect(parseSettings(m.read(file))).toEqual({ contextPrune: { protectedPaths: [] } });
   });
 
   it("removing an absent pattern changes nothing", () => {
-    const file = write("settings.json", '{ "contextPrune": { "protectedPaths": ["a"] } }');
-    const before = read(file);
-    expect(removeProtectedPath({ file, pattern: "b", effective: ["a"] })).toEqual({ removed: false, list: ["a"] });
-    expect(read(file)).toBe(before);
+    const m = inMemory();
+    const file = m.write("settings.json", '{ "contextPrune": { "protectedPaths": ["a"] } }');
+    const before = m.read(file);
+    expect(removeProtectedPath({ file, pattern: "b", effective: ["a"], storage: m.storage })).toEqual({ removed: false, list: ["a"] });
+    expect(m.read(file)).toBe(before);
   });
 
   it("rejects an empty pattern", () => {
-    expect(() => addProtectedPath({ file: join(dir, "s.json"), pattern: "  ", effective: [] })).toThrow(TypeError);
+    const m = inMemory();
+    expect(() => addProtectedPath({ file: "/home/me/s.json", pattern: "  ", effective: [], storage: m.storage })).toThrow(TypeError);
+    expect(m.files.size).toBe(0);
   });
 
-  it("what is written is what loadConfig reads back", () => {
-    const agentDir = join(dir, "agent");
-    const cwd = join(dir, "work");
-    addProtectedPath({ file: join(cwd, ".pi", "settings.json"), pattern: "docs/**", effective: DEFAULT_PATHS });
-    setPruneSetting(join(agentDir, "settings.json"), ["chainCompression", "rollingWindow"], 6);
-    const loaded = loadConfig({ agentDir, cwd });
-    expect(loaded.warnings).toEqual([]);
-    expect(loaded.config.protectedPaths).toEqual(["**/skills/**/*.md", "docs/**"]);
-    expect(loaded.config.chainCompression.rollingWindow).toBe(6);
-  });
+  for (const where of ["in memory", "on disk"] as const) {
+    it(`what is written is what loadConfig reads back (${where})`, () => {
+      const storage = where === "in memory" ? inMemory().storage : undefined;
+      const root = where === "in memory" ? "/home/me" : dir;
+      const agentDir = join(root, "agent");
+      const cwd = join(root, "work");
+      addProtectedPath({ file: join(cwd, ".pi", "settings.json"), pattern: "docs/**", effective: DEFAULT_PATHS, storage });
+      setPruneSetting(join(agentDir, "settings.json"), ["chainCompression", "rollingWindow"], 6, storage);
+      const loaded = loadConfig({ agentDir, cwd, storage });
+      expect(loaded.warnings).toEqual([]);
+      expect(loaded.config.protectedPaths).toEqual(["**/skills/**/*.md", "docs/**"]);
+      expect(loaded.config.chainCompression.rollingWindow).toBe(6);
+    });
+  }
 });
 
 describe("setPruneSetting", () => {
   it("sets nested keys, creating parents", () => {
-    const file = write("settings.json", '{\n  "theme": "dark"\n}\n');
-    expect(setPruneSetting(file, ["chainCompression", "rollingWindow"], 5)).toEqual({ changed: true });
-    expect(read(file)).toBe('{\n  "theme": "dark",\n  "contextPrune": {\n    "chainCompression": {\n      "rollingWindow": 5\n    }\n  }\n}\n');
-    expect(setPruneSetting(file, ["chainCompression", "rollingWindow"], 5)).toEqual({ changed: false });
+    const m = inMemory();
+    const file = m.write("settings.json", '{\n  "theme": "dark"\n}\n');
+    expect(setPruneSetting(file, ["chainCompression", "rollingWindow"], 5, m.storage)).toEqual({ changed: true });
+    expect(m.read(file)).toBe('{\n  "theme": "dark",\n  "contextPrune": {\n    "chainCompression": {\n      "rollingWindow": 5\n    }\n  }\n}\n');
+    expect(setPruneSetting(file, ["chainCompression", "rollingWindow"], 5, m.storage)).toEqual({ changed: false });
   });
 
   it("undefined removes the key", () => {
-    const file = write("settings.json", '{\n  "contextPrune": {\n    "minBatchChars": 5,\n    "enabled": true\n  }\n}\n');
-    expect(setPruneSetting(file, ["minBatchChars"], undefined)).toEqual({ changed: true });
-    expect(read(file)).toBe('{\n  "contextPrune": {\n    "enabled": true\n  }\n}\n');
+    const m = inMemory();
+    const file = m.write("settings.json", '{\n  "contextPrune": {\n    "minBatchChars": 5,\n    "enabled": true\n  }\n}\n');
+    expect(setPruneSetting(file, ["minBatchChars"], undefined, m.storage)).toEqual({ changed: true });
+    expect(m.read(file)).toBe('{\n  "contextPrune": {\n    "enabled": true\n  }\n}\n');
   });
 
   it("rejects an empty key path", () => {
-    expect(() => setPruneSetting(join(dir, "s.json"), [], 1)).toThrow(TypeError);
+    expect(() => setPruneSetting("/home/me/s.json", [], 1, inMemory().storage)).toThrow(TypeError);
   });
 });
 
 describe("two processes writing at once", () => {
   const nodeBinary = existsSync(join(repoRoot, "node_modules/.bin/node")) ? join(repoRoot, "node_modules/.bin/node") : process.execPath;
-  const moduleUrl = pathToFileURL(join(repoRoot, "core/src/settings/settings-writer.ts")).href;
+  const storageUrl = pathToFileURL(join(repoRoot, "core/src/settings/settings-storage.ts")).href;
+  const writerUrl = pathToFileURL(join(repoRoot, "core/src/settings/settings-writer.ts")).href;
 
   function runWriter(script: string, args: string[]): Promise<string> {
     return new Promise((resolvePromise, reject) => {
@@ -360,11 +423,85 @@ describe("two processes writing at once", () => {
     });
   }
 
-  it("both processes' patterns end up present, or a call fails with a clear error; never a corrupted file", async () => {
+  interface RacedWrite {
+    outcome: { ok: true; added: boolean; list: string[] } | { ok: false; code?: string; message: string };
+    /** Every text this writer read from the settings file, in order. */
+    reads: string[];
+  }
+
+  it("both read the file before either renames: the lock and the re-read under it keep both patterns", async () => {
+    const original = '{\n  // shared\n  "theme": "dark"\n}\n';
+    const file = write("project/.pi/settings.json", original);
+    const barrier = join(dir, "barrier");
+    mkdirSync(barrier);
+    // Each writer is held right after its first read of the settings file until the other has read
+    // it too; the real file storage does everything else (lock file, temp file, compare, rename).
+    const script = write(
+      "raced-writer.mjs",
+      `import { existsSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileSettingsStorage } from ${JSON.stringify(storageUrl)};
+import { addProtectedPath } from ${JSON.stringify(writerUrl)};
+const [file, pattern, me, other, barrier] = process.argv.slice(2);
+const target = realpathSync(file);
+const reads = [];
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+const storage = {
+  ...fileSettingsStorage,
+  readFile(path) {
+    const result = fileSettingsStorage.readFile(path);
+    if (path !== target) return result;
+    reads.push(result.text);
+    if (reads.length === 1) {
+      writeFileSync(join(barrier, me), "");
+      const deadline = Date.now() + 20000;
+      while (!existsSync(join(barrier, other))) {
+        if (Date.now() > deadline) throw new Error("the other writer never read the file");
+        sleep(2);
+      }
+    }
+    return result;
+  },
+};
+let outcome;
+try {
+  outcome = { ok: true, ...addProtectedPath({ file, pattern, effective: ["**/skills/**/*.md"], storage }) };
+} catch (error) {
+  outcome = { ok: false, code: error.code, message: error.message };
+}
+process.stdout.write(JSON.stringify({ outcome, reads }));
+`,
+    );
+    const [alpha, beta] = (
+      await Promise.all([
+        runWriter(script, [file, "alpha/**", "alpha", "beta", barrier]),
+        runWriter(script, [file, "beta/**", "beta", "alpha", barrier]),
+      ])
+    ).map((output) => JSON.parse(output) as RacedWrite);
+
+    // The race happened: each writer's first read is the file as it was before either wrote.
+    expect(alpha!.reads[0]).toBe(original);
+    expect(beta!.reads[0]).toBe(original);
+    // The writer that took the lock second read the file again under it and found the first's pattern.
+    const sawOther = (raced: RacedWrite, pattern: string) => raced.reads.slice(1).some((text) => text.includes(pattern));
+    expect([sawOther(alpha!, "beta/**"), sawOther(beta!, "alpha/**")].filter(Boolean)).toHaveLength(1);
+    const [first, second, firstPattern, secondPattern] = sawOther(beta!, "alpha/**")
+      ? [alpha!, beta!, "alpha/**", "beta/**"]
+      : [beta!, alpha!, "beta/**", "alpha/**"];
+
+    expect(first.outcome).toEqual({ ok: true, added: true, list: ["**/skills/**/*.md", firstPattern] });
+    expect(second.outcome).toEqual({ ok: true, added: true, list: ["**/skills/**/*.md", firstPattern, secondPattern] });
+    expect(read(file)).toBe(
+      `{\n  // shared\n  "theme": "dark",\n  "contextPrune": {\n    "protectedPaths": [\n      "**/skills/**/*.md",\n      "${firstPattern}",\n      "${secondPattern}"\n    ]\n  }\n}\n`,
+    );
+    expect(readdirSync(join(dir, "project/.pi"))).toEqual(["settings.json"]);
+  });
+
+  it("25 patterns each, started together: every call succeeds and all 50 patterns are in the file once", async () => {
     const file = write("project/.pi/settings.json", '{\n  // shared\n  "theme": "dark"\n}\n');
     const script = write(
       "writer.mjs",
-      `import { addProtectedPath } from ${JSON.stringify(moduleUrl)};
+      `import { addProtectedPath } from ${JSON.stringify(writerUrl)};
 const [file, prefix, count, startAt] = process.argv.slice(2);
 // Start together: both processes spin until the same moment.
 while (Date.now() < Number(startAt)) {}
@@ -372,8 +509,7 @@ const outcomes = [];
 for (let i = 0; i < Number(count); i++) {
   const pattern = prefix + "/" + i + "/**";
   try {
-    addProtectedPath({ file, pattern, effective: ["**/skills/**/*.md"] });
-    outcomes.push({ pattern, ok: true });
+    outcomes.push({ pattern, ok: true, ...addProtectedPath({ file, pattern, effective: ["**/skills/**/*.md"] }) });
   } catch (error) {
     outcomes.push({ pattern, ok: false, code: error.code, message: error.message });
   }
@@ -384,20 +520,51 @@ process.stdout.write(JSON.stringify(outcomes));
     const perWriter = 25;
     const startAt = String(Date.now() + 1500);
     const outputs = await Promise.all(["alpha", "beta"].map((prefix) => runWriter(script, [file, prefix, String(perWriter), startAt])));
-    const outcomes = outputs.flatMap((output) => JSON.parse(output) as Array<{ pattern: string; ok: boolean; code?: string; message?: string }>);
+    const outcomes = outputs.flatMap((output) => JSON.parse(output) as Array<{ pattern: string; ok: boolean; added?: boolean }>);
 
+    expect(outcomes.filter((outcome) => !outcome.ok)).toEqual([]);
+    expect(outcomes.every((outcome) => outcome.added === true)).toBe(true);
     expect(read(file)).toContain("// shared");
-    const list = protectedPathsIn(file) as string[];
+    const list = protectedPathsIn(read(file)) as string[];
     expect(list[0]).toBe("**/skills/**/*.md");
-    expect(new Set(list).size).toBe(list.length);
-    for (const outcome of outcomes) {
-      if (outcome.ok) expect(list).toContain(outcome.pattern);
-      else {
-        expect(outcome.code).toBe("conflict");
-        expect(outcome.message).toMatch(/try again/);
-      }
-    }
-    expect(outcomes.filter((outcome) => outcome.ok).length).toBeGreaterThan(0);
+    expect([...list].sort()).toEqual(["**/skills/**/*.md", ...outcomes.map((outcome) => outcome.pattern)].sort());
     expect(readdirSync(join(dir, "project/.pi"))).toEqual(["settings.json"]);
+  });
+});
+
+describe("a change by someone who ignores the lock (Pi saving its settings, an editor)", () => {
+  /** The real file storage, with `outsider` run right after each temp file is written, before the writer compares and renames. */
+  function storageWithOutsider(outsider: (attempt: number) => void): SettingsStorage {
+    let attempts = 0;
+    return {
+      ...fileSettingsStorage,
+      createFile(path, text, options) {
+        fileSettingsStorage.createFile(path, text, options);
+        if (path.endsWith(".tmp")) outsider(++attempts);
+      },
+    };
+  }
+
+  it("made between the writer's read and its rename: noticed, and the edit is redone on the new text", () => {
+    const file = write("settings.json", '{\n  // shared\n  "theme": "dark"\n}\n');
+    let outsiderWrites = 0;
+    const storage = storageWithOutsider((attempt) => {
+      if (attempt > 1) return;
+      outsiderWrites++;
+      writeFileSync(file, '{\n  // shared\n  "theme": "light"\n}\n');
+    });
+    expect(addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage })).toEqual({ added: true, list: ["**/skills/**/*.md", "docs/**"] });
+    expect(outsiderWrites).toBe(1);
+    expect(read(file)).toBe('{\n  // shared\n  "theme": "light",\n  "contextPrune": {\n    "protectedPaths": [\n      "**/skills/**/*.md",\n      "docs/**"\n    ]\n  }\n}\n');
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
+  });
+
+  it("made before every rename: refused as a conflict, the outsider's text kept, nothing of ours written", () => {
+    const file = write("settings.json", "{}");
+    const storage = storageWithOutsider((attempt) => writeFileSync(file, `{ "theme": "saved ${attempt}" }`));
+    const error = expectThrowsSettingsError(() => setPruneSetting(file, ["enabled"], false, storage), "conflict", file);
+    expect(error.message).toBe(`${file} changed while writing; nothing was written, try again`);
+    expect(read(file)).toBe('{ "theme": "saved 4" }');
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
   });
 });
