@@ -66,7 +66,10 @@ export function readRegularFile(path: string): { text: string; mode: number } {
   }
 }
 
-/** Writes through a symlinked settings file (dotfile managers) instead of replacing the link. */
+/**
+ * Writes through a symlinked settings file (dotfile managers) instead of replacing the link, also
+ * when the link's target does not exist yet (it is then created).
+ */
 function resolveWriteTarget(file: string): string {
   try {
     return realpathSync(file);
