@@ -8,7 +8,9 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startModelServer, type Reply, type ModelRequest } from "../test/helpers/model-server.ts";
-import { assertRunOk, createPiWorkspace, neutralizeSessionText, runPi, scriptedAgent } from "../test/helpers/pi-runner.ts";
+import { createPiWorkspace } from "../test/helpers/pi-workspace.ts";
+import { assertRunOk, runPi } from "../test/helpers/run-pi.ts";
+import { neutralizeSessionText, scriptedAgent } from "../test/helpers/real-session.ts";
 import { Rng, SKILL_PATH, prose, skillText, sourceFile } from "./lib/gen.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -2,7 +2,10 @@
 // The server's log of request bodies is the proof of what the model saw.
 import { afterEach, describe, expect, it } from "vitest";
 import { startModelServer, type ChatMessage, type ChatRequestBody, type ModelRequest, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, runPi, startPiRpc, type JsonRecord, type PiWorkspace } from "../helpers/pi-runner.ts";
+import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import { runPi } from "../helpers/run-pi.ts";
+import { startPiRpc } from "../helpers/pi-rpc.ts";
+import type { JsonRecord } from "../helpers/jsonl-records.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, requestChars } from "../helpers/pruner-e2e.ts";
 
 const SKILL = "# Release skill\n\n1. Run the release gate before tagging.\n2. Never skip step 1.\n";

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { makeRealSession } from "../helpers/pi-runner.ts";
+import { makeRealSession } from "../helpers/real-session.ts";
 import { EXTENSION, goodSummary } from "../helpers/pruner-e2e.ts";
 
 const bin = fileURLToPath(new URL("../../pi-extension/bin/pi-pruner.js", import.meta.url));

@@ -4,7 +4,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { startModelServer, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, runPi, startPiRpc, type PiWorkspace } from "../helpers/pi-runner.ts";
+import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import { runPi } from "../helpers/run-pi.ts";
+import { startPiRpc } from "../helpers/pi-rpc.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
 
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}`).join("\n");

@@ -16,7 +16,9 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { startModelServer, type ModelRequest, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, parseJsonl, startPiRpc, type JsonRecord, type PiRpc, type PiWorkspace } from "../helpers/pi-runner.ts";
+import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import { startPiRpc, type PiRpc } from "../helpers/pi-rpc.ts";
+import { parseJsonl, type JsonRecord } from "../helpers/jsonl-records.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
 import { persistedProblems, pruneEntries } from "../helpers/pruner-invariants.ts";
 import { messageText } from "../helpers/model-server.ts";

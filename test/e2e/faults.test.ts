@@ -12,7 +12,9 @@ import { createServer as createTcpServer, connect, type Server as TcpServer, typ
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deadBaseUrl, startModelServer, type ModelServer, type ModelRequest, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, startPiRpc, type JsonRecord, type PiRpc, type PiWorkspace } from "../helpers/pi-runner.ts";
+import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import { startPiRpc, type PiRpc } from "../helpers/pi-rpc.ts";
+import type { JsonRecord } from "../helpers/jsonl-records.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, refsAsked, toolMessages } from "../helpers/pruner-e2e.ts";
 import { persistedProblems, pruneEntries } from "../helpers/pruner-invariants.ts";
 

@@ -9,19 +9,12 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { deadBaseUrl, startModelServer, toolResults } from "../helpers/model-server.ts";
 import type { ModelServer } from "../helpers/model-server.ts";
-import {
-  FIXTURE_PLACEHOLDERS,
-  PI_FIXTURES_DIR,
-  REPO_ROOT,
-  assertRunOk,
-  createPiWorkspace,
-  makeRealSession,
-  parseJsonl,
-  runPi,
-  startPiRpc,
-  writeRealSessionFixture,
-} from "../helpers/pi-runner.ts";
-import type { JsonRecord, PiRpc, PiWorkspace, RealSession } from "../helpers/pi-runner.ts";
+import { createPiWorkspace } from "../helpers/pi-workspace.ts";
+import { REPO_ROOT } from "../helpers/pi-process.ts";
+import { assertRunOk, runPi } from "../helpers/run-pi.ts";
+import { startPiRpc, type PiRpc } from "../helpers/pi-rpc.ts";
+import { parseJsonl, type JsonRecord } from "../helpers/jsonl-records.ts";
+import { FIXTURE_PLACEHOLDERS, PI_FIXTURES_DIR, makeRealSession, writeRealSessionFixture, type RealSession } from "../helpers/real-session.ts";
 
 const PROBE = "test/fixtures/pi/probe-extension.ts";
 const FIXTURE = join(PI_FIXTURES_DIR, "real-session.jsonl");

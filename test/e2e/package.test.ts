@@ -9,7 +9,9 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startModelServer, type ModelServer } from "../helpers/model-server.ts";
-import { BIN_DIR, createPiWorkspace, REPO_ROOT, runPi, type PiWorkspace } from "../helpers/pi-runner.ts";
+import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import { BIN_DIR, REPO_ROOT } from "../helpers/pi-process.ts";
+import { runPi } from "../helpers/run-pi.ts";
 import { agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
 import { prunedSessionBuilder } from "../helpers/fixtures.ts";
 

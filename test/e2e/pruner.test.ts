@@ -3,7 +3,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { startModelServer, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, runPi, startPiRpc, type PiWorkspace, type JsonRecord } from "../helpers/pi-runner.ts";
+import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import { runPi } from "../helpers/run-pi.ts";
+import { startPiRpc } from "../helpers/pi-rpc.ts";
+import type { JsonRecord } from "../helpers/jsonl-records.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
 
 const BIG_OUTPUT_TOOL = "test/fixtures/pi/big-output-tool.ts";

@@ -1,7 +1,7 @@
 // What the pruner's persisted entries must satisfy, stated independently of core: used by the
 // real-Pi fault and crash tests on the entries of a (linear) session, in file order.
 import { existsSync } from "node:fs";
-import type { JsonRecord } from "./pi-runner.ts";
+import type { JsonRecord } from "./jsonl-records.ts";
 
 const PRUNE_PREFIX = "context-prune-";
 
