@@ -11,6 +11,8 @@
 //   - the second entry with an id already taken is reported, the first one is kept;
 //   - a line that is not JSON, or JSON that is not such an object, is reported by line number.
 import fc from "fast-check";
+import { prunedSessionBuilder } from "./fixtures.ts";
+import type { SessionBuilder } from "./session-builder.ts";
 
 const ISO = "2025-01-01T12:00:00.000Z";
 
@@ -20,7 +22,7 @@ export const TOOL_NAMES = ["read", "bash", "grep", "context_tree_query", "fetch_
 export const RESULT_TIMESTAMPS = [1_000, 2_000, 3_000] as const;
 const SHORT_IDS = ["t1", "t2", "t3", "t10"] as const;
 const PATHS = ["src/a.ts", "skills/x/SKILL.md", "../../etc/passwd", "/abs/path.txt", "C:\\u\\skills\\x\\SKILL.md"] as const;
-const PRUNE_TYPES = [
+export const PRUNE_TYPES = [
   "context-prune-index",
   "context-prune-summary",
   "context-prune-dedup-alias",
@@ -466,4 +468,56 @@ function coherentBlock(recipe: { calls: number; summarize: boolean; spill: boole
   }
   out.push({ type: "message", message: { role: "assistant", content: [{ type: "text", text: `done ${n}` }], stopReason: "stop", timestamp: n } });
   return out;
+}
+
+// ------------------------------------------------------------------------------------ sessions to cut
+
+/**
+ * A session holding every entry the pruner writes: a spilled record, a summarized batch with its
+ * summary and frontier, a dedup alias, the chain entry that compresses the first exchange, and
+ * stats; the same entries and fields the pruner persists, built rather than recorded.
+ */
+export function everyPrunerEntrySession(): SessionBuilder {
+  const b = prunedSessionBuilder();
+  const message = (match: (m: { role: string; toolCallId?: string; content?: unknown }) => boolean) =>
+    (b.entries.find((e) => e.type === "message" && match((e as { message: { role: string } }).message)) as { message: { timestamp: number } }).message.timestamp;
+  const resultAt = (id: string) => message((m) => m.role === "toolResult" && m.toolCallId === id);
+  const textOf = (m: { content?: unknown }) => (Array.isArray(m.content) ? m.content.map((c: { text?: string }) => c.text ?? "").join("") : String(m.content));
+  b.custom("context-prune-frontier", { lastAttemptedToolCallId: "c4", lastAttemptedToolName: "read", lastAttemptedTimestamp: resultAt("c4"), attemptedBatchCount: 2, attemptedToolCallCount: 3, outcome: "skipped-deduped" });
+  b.custom("context-prune-chain", {
+    blockId: "b1",
+    startUserTimestamp: message((m) => m.role === "user" && textOf(m) === "fix the build"),
+    finalAssistantTimestamp: message((m) => m.role === "assistant" && textOf(m) === "built"),
+    droppedToolCallIds: ["c2", "c3"],
+    droppedOccurrenceKeys: [`c2@${resultAt("c2")}`, `c3@${resultAt("c3")}`],
+    protectedToolCallIds: ["c1"],
+    toolRefs: ["t1", "t2"],
+    compressedAt: resultAt("c4") + 500,
+    bodySource: "batch-summaries",
+  });
+  b.custom("context-prune-stats", { totalInputTokens: 420, totalOutputTokens: 36, totalCost: 0.0021, callCount: 1, chainsCompressed: 1, rangesSummarized: 0 });
+  b.user("and now?");
+  b.assistant("nothing left to do");
+  return b;
+}
+
+/**
+ * `count` cut offsets of a session file from a seed: its two ends, then in turn the end of a
+ * line without its newline, the byte after the newline, and a point inside a line.
+ */
+export function sampleCuts(bytes: Buffer, count: number, seed: number): number[] {
+  const lineEnds: number[] = [];
+  for (let i = bytes.indexOf(0x0a); i >= 0; i = bytes.indexOf(0x0a, i + 1)) lineEnds.push(i);
+  const picks = fc.sample(fc.tuple(fc.nat(), fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true })), { numRuns: count - 2, seed });
+  return [
+    0,
+    bytes.length,
+    ...picks.map(([k, f], i) => {
+      const line = k % lineEnds.length;
+      const start = line === 0 ? 0 : lineEnds[line - 1]! + 1;
+      if (i % 3 === 0) return lineEnds[line]!;
+      if (i % 3 === 1) return lineEnds[line]! + 1;
+      return start + Math.floor(f * (lineEnds[line]! - start));
+    }),
+  ];
 }

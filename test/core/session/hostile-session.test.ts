@@ -22,10 +22,13 @@ import { buildModelView, messagesAsText } from "../../../core/src/view/model-vie
 import { withBodies } from "../../../core/src/session/lazy-bodies.ts";
 import { largeSession } from "../../vscode/fixtures/sessions.ts";
 import { inspectJson, inspectText, main } from "../../../core/src/cli/cli.ts";
-import { assemble, hostileFile, type HostileFile } from "../../helpers/hostile-session.ts";
+import { assemble, everyPrunerEntrySession, hostileFile, PRUNE_TYPES, sampleCuts, type HostileFile } from "../../helpers/hostile-session.ts";
+import { generateSession } from "../../../bench/lib/sessions.ts";
 
 const config = DEFAULT_CONFIG;
 const FIXTURE = fileURLToPath(new URL("../../fixtures/pi/real-session.jsonl", import.meta.url));
+/** Cuts sampled from the built session and the two generated ones: line ends, the bytes around them, and points inside lines. */
+const SAMPLED_CUTS = { built: 1500, small: 1000, mid: 500 };
 const BIN = fileURLToPath(new URL("../../../pi-extension/bin/pi-pruner.js", import.meta.url));
 
 const dir = mkdtempSync(join(tmpdir(), "pp-hostile-"));
@@ -76,122 +79,180 @@ function expectViewsHold(data: SessionData, leafId: string | undefined, file = "
   expect(Number.isFinite(model.rawChars) && Number.isFinite(model.modelChars)).toBe(true);
 }
 
-// ------------------------------------------------------------------------------------ 1–3: a real session
+// ------------------------------------------------------------------------------------ 1–3: real and generated sessions
 
-describe("a real Pi session, cut and appended anywhere", () => {
-  const full = readFileSync(FIXTURE);
-  /** For each line: where its content ends (its newline's offset). */
-  const lineEnds: number[] = [];
-  for (let i = full.indexOf(0x0a); i >= 0; i = full.indexOf(0x0a, i + 1)) lineEnds.push(i);
-  let fullData: SessionData;
-  beforeAll(async () => {
-    fullData = await readSessionFile(FIXTURE);
-    expect(fullData.errors).toEqual([]);
-    expect(fullData.header).toBeDefined();
-    expect(fullData.entries.length).toBe(lineEnds.length - 1);
-  });
+/** A session file to cut and append: every byte of a small one, a sample of offsets of a long one. */
+interface CutFixture {
+  bytes: Buffer;
+  /** Where to cut; all of them when absent (every byte). */
+  offsets?: number[];
+  /** Runs and seeds of the chunked-read and the piecewise-append properties. */
+  chunkRuns: number;
+  appendRuns: number;
+  seed: number;
+  /** Smallest read chunk: one byte at a time on a long file would be all system calls. */
+  minChunkBytes: number;
+}
 
-  /** What a reader must make of the first `n` bytes. */
-  function expectedAt(n: number) {
-    const complete = lineEnds.filter((end) => end <= n).length; // lines whose content is all there
-    const lineStart = complete === 0 ? 0 : lineEnds[complete - 1]! + 1;
-    const torn = n > lineStart && (complete >= lineEnds.length || lineEnds[complete]! > n); // part of the next line
-    const entryIds = fullData.entries.slice(0, Math.max(0, complete - 1)).map((e) => e.id);
-    return { complete, torn, tornLine: complete + 1, entryIds };
-  }
+/**
+ * The three cut families for one session file: cut at each offset (the in-memory reader, with the
+ * views at each distinct reader state), the same cuts read from disk in random chunk sizes, and
+ * the file appended in random pieces and read incrementally.
+ */
+function describeCuts(name: string, cutsLabel: string, make: () => Promise<CutFixture>): void {
+  describe(`${name}, cut and appended anywhere`, () => {
+    let fixture: CutFixture;
+    let full: Buffer;
+    /** For each line: where its content ends (its newline's offset). */
+    const lineEnds: number[] = [];
+    let fullData: SessionData;
+    beforeAll(async () => {
+      fixture = await make();
+      full = fixture.bytes;
+      for (let i = full.indexOf(0x0a); i >= 0; i = full.indexOf(0x0a, i + 1)) lineEnds.push(i);
+      const path = tempPath("cut-full");
+      writeFileSync(path, full);
+      fullData = await readSessionFile(path);
+      expect(fullData.errors).toEqual([]);
+      expect(fullData.header).toBeDefined();
+      expect(fullData.entries.length).toBe(lineEnds.length - 1);
+    });
 
-  /**
-   * After a full read a torn last line is reported ("cut off"). A tail read leaves a new partial
-   * line alone until its newline arrives (the writer may be in the middle of it): `tail` allows that.
-   */
-  function expectCut(data: SessionData, n: number, tail = false): void {
-    const want = expectedAt(n);
-    const ids = data.entries.map((e) => e.id);
-    // A last line that lacks only its newline: a full read takes it, a tail read waits for the newline.
-    const waiting = tail && want.complete > 0 && lineEnds[want.complete - 1] === n ? expectedAt(n - 1) : want;
-    if (tail && ids.length === waiting.entryIds.length) expect(ids).toEqual(waiting.entryIds);
-    else expect(ids).toEqual(want.entryIds);
-    if (!tail || waiting === want) expect(data.header !== undefined).toBe(want.complete >= 1);
-    if (tail) {
-      // Only the line still waiting for its newline may be reported (by an earlier full read).
-      const lastLine = lineEnds.filter((end) => end < n).length + 1;
-      for (const error of data.errors) expect(error).toMatchObject({ line: lastLine, message: expect.stringContaining("cut off") });
-    } else if (want.torn) {
-      expect(data.errors).toHaveLength(1);
-      expect(data.errors[0]).toMatchObject({ line: want.tornLine, message: expect.stringContaining("cut off") });
-    } else expect(data.errors).toEqual([]);
-  }
-
-  it("cut at every byte: every complete line is read, the torn one is listed by number, views hold", () => {
-    // The fixture is ASCII, so a prefix of its text is exactly a prefix of its bytes: the in-memory
-    // reader (the same line reader the file reader feeds) sees every cut; the file reader sees random
-    // cuts in random chunk sizes in the next test.
-    expect(full.every((byte) => byte < 0x80)).toBe(true);
-    const text = full.toString("latin1");
-    let slowest = 0;
-    // The views depend only on what was read: they run once per distinct reader state
-    // (entries read, line reported), the reader itself at every byte.
-    const viewed = new Set<string>();
-    for (let n = full.length; n >= 0; n--) {
-      const started = performance.now();
-      const data = parseSessionText(text.slice(0, n));
-      expectCut(data, n);
-      const state = `${data.entries.length}:${data.header ? 1 : 0}:${data.errors.map((e) => e.line).join(",")}`;
-      if (!viewed.has(state)) {
-        viewed.add(state);
-        expectViewsHold(data, undefined);
-        count("real session cut: distinct states viewed");
-      }
-      slowest = Math.max(slowest, performance.now() - started);
-      count("real session cut at every byte");
+    /** What a reader must make of the first `n` bytes. */
+    function expectedAt(n: number) {
+      const complete = lineEnds.filter((end) => end <= n).length; // lines whose content is all there
+      const lineStart = complete === 0 ? 0 : lineEnds[complete - 1]! + 1;
+      const torn = n > lineStart && (complete >= lineEnds.length || lineEnds[complete]! > n); // part of the next line
+      const entryIds = fullData.entries.slice(0, Math.max(0, complete - 1)).map((e) => e.id);
+      return { complete, torn, tornLine: complete + 1, entryIds };
     }
-    expect(slowest).toBeLessThan(10_000);
-  });
 
-  it("the same cuts read in chunks of any size give the same result", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: full.length }), fc.integer({ min: 1, max: 4096 }), async (n, chunkBytes) => {
-        const file = tempPath("chunk");
-        writeFileSync(file, full.subarray(0, n));
-        const data = await readSessionFile(file, { chunkBytes });
+    /**
+     * After a full read a torn last line is reported ("cut off"). A tail read leaves a new partial
+     * line alone until its newline arrives (the writer may be in the middle of it): `tail` allows that.
+     */
+    function expectCut(data: SessionData, n: number, tail = false): void {
+      const want = expectedAt(n);
+      const ids = data.entries.map((e) => e.id);
+      // A last line that lacks only its newline: a full read takes it, a tail read waits for the newline.
+      const waiting = tail && want.complete > 0 && lineEnds[want.complete - 1] === n ? expectedAt(n - 1) : want;
+      if (tail && ids.length === waiting.entryIds.length) expect(ids).toEqual(waiting.entryIds);
+      else expect(ids).toEqual(want.entryIds);
+      if (!tail || waiting === want) expect(data.header !== undefined).toBe(want.complete >= 1);
+      if (tail) {
+        // Only the line still waiting for its newline may be reported (by an earlier full read).
+        const lastLine = lineEnds.filter((end) => end < n).length + 1;
+        for (const error of data.errors) expect(error).toMatchObject({ line: lastLine, message: expect.stringContaining("cut off") });
+      } else if (want.torn) {
+        expect(data.errors).toHaveLength(1);
+        expect(data.errors[0]).toMatchObject({ line: want.tornLine, message: expect.stringContaining("cut off") });
+      } else expect(data.errors).toEqual([]);
+    }
+
+    it(`cut at ${cutsLabel}: every complete line is read, the torn one is listed by number, views hold`, () => {
+      // The in-memory reader (the same line reader the file reader feeds) sees each cut; a cut inside
+      // a character only spoils the torn line. The file reader sees random cuts in the next test.
+      const offsets = fixture.offsets ?? Array.from({ length: full.length + 1 }, (_, i) => full.length - i);
+      let slowest = 0;
+      // The views depend only on what was read: they run once per distinct reader state
+      // (entries read, line reported), the reader itself at every cut.
+      const viewed = new Set<string>();
+      for (const n of offsets) {
+        const started = performance.now();
+        const data = parseSessionText(full.subarray(0, n).toString("utf8"));
         expectCut(data, n);
-        count("real session, random chunk sizes");
-        rmSync(file);
-      }),
-      { numRuns: 1000, seed: 7 },
-    );
-  });
-
-  it("appended in random pieces and read incrementally, it ends exactly like one full read", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(fc.integer({ min: 1, max: full.length - 1 }), { maxLength: 12 }), fc.integer({ min: 64, max: 4096 }), async (cuts, chunkBytes) => {
-        const file = tempPath("tail");
-        const points = [0, ...cuts.sort((a, b) => a - b), full.length];
-        writeFileSync(file, "");
-        let data: SessionData | undefined;
-        const seen: string[] = [];
-        for (let i = 1; i < points.length; i++) {
-          appendFileSync(file, full.subarray(points[i - 1]!, points[i]!));
-          if (!data) {
-            data = await readSessionFile(file, { chunkBytes });
-            seen.push(...data.entries.map((e) => e.id));
-          } else {
-            const tail = await readSessionTail(file, data, { chunkBytes });
-            if (tail.reset) seen.length = 0;
-            seen.push(...tail.entries.map((e) => e.id));
-          }
-          expectCut(data, points[i]!, true);
+        const state = `${data.entries.length}:${data.header ? 1 : 0}:${data.errors.map((e) => e.line).join(",")}`;
+        if (!viewed.has(state)) {
+          viewed.add(state);
+          expectViewsHold(data, undefined);
+          count(`${name} cut: distinct states viewed`);
         }
-        // Every entry was handed out exactly once.
-        expect(seen).toEqual(fullData.entries.map((e) => e.id));
-        expect(data!.bytes).toBe(full.length);
-        count("real session appended in pieces (tail reads)");
-        rmSync(file);
-      }),
-      { numRuns: 300, seed: 11 },
-    );
+        slowest = Math.max(slowest, performance.now() - started);
+        count(`${name} cut at ${fixture.offsets ? "sampled offsets" : "every byte"}`);
+      }
+      expect(slowest).toBeLessThan(10_000);
+    });
+
+    it("the same cuts read in chunks of any size give the same result", async () => {
+      const cut = fixture.offsets ? fc.constantFrom(...fixture.offsets) : fc.integer({ min: 0, max: full.length });
+      await fc.assert(
+        fc.asyncProperty(cut, fc.integer({ min: fixture.minChunkBytes, max: 4096 }), async (n, chunkBytes) => {
+          const file = tempPath("chunk");
+          writeFileSync(file, full.subarray(0, n));
+          const data = await readSessionFile(file, { chunkBytes });
+          expectCut(data, n);
+          count(`${name}, random chunk sizes`);
+          rmSync(file);
+        }),
+        { numRuns: fixture.chunkRuns, seed: fixture.seed },
+      );
+    });
+
+    it("appended in random pieces and read incrementally, it ends exactly like one full read", async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.uniqueArray(fc.integer({ min: 1, max: full.length - 1 }), { maxLength: 12 }), fc.integer({ min: Math.max(64, fixture.minChunkBytes), max: 4096 }), async (cuts, chunkBytes) => {
+          const file = tempPath("tail");
+          const points = [0, ...cuts.sort((a, b) => a - b), full.length];
+          writeFileSync(file, "");
+          let data: SessionData | undefined;
+          const seen: string[] = [];
+          for (let i = 1; i < points.length; i++) {
+            appendFileSync(file, full.subarray(points[i - 1]!, points[i]!));
+            if (!data) {
+              data = await readSessionFile(file, { chunkBytes });
+              seen.push(...data.entries.map((e) => e.id));
+            } else {
+              const tail = await readSessionTail(file, data, { chunkBytes });
+              if (tail.reset) seen.length = 0;
+              seen.push(...tail.entries.map((e) => e.id));
+            }
+            expectCut(data, points[i]!, true);
+          }
+          // Every entry was handed out exactly once.
+          expect(seen).toEqual(fullData.entries.map((e) => e.id));
+          expect(data!.bytes).toBe(full.length);
+          count(`${name} appended in pieces (tail reads)`);
+          rmSync(file);
+        }),
+        { numRuns: fixture.appendRuns, seed: fixture.seed + 4 },
+      );
+    });
   });
+}
+
+// The real session is ASCII, so every byte is a cut between characters.
+describeCuts("real session", "every byte", async () => {
+  const bytes = readFileSync(FIXTURE);
+  expect(bytes.every((byte) => byte < 0x80)).toBe(true);
+  return { bytes, chunkRuns: 1000, appendRuns: 300, seed: 7, minChunkBytes: 1 };
 });
+
+// The pruner's every entry type (index, spilled record, summary, dedup alias, chain, frontier,
+// stats), built as the pruner writes them.
+describeCuts("a session with every pruner entry", `${SAMPLED_CUTS.built} sampled offsets`, async () => {
+  const bytes = Buffer.from(everyPrunerEntrySession().toJsonl());
+  const types = new Set(parseSessionText(bytes.toString("utf8")).entries.map((e) => (e as { customType?: string }).customType));
+  for (const type of PRUNE_TYPES) expect(types).toContain(type);
+  expect(bytes.toString("utf8")).toContain('"spillPath"');
+  return { bytes, offsets: sampleCuts(bytes, SAMPLED_CUTS.built, 31), chunkRuns: 100, appendRuns: 30, seed: 31, minChunkBytes: 512 };
+});
+
+// Long sessions of the bench's generator, played through the real extension (index, summaries,
+// aliases, frontier, stats, and a compressed chain in the larger one).
+for (const { seed, messages, cuts, runs } of [
+  { seed: 7, messages: 80, cuts: SAMPLED_CUTS.small, runs: 80 },
+  { seed: 11, messages: 300, cuts: SAMPLED_CUTS.mid, runs: 40 },
+]) {
+  describeCuts(`generated session (seed ${seed}, ${messages} messages)`, `${cuts} sampled offsets`, async () => {
+    const root = mkdtempSync(join(dir, "generated-"));
+    const { host } = await generateSession({ root, seed, messages });
+    const path = join(root, "session.jsonl");
+    host.writeSession(path);
+    const bytes = readFileSync(path);
+    expect(bytes.length).toBeGreaterThan(messages * 1000);
+    return { bytes, offsets: sampleCuts(bytes, cuts, seed), chunkRuns: runs, appendRuns: runs / 2, seed, minChunkBytes: 512 };
+  });
+}
 
 describe("a session with long bodies, cut anywhere and read lazily", () => {
   const full = Buffer.from(largeSession("/w", 120_000).text);
@@ -461,5 +522,39 @@ describe("pi-pruner inspect and view on hostile files (the built binary, as a ch
     // 50 MB parsed, viewed and (for view) printed: well under a second per MB.
     for (const r of [inspect, view]) expect(r.ms / 50).toBeLessThan(500);
     console.log(`50 MB line: inspect ${Math.round(inspect.ms)} ms, view ${Math.round(view.ms)} ms`);
+  });
+});
+
+describe("the families ran", () => {
+  // Runs last: a family that stopped producing its cases (a generator, a fixture that shrank) fails here.
+  it("every family ran its fixed number of cases", () => {
+    const states = (family: string) => cases[`${family} cut: distinct states viewed`];
+    const generated = ["generated session (seed 7, 80 messages)", "generated session (seed 11, 300 messages)"];
+    expect(states(generated[0]!)).toBeGreaterThan(100);
+    expect(states(generated[1]!)).toBeGreaterThan(100);
+    const fixed = Object.fromEntries(Object.entries(cases).filter(([family]) => !generated.some((g) => family === `${g} cut: distinct states viewed`)));
+    expect(fixed).toEqual({
+      "real session cut: distinct states viewed": 31,
+      "real session cut at every byte": 10_954,
+      "real session, random chunk sizes": 1000,
+      "real session appended in pieces (tail reads)": 300,
+      "a session with every pruner entry cut: distinct states viewed": 48,
+      "a session with every pruner entry cut at sampled offsets": SAMPLED_CUTS.built,
+      "a session with every pruner entry, random chunk sizes": 100,
+      "a session with every pruner entry appended in pieces (tail reads)": 30,
+      [`${generated[0]} cut at sampled offsets`]: SAMPLED_CUTS.small,
+      [`${generated[0]}, random chunk sizes`]: 80,
+      [`${generated[0]} appended in pieces (tail reads)`]: 40,
+      [`${generated[1]} cut at sampled offsets`]: SAMPLED_CUTS.mid,
+      [`${generated[1]}, random chunk sizes`]: 40,
+      [`${generated[1]} appended in pieces (tail reads)`]: 20,
+      "a session with long bodies appended in pieces, read lazily": 100,
+      "generated hostile files: branches walked": 6434,
+      "generated hostile files": 1000,
+      "generated hostile files appended in pieces": 300,
+      "a render that throws": 1,
+      "time per MB: large files": 2,
+      "CLI runs": 30,
+    });
   });
 });
