@@ -1,9 +1,12 @@
 // Hostile session files: the reader, the session view, the model view and the command line must
 // never throw, never hang, keep every well-formed entry and list every bad line by its number.
-// Families (case counts are printed at the end and recorded in docs/reliability.md):
-//   1. a real Pi session cut at every byte;
+// Families (case counts are printed at the end, asserted by the last test and recorded in
+// docs/reliability.md):
+//   1. a real Pi session cut at every byte; a built session with every entry the pruner writes
+//      and two long generated sessions (the bench's generator through the real extension), cut
+//      at sampled offsets;
 //   2. the same cuts read in random chunk sizes;
-//   3. files appended piece by piece and read incrementally (tail reads);
+//   3. those files appended piece by piece and read incrementally (tail reads);
 //   4. generated hostile files (garbage, wrong shapes, duplicate and dangling ids, cycles, missing
 //      headers, big lines, deep nesting, invalid UTF-8, unknown future entry types);
 //   5. time per MB on large files; 6. the built `pi-pruner` binary on a few hostile files.
