@@ -14,12 +14,12 @@
 //     spill file that exists);
 //   - the model view of the file (core's buildModelView) is exactly what the model was sent.
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { startModelServer, type ModelRequest, type ModelServer, type Reply } from "../helpers/model-server.ts";
 import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
 import { startPiRpc, type PiRpc } from "../helpers/pi-rpc.ts";
 import { parseJsonl, type JsonRecord } from "../helpers/jsonl-records.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, refsAsked, toolMessages } from "../helpers/pruner-e2e.ts";
 import { persistedProblems, pruneEntries } from "../helpers/pruner-invariants.ts";
 import { messageText } from "../helpers/model-server.ts";
 import { readSessionFile } from "../../core/src/session/session-reader.ts";
@@ -28,9 +28,7 @@ import { rebuildIndex } from "../../core/src/prune/prune-index.ts";
 import { buildModelView } from "../../core/src/view/model-view.ts";
 import { loadConfig } from "../../core/src/settings/settings-reader.ts";
 import { contentText, type AgentMessage } from "../../core/src/shapes/messages.ts";
-import { readdirSync } from "node:fs";
 import { blobsDirFor } from "../../core/src/session/blobs.ts";
-import { refsAsked } from "../helpers/pruner-e2e.ts";
 
 const BIG_OUTPUT_TOOL = "test/fixtures/pi/big-output-tool.ts";
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
