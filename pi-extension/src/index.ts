@@ -37,9 +37,10 @@ export default function piPruner(pi: ExtensionAPI): void {
   };
 
   pi.on("session_start", (_event, ctx) => {
+    // The UI first: an invalid setting is reported while the settings load.
+    ui = ctx.ui;
     reporter.reset();
     loadSettings(ctx);
-    ui = ctx.ui;
     persistEntries(pi, runtime.startSession(branchOf(ctx), spillOf(ctx)));
     showStatus(ctx);
   });

@@ -33,6 +33,22 @@ async function setup(replies: Reply[], settings: Record<string, unknown> = {}) {
 }
 
 describe("/pruner commands in real Pi", () => {
+  it("an invalid setting is reported once, when the session starts, and its default applies", async () => {
+    const { ws } = await setup([{ text: "hello" }, { text: "again" }], { minBatchChars: "lots" });
+    const rpc = await startPiRpc({ workspace: ws, extension: EXTENSION });
+    try {
+      await rpc.prompt("hi");
+      await rpc.prompt("again");
+      const warnings = rpc.notifications().filter((n) => n.message.includes("contextPrune.minBatchChars"));
+      expect(warnings, JSON.stringify(rpc.notifications())).toHaveLength(1);
+      expect(warnings[0]!.message).toMatch(/^pi-pruner: /);
+      await rpc.prompt("/pruner status");
+      expect(rpc.notifications().at(-1)!.message).toContain("minBatchChars 1000");
+    } finally {
+      await rpc.close();
+    }
+  });
+
   it("the status line shows the live reclaim after a flush", async () => {
     const { ws } = await setup([{ toolCalls: [{ name: "read", arguments: { path: "src/a.ts" } }] }, { text: "ok" }, { text: "next" }]);
     const rpc = await startPiRpc({ workspace: ws, extension: EXTENSION });

@@ -9,7 +9,7 @@ import { contentText } from "@pi-pruner/core";
 import type { AgentMessage, ToolResultMessage } from "@pi-pruner/core";
 import { BodyCache } from "@pi-pruner/core";
 import { buildModelViewWithBodies, messagesAsText, type ModelView } from "@pi-pruner/core";
-import { readSpillFile } from "@pi-pruner/core";
+import { fileSpillStorage } from "@pi-pruner/core";
 import type { RenderConfig } from "@pi-pruner/core";
 import { estimateTokens } from "@pi-pruner/core";
 import type { CallView, SessionView } from "@pi-pruner/core";
@@ -120,7 +120,7 @@ async function callDocument(state: SessionState, call: CallView, bodies: BodyCac
   let source = "as stored in the session file";
   if (call.spillPath) {
     const special = await notARegularFile(state.file.path, call.spillPath);
-    const spill = special ? { ok: false as const, reason: special } : await readSpillFile(state.file.path, state.head.id ?? state.data?.header?.id, call.spillPath);
+    const spill = special ? { ok: false as const, reason: special } : await fileSpillStorage(state.file.path, state.head.id ?? state.data?.header?.id).read(call.spillPath);
     if (spill.ok) {
       output = spill.text;
       source = `from the spill file ${spill.path}`;
