@@ -1,4 +1,5 @@
-// `npm run bench [-- --quick] [-- --only render,load,replay,glob,host,editor] [-- --no-docs] [-- --report]`
+// `npm run bench [-- --quick] [-- --only render,load,replay,glob,host,editor] [-- --no-docs] [-- --report]
+//   [-- --peer-pi-condense DIR]` (DIR: a checkout of pi-condense, run beside pi-pruner where a suite compares peers)
 // Runs the benchmark suites, writes bench/results.json and regenerates docs/benchmarks.md with
 // its SVG charts under docs/images/bench/.
 import { execFileSync } from "node:child_process";
@@ -16,8 +17,16 @@ export const RESULTS_FILE = join(here, "results.json");
 const SUITES = ["render", "load", "replay", "glob", "host", "editor"] as const;
 type SuiteName = (typeof SUITES)[number];
 
-function parseArgs(argv: string[]): { quick: boolean; only: SuiteName[]; docs: boolean; reportOnly: boolean } {
+export interface BenchOptions {
+  quick: boolean;
+  log: (line: string) => void;
+  /** Checkouts of peers to run beside pi-pruner (never vendored). */
+  peers: { piCondense?: string };
+}
+
+function parseArgs(argv: string[]): { quick: boolean; only: SuiteName[]; docs: boolean; reportOnly: boolean; peers: BenchOptions["peers"] } {
   let quick = false;
+  const peers: BenchOptions["peers"] = {};
   let docs = true;
   let reportOnly = false;
   let only: SuiteName[] = [...SUITES];
@@ -26,17 +35,22 @@ function parseArgs(argv: string[]): { quick: boolean; only: SuiteName[]; docs: b
     if (a === "--quick") quick = true;
     else if (a === "--no-docs") docs = false;
     else if (a === "--report") reportOnly = true;
+    else if (a === "--peer-pi-condense" || a.startsWith("--peer-pi-condense=")) {
+      const value = a.includes("=") ? a.slice(a.indexOf("=") + 1) : argv[++i];
+      if (!value) throw new Error("--peer-pi-condense needs the folder of a pi-condense checkout");
+      peers.piCondense = value;
+    }
     else if (a === "--only" || a.startsWith("--only=")) {
       const value = a.includes("=") ? a.slice(a.indexOf("=") + 1) : argv[++i] ?? "";
       const names = value.split(",").map((s) => s.trim()).filter(Boolean);
       for (const n of names) if (!(SUITES as readonly string[]).includes(n)) throw new Error(`unknown suite "${n}" (known: ${SUITES.join(", ")})`);
       only = names as SuiteName[];
     } else if (a === "--help" || a === "-h") {
-      console.log("usage: npm run bench [-- --quick] [--only render,load,replay,glob,host,editor] [--no-docs] [--report]");
+      console.log("usage: npm run bench [-- --quick] [--only render,load,replay,glob,host,editor] [--no-docs] [--report] [--peer-pi-condense DIR]");
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
-  return { quick, only, docs, reportOnly };
+  return { quick, only, docs, reportOnly, peers };
 }
 
 function git(args: string[]): string {
@@ -47,7 +61,8 @@ function git(args: string[]): string {
   }
 }
 
-async function runSuite(name: SuiteName, quick: boolean, log: (line: string) => void): Promise<SuiteOutput> {
+async function runSuite(name: SuiteName, options: BenchOptions): Promise<SuiteOutput> {
+  const { quick, log } = options;
   switch (name) {
     case "render":
       return (await import("./suites/render.ts")).runRender({ quick, log });
@@ -102,7 +117,7 @@ async function main(): Promise<void> {
     log(`── ${name}`);
     const t0 = performance.now();
     try {
-      const suite = await runSuite(name, args.quick, log);
+      const suite = await runSuite(name, { quick: args.quick, log, peers: args.peers });
       suite.seconds = Math.round((performance.now() - t0) / 100) / 10;
       results.suites[name] = suite;
       log(`── ${name} done in ${suite.seconds} s`);
