@@ -1,0 +1,422 @@
+// How a provider bills a conversation's requests once prompt caching is counted: which part of
+// each request is read from the cache (0.1×), written to it (1.25×, Anthropic only) or sent
+// uncached (1×). Three price models, each a `CacheMeter` that remembers what the earlier requests
+// of one conversation left in the cache:
+//
+// - anthropic: Anthropic Messages with the breakpoints where Pi 1.6's provider puts them (the last
+//   tool definition, the system block, the last content block of the last message when that
+//   message is a user or tool-result message). Each breakpoint whose prefix holds at least 1,024
+//   tokens leaves a cache entry (the prefix up to and including its block). A breakpoint reads the
+//   longest earlier entry that is a prefix of the request and ends at a block boundary at most 20
+//   blocks before it (the documented lookback); everything after the read up to the last
+//   breakpoint is written, anything after that is uncached. Thinking of assistant turns before the
+//   latest user turn is stripped by the API: it is not input and does not break the prefix; the
+//   thinking of the current tool-use loop is sent and counts. Entries live five minutes; the meter
+//   assumes every request comes within that time of the one before (a warm cache).
+//   https://docs.claude.com/en/docs/build-with-claude/prompt-caching,
+//   https://docs.claude.com/en/docs/build-with-claude/context-windows (thinking of earlier turns)
+// - openai: automatic prefix caching: the longest prefix shared with any earlier request, counted
+//   from 1,024 tokens in steps of 128, is read at 0.1×, the rest is billed at 1×, and writes cost
+//   nothing extra (the rules of the models before the GPT-5.6 family).
+//   https://developers.openai.com/api/docs/guides/prompt-caching
+// - simple: the bench's earlier model, kept for comparison with earlier figures: the common
+//   character prefix with the previous request is read at 0.1×, the rest written at 1.25×.
+//
+// Tokens are core's estimate (characters / 4) of each block as the Anthropic Messages API carries
+// it; the OpenAI model uses the same blocks, as its wire shape differs only in punctuation.
+import type { AgentMessage, AssistantMessage, ImageContent, TextContent, ToolResultMessage } from "../shapes/messages.ts";
+import { isFailedTurn } from "../shapes/messages.ts";
+import { estimateTokens } from "../shapes/size.ts";
+
+export type CacheRules = "anthropic" | "openai" | "simple";
+
+/** Every price model, in the order cost tables list them. */
+export const CACHE_RULES: readonly CacheRules[] = ["anthropic", "openai", "simple"];
+
+/** What the provider is sent: the system prompt, the tool declarations (JSON text), the messages (Pi's AgentMessage[] after our render). */
+export interface ProviderRequest {
+  system: string;
+  tools: string;
+  messages: readonly AgentMessage[];
+}
+
+export interface RequestBill {
+  /** Everything sent (thinking of earlier turns excluded where the rules say it is not input). */
+  inputTokens: number;
+  /** Billed at 0.1×. */
+  cacheReadTokens: number;
+  /** Billed at 1.25× (anthropic, simple), 0 for openai. */
+  cacheWriteTokens: number;
+  /** Billed at 1×. */
+  uncachedTokens: number;
+  /** Input-token equivalents at the model's base input price. */
+  billed: number;
+}
+
+/** Bills one conversation's requests in order, remembering what is cached. */
+export interface CacheMeter {
+  bill(request: ProviderRequest): RequestBill;
+}
+
+/** Multiples of the base input price. */
+export const CACHE_PRICE = { read: 0.1, write: 1.25, uncached: 1 } as const;
+
+/**
+ * The price of an output token in input-token equivalents, per rules, from Pi 1.6's model
+ * registry: claude-sonnet-4-5 ($3 in, $15 out per million) for anthropic and for the simple
+ * model, which prices an Anthropic-style cache; gpt-5 ($1.25 in, $10 out) for openai. The
+ * summarizer's own input is priced like any input of the model it runs on (1× uncached).
+ */
+export const OUTPUT_PRICE: Record<CacheRules, number> = { anthropic: 15 / 3, openai: 10 / 1.25, simple: 15 / 3 };
+
+/**
+ * The rules for Pi's model `api` string: "anthropic-messages" → anthropic, the OpenAI APIs
+ * ("openai-responses", "openai-completions", "openai-codex-responses", "azure-openai-responses")
+ * → openai. Anything else, or nothing, → anthropic, the strictest (a rewrite costs the most).
+ */
+export function cacheRulesFor(api: string | undefined): CacheRules {
+  if (api && /^(azure-)?openai-/.test(api)) return "openai";
+  return "anthropic";
+}
+
+export function cacheMeter(rules: CacheRules): CacheMeter {
+  switch (rules) {
+    case "anthropic":
+      return new AnthropicMeter();
+    case "openai":
+      return new OpenAiMeter();
+    case "simple":
+      return new SimpleMeter();
+  }
+}
+
+function bill(inputTokens: number, cacheReadTokens: number, cacheWriteTokens: number): RequestBill {
+  const uncachedTokens = inputTokens - cacheReadTokens - cacheWriteTokens;
+  return {
+    inputTokens,
+    cacheReadTokens,
+    cacheWriteTokens,
+    uncachedTokens,
+    billed: cacheReadTokens * CACHE_PRICE.read + cacheWriteTokens * CACHE_PRICE.write + uncachedTokens * CACHE_PRICE.uncached,
+  };
+}
+
+// ---- The request as content blocks ----------------------------------------------------------
+
+/** Prompts shorter than this are not cached, by either provider. */
+export const MIN_CACHED_TOKENS = 1024;
+const OPENAI_CACHE_STEP = 128;
+/** How many blocks before a breakpoint Anthropic looks for an earlier entry. */
+const LOOKBACK_BLOCKS = 20;
+
+/** One content block as the provider receives it: a hash of its wire text, and its tokens. */
+interface WireBlock {
+  h1: number;
+  h2: number;
+  tokens: number;
+  thinking: boolean;
+}
+
+/** One provider message: consecutive tool results share one (Pi groups them into one user message). */
+interface WireMessage {
+  role: "user" | "assistant" | "system";
+  /** A user message that is not tool results: it ends the tool-use loop before it. */
+  userTurn: boolean;
+  /** Tool results join a preceding tool-result message. */
+  toolResults: boolean;
+  blocks: WireBlock[];
+}
+
+// Serialising and hashing a message costs as much as reading it; the replay bills each message
+// on every request under three models, so a message object is converted once. Messages are
+// not edited in place once sent: a changed message is a new object.
+const wireCache = new WeakMap<AgentMessage, WireMessage | null>();
+
+function wireMessage(message: AgentMessage): WireMessage | null {
+  let wire = wireCache.get(message);
+  if (wire === undefined) {
+    wire = toWire(message);
+    wireCache.set(message, wire);
+  }
+  return wire;
+}
+
+function block(value: unknown, thinking = false): WireBlock {
+  const text = JSON.stringify(value);
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9747b28c;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995) ^ (h2 >>> 15);
+  }
+  return { h1: h1 >>> 0, h2: h2 >>> 0, tokens: estimateTokens(text.length), thinking };
+}
+
+function userContentBlocks(content: string | readonly (TextContent | ImageContent)[]): WireBlock[] {
+  if (typeof content === "string") return content.trim() ? [block({ type: "text", text: content })] : [];
+  const out: WireBlock[] = [];
+  for (const item of content) {
+    if (!item) continue;
+    if (item.type === "image") out.push(imageBlock(item));
+    else if (item.type === "text" && item.text.trim()) out.push(block({ type: "text", text: item.text }));
+  }
+  return out;
+}
+
+function imageBlock(image: ImageContent): WireBlock {
+  return block({ type: "image", source: { type: "base64", media_type: image.mimeType, data: image.data } });
+}
+
+function toolResultBlock(message: ToolResultMessage): WireBlock {
+  const items = message.content ?? [];
+  const content = items.some((c) => c?.type === "image")
+    ? items.map((c) => (c.type === "image" ? { type: "image", source: { type: "base64", media_type: c.mimeType, data: c.data } } : { type: "text", text: c.text }))
+    : items.map((c) => (c as TextContent).text).join("\n");
+  return block({ type: "tool_result", tool_use_id: message.toolCallId, content, is_error: message.isError });
+}
+
+function assistantBlocks(message: AssistantMessage): WireBlock[] {
+  const out: WireBlock[] = [];
+  for (const b of message.content ?? []) {
+    if (!b) continue;
+    if (b.type === "text") {
+      if (b.text.trim()) out.push(block({ type: "text", text: b.text }));
+    } else if (b.type === "thinking") {
+      if (b.redacted) out.push(block({ type: "redacted_thinking", data: b.thinkingSignature }, true));
+      else if (b.thinkingSignature?.trim()) out.push(block({ type: "thinking", thinking: b.thinking, signature: b.thinkingSignature }, true));
+      // Unsigned thinking (an aborted stream) is sent as plain text, which the API keeps.
+      else if (b.thinking.trim()) out.push(block({ type: "text", text: b.thinking }));
+    } else if (b.type === "toolCall") {
+      out.push(block({ type: "tool_use", id: b.id, name: b.name, input: b.arguments ?? {} }));
+    }
+  }
+  return out;
+}
+
+/** Pi's conversion to the provider's messages: custom and summary messages become user text. */
+function toWire(message: AgentMessage): WireMessage | null {
+  const user = (blocks: WireBlock[]): WireMessage | null => (blocks.length ? { role: "user", userTurn: true, toolResults: false, blocks } : null);
+  switch (message.role) {
+    case "user":
+    case "custom":
+      return user(userContentBlocks(message.content));
+    case "assistant": {
+      if (isFailedTurn(message)) return null;
+      const blocks = assistantBlocks(message);
+      return blocks.length ? { role: "assistant", userTurn: false, toolResults: false, blocks } : null;
+    }
+    case "toolResult":
+      return { role: "user", userTurn: false, toolResults: true, blocks: [toolResultBlock(message)] };
+    case "bashExecution":
+      if (message.excludeFromContext) return null;
+      return user([block({ type: "text", text: bashExecutionText(message) })]);
+    case "branchSummary":
+      return user([block({ type: "text", text: `${BRANCH_SUMMARY_PREFIX}${message.summary}</summary>` })]);
+    case "compactionSummary":
+      return user([block({ type: "text", text: `${COMPACTION_SUMMARY_PREFIX}${message.summary}\n</summary>` })]);
+    case "system": {
+      const blocks = userContentBlocks(message.content);
+      return blocks.length ? { role: "system", userTurn: false, toolResults: false, blocks } : null;
+    }
+    default:
+      return null;
+  }
+}
+
+// The wrappers Pi puts around these messages (coding-agent's messages.ts), so their size is right.
+const BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+const COMPACTION_SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+
+function bashExecutionText(message: Extract<AgentMessage, { role: "bashExecution" }>): string {
+  let text = `Ran \`${message.command}\`\n`;
+  text += message.output ? `\`\`\`\n${message.output}\n\`\`\`` : "(no output)";
+  if (message.cancelled) text += "\n\n(command cancelled)";
+  else if (message.exitCode !== null && message.exitCode !== undefined && message.exitCode !== 0) text += `\n\nCommand exited with code ${message.exitCode}`;
+  return text;
+}
+
+/**
+ * The request as a chain of block boundaries: `keys[i]` identifies the prefix up to and including
+ * boundary i (a running hash, so comparing two prefixes costs one lookup), `tokens[i]` is that
+ * prefix's size. `breakpoints` are boundary indexes, in order.
+ */
+interface Chain {
+  keys: number[];
+  tokens: number[];
+  total: number;
+  breakpoints: number[];
+}
+
+const HEAD = 0x3c6ef372;
+const MESSAGE_START = 0x1b873593;
+
+function chainOf(request: ProviderRequest, rules: "anthropic" | "openai"): Chain {
+  const keys: number[] = [];
+  const tokens: number[] = [];
+  const breakpoints: number[] = [];
+  let a = HEAD;
+  let b = ~HEAD;
+  let total = 0;
+  const mix = (x: number, y: number) => {
+    a = Math.imul(a ^ x, 0x01000193) ^ (a >>> 13);
+    b = Math.imul(b ^ y, 0x5bd1e995) ^ (b >>> 15);
+    a = Math.imul(a ^ y, 0x85ebca6b);
+    b = Math.imul(b ^ x, 0xc2b2ae35);
+  };
+  const boundary = () => {
+    keys.push((a >>> 0) * 0x200000 + (b >>> 11));
+    tokens.push(total);
+  };
+  const push = (w: WireBlock, transparent: boolean) => {
+    total += w.tokens;
+    if (transparent) return;
+    mix(w.h1, w.h2);
+    boundary();
+  };
+
+  if (request.tools) {
+    push(block(request.tools), false);
+    breakpoints.push(keys.length - 1);
+  }
+  if (request.system) {
+    mix(MESSAGE_START, 0x5f3759df);
+    push(block({ type: "text", text: request.system }), false);
+    breakpoints.push(keys.length - 1);
+  }
+
+  const wire: WireMessage[] = [];
+  for (const m of request.messages) {
+    const w = wireMessage(m);
+    if (w) wire.push(w);
+  }
+  let lastUserTurn = -1;
+  if (rules === "anthropic") for (let i = wire.length - 1; i >= 0 && lastUserTurn < 0; i--) if (wire[i]!.userTurn) lastUserTurn = i;
+
+  for (let i = 0; i < wire.length; i++) {
+    const w = wire[i]!;
+    const joinsPrevious = w.toolResults && i > 0 && wire[i - 1]!.toolResults;
+    if (!joinsPrevious) mix(MESSAGE_START, w.role === "assistant" ? 1 : w.role === "system" ? 2 : 3);
+    for (const blk of w.blocks) {
+      if (blk.thinking && rules === "anthropic") {
+        // Earlier turns' thinking is not input at all; the current loop's is input, but the
+        // API keys the cache as if it were absent, so it never breaks a prefix.
+        if (i < lastUserTurn) continue;
+        push(blk, true);
+      } else push(blk, false);
+    }
+  }
+  const last = wire[wire.length - 1];
+  if (last && last.role !== "assistant" && keys.length) breakpoints.push(keys.length - 1);
+  return { keys, tokens, total, breakpoints };
+}
+
+class AnthropicMeter implements CacheMeter {
+  private readonly entries = new Set<number>();
+
+  bill(request: ProviderRequest): RequestBill {
+    const { keys, tokens, total, breakpoints } = chainOf(request, "anthropic");
+    let read = 0;
+    for (const bp of breakpoints) {
+      for (let j = bp; j >= 0 && j >= bp - LOOKBACK_BLOCKS; j--) {
+        if (this.entries.has(keys[j]!)) {
+          if (tokens[j]! > read) read = tokens[j]!;
+          break;
+        }
+      }
+    }
+    let cachedEnd = 0;
+    for (const bp of breakpoints) {
+      if (tokens[bp]! < MIN_CACHED_TOKENS) continue;
+      this.entries.add(keys[bp]!);
+      cachedEnd = tokens[bp]!;
+    }
+    return bill(total, read, Math.max(0, cachedEnd - read));
+  }
+}
+
+class OpenAiMeter implements CacheMeter {
+  private readonly seen = new Set<number>();
+
+  bill(request: ProviderRequest): RequestBill {
+    const { keys, tokens, total } = chainOf(request, "openai");
+    let shared = 0;
+    for (let j = 0; j < keys.length && this.seen.has(keys[j]!); j++) shared = tokens[j]!;
+    for (const k of keys) this.seen.add(k);
+    const read = shared < MIN_CACHED_TOKENS ? 0 : MIN_CACHED_TOKENS + Math.floor((shared - MIN_CACHED_TOKENS) / OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP;
+    return bill(total, read, 0);
+  }
+}
+
+// ---- The simple model ------------------------------------------------------------------------
+
+/** One message as the simple model serialises it (its own approximation of the Anthropic shape). */
+function simpleMessageText(message: AgentMessage): string {
+  const textBlocks = (content: unknown): { type: "text"; text: string }[] => {
+    if (typeof content === "string") return [{ type: "text", text: content }];
+    if (!Array.isArray(content)) return [];
+    return content.filter((b) => b && b.type === "text").map((b) => ({ type: "text" as const, text: String(b.text) }));
+  };
+  switch (message.role) {
+    case "assistant":
+      return JSON.stringify({
+        role: "assistant",
+        content: (message.content ?? []).map((b) =>
+          b.type === "thinking"
+            ? { type: "thinking", thinking: b.thinking, signature: b.thinkingSignature ?? "" }
+            : b.type === "toolCall"
+              ? { type: "tool_use", id: b.id, name: b.name, input: b.arguments }
+              : { type: "text", text: b.text },
+        ),
+      });
+    case "toolResult":
+      return JSON.stringify({
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: message.toolCallId, content: textBlocks(message.content), is_error: message.isError === true }],
+      });
+    case "bashExecution":
+      return JSON.stringify({ role: "user", content: [{ type: "text", text: `$ ${message.command}\n${message.output}` }] });
+    case "branchSummary":
+    case "compactionSummary":
+      return JSON.stringify({ role: "user", content: [{ type: "text", text: message.summary }] });
+    default:
+      return JSON.stringify({ role: "user", content: textBlocks((message as { content?: unknown }).content) });
+  }
+}
+
+export function commonPrefixLength(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+class SimpleMeter implements CacheMeter {
+  private previous: string[] | undefined;
+  private previousHead = -1;
+
+  bill(request: ProviderRequest): RequestBill {
+    const headChars = request.system.length + request.tools.length;
+    const parts = request.messages.map(simpleMessageText);
+    let total = headChars;
+    for (const p of parts) total += p.length;
+    let cached = 0;
+    if (this.previous && this.previousHead === headChars) {
+      cached = headChars;
+      const prev = this.previous;
+      for (let i = 0; i < parts.length && i < prev.length; i++) {
+        if (parts[i] === prev[i]) {
+          cached += parts[i]!.length;
+          continue;
+        }
+        cached += commonPrefixLength(parts[i]!, prev[i]!);
+        break;
+      }
+    }
+    this.previous = parts;
+    this.previousHead = headChars;
+    const tokens = total / 4;
+    const cachedTokens = cached / 4;
+    return bill(tokens, cachedTokens, tokens - cachedTokens);
+  }
+}
