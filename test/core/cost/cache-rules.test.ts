@@ -1,0 +1,232 @@
+// The price models on small requests whose every block has a size chosen by hand: the expected
+// bills below are worked out from the providers' rules, not read back from the code.
+import { describe, expect, it } from "vitest";
+import { cacheMeter, cacheRulesFor, OUTPUT_PRICE, type CacheRules, type ProviderRequest, type RequestBill } from "../../../core/src/cost/cache-rules.ts";
+import type { AgentMessage, AssistantMessage, ToolResultMessage, UserMessage } from "../../../core/src/shapes/messages.ts";
+import { PrefixCacheMeter } from "../../../bench/lib/pricing.ts";
+
+// Wire sizes: a text block {"type":"text","text":"…"} is 25 characters around its text; the tool
+// declarations travel as one JSON string (2 quotes); a thinking block with signature "sig" is 51
+// characters around its text; {"type":"tool_use","id":"c1","name":"read","input":{"path":"a"}} is
+// 64 characters (16 tokens); a tool result {"type":"tool_result","tool_use_id":"c1","content":"…",
+// "is_error":false} is 71 around its text. A token is 4 characters.
+const fill = (chars: number, ch: string) => ch.repeat(chars);
+const tools = (tokens: number) => fill(tokens * 4 - 2, "t");
+const system = (tokens: number) => fill(tokens * 4 - 25, "s");
+const user = (tokens: number, ch = "u"): UserMessage => ({ role: "user", content: fill(tokens * 4 - 25, ch), timestamp: 0 });
+const reply = (tokens: number, ch = "r"): AssistantMessage => ({
+  role: "assistant",
+  content: [{ type: "text", text: fill(tokens * 4 - 25, ch) }],
+  timestamp: 0,
+  stopReason: "stop",
+});
+/** Thinking of `thinkingTokens`, then a 16-token read call. */
+const thinkAndCall = (thinkingTokens: number, id = "c1"): AssistantMessage => ({
+  role: "assistant",
+  content: [
+    { type: "thinking", thinking: fill(thinkingTokens * 4 - 51, "k"), thinkingSignature: "sig" },
+    { type: "toolCall", id, name: "read", arguments: { path: "a" } },
+  ],
+  timestamp: 0,
+  stopReason: "toolUse",
+});
+const result = (tokens: number, id = "c1"): ToolResultMessage => ({
+  role: "toolResult",
+  toolCallId: id,
+  toolName: "read",
+  content: [{ type: "text", text: fill(tokens * 4 - 71, "o") }],
+  isError: false,
+  timestamp: 0,
+});
+
+/** 600 tokens of tools (under the 1,024 minimum alone) and 600 of system prompt: 1,200 together. */
+const head = { tools: tools(600), system: system(600) };
+const req = (messages: AgentMessage[], h: { tools: string; system: string } = head): ProviderRequest => ({ ...h, messages });
+
+function expectBill(actual: RequestBill, expected: { input: number; read: number; write: number; uncached: number; billed: number }): void {
+  expect({ input: actual.inputTokens, read: actual.cacheReadTokens, write: actual.cacheWriteTokens, uncached: actual.uncachedTokens }).toEqual({
+    input: expected.input,
+    read: expected.read,
+    write: expected.write,
+    uncached: expected.uncached,
+  });
+  expect(actual.billed).toBeCloseTo(expected.billed, 6);
+}
+
+/** 31 messages of 10 tokens each, user first and last; `changed` gets other text of the same size. */
+function history(changed = -1): AgentMessage[] {
+  const out: AgentMessage[] = [];
+  for (let i = 0; i < 31; i++) {
+    const ch = i === changed ? "x" : i % 2 ? "r" : "u";
+    out.push(i % 2 ? reply(10, ch) : user(10, ch));
+  }
+  return out;
+}
+
+describe("anthropic rules", () => {
+  it("writes the whole first request at 1.25× and reads it back when one exchange is appended", () => {
+    const meter = cacheMeter("anthropic");
+    expectBill(meter.bill(req([user(100)])), { input: 1300, read: 0, write: 1300, uncached: 0, billed: 1625 });
+    // The last breakpoint looks back two blocks and finds the first request's entry (1,300).
+    expectBill(meter.bill(req([user(100), reply(50), user(100, "v")])), { input: 1450, read: 1300, write: 150, uncached: 0, billed: 130 + 187.5 });
+  });
+
+  it("a change more than 20 blocks before the last breakpoint rewrites everything after the system prompt", () => {
+    const meter = cacheMeter("anthropic");
+    expectBill(meter.bill(req(history())), { input: 1510, read: 0, write: 1510, uncached: 0, billed: 1887.5 });
+    // The first message changed: the old entry is no prefix any more, and no boundary within 20
+    // blocks of the last one matches; only the system prompt's entry (tools + system) is read.
+    const changed = [...history(0), reply(10), user(10)];
+    expectBill(meter.bill(req(changed)), { input: 1530, read: 1200, write: 330, uncached: 0, billed: 120 + 412.5 });
+  });
+
+  it("a change within 20 blocks of the last breakpoint reads the earlier entry before it", () => {
+    const meter = cacheMeter("anthropic");
+    meter.bill(req(history()));
+    meter.bill(req([...history(), reply(10), user(10)]));
+    // The reply appended by the second request changes: the first request's entry ends four
+    // blocks before the new breakpoint, so its 1,510 tokens are read and the 40 after it written.
+    const third = [...history(), reply(10, "x"), user(10), reply(10), user(10)];
+    expectBill(meter.bill(req(third)), { input: 1550, read: 1510, write: 40, uncached: 0, billed: 151 + 50 });
+  });
+
+  it("finds an earlier entry 20 blocks before the breakpoint, but not 21", () => {
+    /** `count` messages of 10 tokens, alternating, ending with a user message. */
+    const appended = (count: number) => Array.from({ length: count }, (_, i) => ((count - i) % 2 ? user(10) : reply(10)));
+    const near = cacheMeter("anthropic");
+    near.bill(req([user(100)]));
+    expectBill(near.bill(req([user(100), ...appended(20)])), { input: 1500, read: 1300, write: 200, uncached: 0, billed: 130 + 250 });
+    // One block more and the first request's entry is out of reach: only the head is read.
+    const far = cacheMeter("anthropic");
+    far.bill(req([user(100)]));
+    expectBill(far.bill(req([user(100), ...appended(21)])), { input: 1510, read: 1200, write: 310, uncached: 0, billed: 120 + 387.5 });
+  });
+
+  it("caches nothing while a prefix is under 1,024 tokens, and writes once it reaches them", () => {
+    const small = { tools: tools(100), system: system(100) };
+    const meter = cacheMeter("anthropic");
+    expectBill(meter.bill(req([user(100)], small)), { input: 300, read: 0, write: 0, uncached: 300, billed: 300 });
+    expectBill(meter.bill(req([user(100), reply(50), user(100)], small)), { input: 450, read: 0, write: 0, uncached: 450, billed: 450 });
+    const grown = [user(100), reply(50), user(100), reply(300), user(400)];
+    expectBill(meter.bill(req(grown, small)), { input: 1150, read: 0, write: 1150, uncached: 0, billed: 1437.5 });
+    expectBill(meter.bill(req([...grown, reply(10), user(10)], small)), { input: 1170, read: 1150, write: 20, uncached: 0, billed: 115 + 25 });
+  });
+
+  it("bills the thinking of the open tool loop and drops earlier turns' thinking without breaking the prefix", () => {
+    const meter = cacheMeter("anthropic");
+    meter.bill(req([user(100)]));
+    // In the loop: 200 tokens of thinking are input. Read the first request (1,300), write the rest.
+    expectBill(meter.bill(req([user(100), thinkAndCall(200), result(50)])), { input: 1566, read: 1300, write: 266, uncached: 0, billed: 130 + 332.5 });
+    // A new user turn: that thinking is stripped (200 tokens fewer), and the loop's entry still
+    // matches without it, up to the tool result (1,300 + 16 + 50).
+    const next = [user(100), thinkAndCall(200), result(50), reply(50), user(100, "v")];
+    expectBill(meter.bill(req(next)), { input: 1516, read: 1366, write: 150, uncached: 0, billed: 136.6 + 187.5 });
+  });
+
+  it("leaves tokens after the last breakpoint uncached when the request ends with an assistant message", () => {
+    const meter = cacheMeter("anthropic");
+    meter.bill(req([user(100)]));
+    // The last breakpoint is the system prompt's: the first request's entry lies after it, out of reach.
+    expectBill(meter.bill(req([user(100), reply(50)])), { input: 1350, read: 1200, write: 0, uncached: 150, billed: 120 + 150 });
+  });
+});
+
+describe("openai rules", () => {
+  it("sends the first request uncached and reads the shared prefix in 128-token steps from 1,024", () => {
+    const meter = cacheMeter("openai");
+    expectBill(meter.bill(req([user(100)])), { input: 1300, read: 0, write: 0, uncached: 1300, billed: 1300 });
+    // 1,300 shared → 1,024 + 2 × 128 = 1,280 read.
+    expectBill(meter.bill(req([user(100), reply(50), user(100, "v")])), { input: 1450, read: 1280, write: 0, uncached: 170, billed: 128 + 170 });
+  });
+
+  it("rounds down to the step: 1,151 shared tokens read 1,024, 1,152 read 1,152", () => {
+    const h = { tools: tools(424), system: system(600) };
+    const below = cacheMeter("openai");
+    below.bill(req([user(127)], h));
+    expect(below.bill(req([user(127), reply(10), user(10)], h)).cacheReadTokens).toBe(1024);
+    const at = cacheMeter("openai");
+    at.bill(req([user(128)], h));
+    expect(at.bill(req([user(128), reply(10), user(10)], h)).cacheReadTokens).toBe(1152);
+  });
+
+  it("reads up to a change deep in history, rounded to the step", () => {
+    const meter = cacheMeter("openai");
+    meter.bill(req(history()));
+    // The second message changed: 1,200 + 10 tokens are shared → 1,024 + 128 = 1,152.
+    const changed = [...history(1), reply(10), user(10)];
+    expectBill(meter.bill(req(changed)), { input: 1530, read: 1152, write: 0, uncached: 378, billed: 115.2 + 378 });
+  });
+
+  it("reads the longest prefix shared with any earlier request, not only the previous one", () => {
+    const meter = cacheMeter("openai");
+    meter.bill(req([user(100)]));
+    meter.bill(req([user(100, "x")]));
+    // The first request shares 1,300 tokens (→ 1,280), the previous one only the 1,200 of the head.
+    expect(meter.bill(req([user(100), reply(50), user(100)])).cacheReadTokens).toBe(1280);
+  });
+
+  it("reads nothing when under 1,024 tokens are shared", () => {
+    const small = { tools: tools(100), system: system(100) };
+    const meter = cacheMeter("openai");
+    meter.bill(req([user(100)], small));
+    expectBill(meter.bill(req([user(100), reply(50), user(100)], small)), { input: 450, read: 0, write: 0, uncached: 450, billed: 450 });
+  });
+
+  it("bills earlier turns' thinking as input", () => {
+    const meter = cacheMeter("openai");
+    meter.bill(req([user(100)]));
+    expectBill(meter.bill(req([user(100), thinkAndCall(200), result(50)])), { input: 1566, read: 1280, write: 0, uncached: 286, billed: 128 + 286 });
+    // The same request as under the Anthropic rules, with the 200 tokens of thinking still in it:
+    // 1,566 shared → 1,024 + 4 × 128 = 1,536.
+    const next = [user(100), thinkAndCall(200), result(50), reply(50), user(100, "v")];
+    expectBill(meter.bill(req(next)), { input: 1716, read: 1536, write: 0, uncached: 180, billed: 153.6 + 180 });
+  });
+});
+
+describe("simple model", () => {
+  // The wire text of the bench's earlier character-prefix model, written out by hand.
+  const hello = '{"role":"user","content":[{"type":"text","text":"hello"}]}';
+  const hi = '{"role":"assistant","content":[{"type":"text","text":"hi"}]}';
+  const headChars = 400;
+  const helloMsg: UserMessage = { role: "user", content: "hello", timestamp: 0 };
+  const answer = (text: string): AssistantMessage => ({ role: "assistant", content: [{ type: "text", text }], timestamp: 0 });
+
+  it("gives the earlier PrefixCacheMeter's numbers: the common character prefix read at 0.1×, the rest written at 1.25×", () => {
+    const expected = [
+      { tokens: (headChars + hello.length) / 4, cached: 0 },
+      { tokens: (headChars + hello.length + hi.length) / 4, cached: (headChars + hello.length) / 4 },
+      // "hi" becomes "ho": the shared characters run to the "h".
+      { tokens: (headChars + hello.length + hi.length) / 4, cached: (headChars + hello.length + hi.indexOf("hi") + 1) / 4 },
+    ];
+    const requests = [[helloMsg], [helloMsg, answer("hi")], [helloMsg, answer("ho")]];
+    const meter = cacheMeter("simple");
+    const old = new PrefixCacheMeter();
+    requests.forEach((messages, i) => {
+      const { tokens, cached } = expected[i]!;
+      const billed = cached * 0.1 + (tokens - cached) * 1.25;
+      const bill = meter.bill({ tools: "x".repeat(headChars), system: "", messages });
+      expect(bill.inputTokens).toBe(tokens);
+      expect(bill.cacheReadTokens).toBe(cached);
+      expect(bill.cacheWriteTokens).toBe(tokens - cached);
+      expect(bill.billed).toBeCloseTo(billed, 9);
+      const price = old.price(headChars, messages);
+      expect(price.tokens).toBe(tokens);
+      expect(price.cachedTokens).toBe(cached);
+      expect(price.billed).toBeCloseTo(billed, 9);
+    });
+  });
+});
+
+describe("cacheRulesFor", () => {
+  it("maps Pi's model apis to their provider's rules, and anything unknown to Anthropic's", () => {
+    expect(cacheRulesFor("anthropic-messages")).toBe("anthropic");
+    for (const api of ["openai-responses", "openai-completions", "openai-codex-responses", "azure-openai-responses"]) expect(cacheRulesFor(api)).toBe("openai");
+    expect(cacheRulesFor("google-generative-ai")).toBe("anthropic");
+    expect(cacheRulesFor(undefined)).toBe("anthropic");
+  });
+
+  it("prices output from one model per provider in Pi's registry", () => {
+    const expected: Record<CacheRules, number> = { anthropic: 5, openai: 8, simple: 5 };
+    expect(OUTPUT_PRICE).toEqual(expected);
+  });
+});
