@@ -69,7 +69,7 @@ async function runSuite(name: SuiteName, options: BenchOptions): Promise<SuiteOu
     case "load":
       return (await import("./suites/load.ts")).runLoad({ quick, log });
     case "replay":
-      return (await import("./suites/replay.ts")).runReplay({ quick, log });
+      return (await import("./suites/replay.ts")).runReplay({ quick, log, peers: options.peers });
     case "glob":
       return (await import("./suites/glob.ts")).runGlob({ quick, log });
     case "host":

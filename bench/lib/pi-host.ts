@@ -1,15 +1,21 @@
-// An in-process stand-in for Pi's agent loop, driving the real extension entry point
-// (pi-extension/src/index.ts) the way Pi 1.6 does: `session_start` once, `context` before every
-// model request (with a deep copy of the messages Pi would send, system messages left out),
-// `turn_end` after each assistant message and its tool results (the drafts it returns are appended
+// An in-process stand-in for Pi's agent loop, driving a real extension entry point (ours,
+// pi-extension/src/index.ts, by default; a peer's factory or a bench policy such as observation
+// masking otherwise) the way Pi 1.6 does: `session_start` once, `context` before every model
+// request (with a deep copy of the messages Pi would send, system messages left out),
+// `message_end` for the assistant message before it is persisted and for each tool result,
+// `turn_end` after the assistant message and its tool results (the drafts it returns are appended
 // after them, in order), and slash commands through the registered handler. The session is a single
 // branch of entries; Pi's context for it is core's `buildPiContext` (tested against Pi's own builder).
 // The model is not called: the script provides every assistant message and tool result. The
 // summarizer's calls reach a scripted in-process model that answers with deterministic summaries
-// and counts the characters in and out.
+// and counts the characters in and out, whether the extension asks `ctx.modelRegistry` or streams
+// through pi-ai itself (the host registers the scripted model as the provider of the session
+// model's api while it dispatches).
 import { mkdirSync, openSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
+import { getApiProvider, registerApiProvider, registerBuiltInApiProviders, unregisterApiProviders } from "@earendil-works/pi-ai/compat";
 import piPruner from "../../pi-extension/src/index.ts";
+import type { ExtensionFactory } from "./peers.ts";
 import { buildPiContext } from "../../core/src/session/pi-context.ts";
 import type { AnyEntry, SessionHeader } from "../../core/src/shapes/entries.ts";
 import type { AgentMessage, AssistantBlock, AssistantMessage, ToolResultMessage } from "../../core/src/shapes/messages.ts";
@@ -27,19 +33,33 @@ export interface RegisteredToolInfo {
   name: string;
   /** Characters the tool adds to every request (its declaration and prompt lines). */
   headChars: number;
+  /** The declaration as the provider gets it (name, description, parameter schema as JSON). */
+  declaration: string;
+  /** The lines the tool adds to the system prompt (snippet and guidelines). */
+  prompt: string;
+}
+
+/** An extension to load into the host, with the agent dir's settings.json it reads. */
+export interface HostedExtension {
+  factory: ExtensionFactory;
+  settings: Record<string, unknown>;
 }
 
 export interface ReplayHostOptions {
   /** A fresh temporary folder for the agent dir, the workspace and the session dir. */
   root: string;
-  /** The `contextPrune` settings block; `null` runs without the extension (Pi alone). */
-  contextPrune: Record<string, unknown> | null;
+  /** pi-pruner's `contextPrune` settings block; `null` runs without the extension (Pi alone). Ignored when `extension` is given. */
+  contextPrune?: Record<string, unknown> | null;
+  /** Another extension than pi-pruner (a peer, a bench policy). */
+  extension?: HostedExtension;
   contextWindow?: number;
   /** Fire `context` before each request (off when only the session file is wanted). */
   fireContext?: boolean;
 }
 
 const START_TIME = Date.UTC(2025, 2, 3, 9, 0, 0);
+/** Who registered the scripted summarizer in pi-ai's provider registry (so it can be removed again). */
+const SCRIPTED_PROVIDER_SOURCE = "pi-pruner-bench-host";
 
 export class ReplayHost {
   readonly entries: AnyEntry[] = [];
@@ -64,6 +84,9 @@ export class ReplayHost {
   private callCounter = 0;
   private turnIndex = 0;
   private lastRequestChars = 0;
+  /** Whether the last request's `context` handlers returned other messages than Pi's context. */
+  lastRequestRewritten = false;
+  private readonly model: { provider: string; id: string; api: string; contextWindow: number; maxTokens: number };
 
   private constructor(options: ReplayHostOptions) {
     this.options = options;
@@ -73,27 +96,42 @@ export class ReplayHost {
     this.sessionId = `bench-${hashString(options.root).toString(16)}`;
     for (const dir of [this.agentDir, this.cwd, this.sessionDir]) mkdirSync(dir, { recursive: true });
     this.header = { type: "session", version: 3, id: this.sessionId, timestamp: new Date(this.clock).toISOString(), cwd: this.cwd };
+    this.model = { provider: "mock", id: "m", api: "anthropic-messages", contextWindow: options.contextWindow ?? 200_000, maxTokens: 8192 };
   }
 
   static async create(options: ReplayHostOptions): Promise<ReplayHost> {
     const host = new ReplayHost(options);
-    if (options.contextPrune !== null) {
-      const settings = { contextPrune: options.contextPrune };
+    const extension = options.extension ?? (options.contextPrune === null || options.contextPrune === undefined ? undefined : { factory: piPruner as ExtensionFactory, settings: { contextPrune: options.contextPrune } });
+    if (extension) {
       const fd = openSync(join(host.agentDir, "settings.json"), "w");
-      writeSync(fd, JSON.stringify(settings, null, 2));
+      writeSync(fd, JSON.stringify(extension.settings, null, 2));
       closeSync(fd);
-      piPruner(host.api() as never);
+      await host.hosted(async () => extension.factory(host.api()));
     }
-    // The extension reads its settings from PI_CODING_AGENT_DIR at session_start, as in Pi.
+    await host.fire("session_start", { type: "session_start", reason: "startup" });
+    return host;
+  }
+
+  /**
+   * Runs extension code with what Pi gives it: PI_CODING_AGENT_DIR pointing at this host's agent
+   * dir (extensions read their settings from there) and the scripted summarizer as pi-ai's provider
+   * of the session model's api. Both are restored afterwards, so hosts run one after another do
+   * not see each other's settings and the process keeps pi-ai's own providers.
+   */
+  private async hosted<T>(run: () => T | Promise<T>): Promise<T> {
     const previous = process.env.PI_CODING_AGENT_DIR;
-    process.env.PI_CODING_AGENT_DIR = host.agentDir;
+    process.env.PI_CODING_AGENT_DIR = this.agentDir;
+    const api = this.model.api;
+    const stream = (_model: unknown, context: { messages: unknown[] }) => this.summarizerStream(context.messages);
+    registerApiProvider({ api, stream, streamSimple: stream } as never, SCRIPTED_PROVIDER_SOURCE);
     try {
-      await host.fire("session_start", { type: "session_start", reason: "startup" });
+      return await run();
     } finally {
+      unregisterApiProviders(SCRIPTED_PROVIDER_SOURCE);
+      if (!getApiProvider(api)) registerBuiltInApiProviders();
       if (previous === undefined) delete process.env.PI_CODING_AGENT_DIR;
       else process.env.PI_CODING_AGENT_DIR = previous;
     }
-    return host;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -109,16 +147,18 @@ export class ReplayHost {
         host.handlers.set(event, list);
       },
       appendEntry(customType: string, data: unknown) {
-        host.append("custom", { customType, data });
+        host.appendCustomEntry(customType, data);
       },
       sendMessage(message: { customType: string; content: unknown; display?: boolean; details?: unknown }) {
         host.append("custom_message", { customType: message.customType, content: message.content, display: message.display ?? false, details: message.details });
       },
       registerTool(tool: { name: string; description?: string; parameters?: unknown; promptSnippet?: string; promptGuidelines?: string[] }) {
         const declaration = JSON.stringify({ name: tool.name, description: tool.description, parameters: tool.parameters });
-        const prompt = (tool.promptSnippet ?? "").length + (tool.promptGuidelines ?? []).join("\n").length;
-        host.tools.push({ name: tool.name, headChars: declaration.length + prompt });
+        const prompt = [tool.promptSnippet ?? "", ...(tool.promptGuidelines ?? [])].filter(Boolean).join("\n");
+        host.tools.push({ name: tool.name, headChars: declaration.length + prompt.length, declaration, prompt });
       },
+      // Renderers only draw in Pi's interactive UI, which the replay does not have.
+      registerMessageRenderer() {},
       registerCommand(name: string, command: { handler: (args: string, ctx: unknown) => unknown }) {
         host.commands.set(name, command.handler);
       },
@@ -136,7 +176,9 @@ export class ReplayHost {
 
   private context(): unknown {
     const host = this;
-    const model = { provider: "mock", id: "m", api: "anthropic-messages", contextWindow: this.options.contextWindow ?? 200_000, maxTokens: 8192 };
+    const model = this.model;
+    const scripted = (_model: unknown, request: { systemPrompt?: string; messages: unknown[] }) =>
+      host.summarizerStream(request.systemPrompt ? [{ role: "system", content: request.systemPrompt }, ...request.messages] : request.messages);
     const known: Record<string, unknown> = {
       cwd: this.cwd,
       hasUI: false,
@@ -152,6 +194,9 @@ export class ReplayHost {
         getSessionId: () => host.sessionId,
         getSessionFile: () => join(host.sessionDir, `${host.sessionId}.jsonl`),
         getHeader: () => host.header,
+        appendCustomEntry: (customType: string, data?: unknown) => host.appendCustomEntry(customType, data).id,
+        appendCustomMessageEntry: (customType: string, content: unknown, display: boolean, details?: unknown) =>
+          host.append("custom_message", { customType, content, display, details }).id,
       },
       getContextUsage: () => {
         const tokens = estimateTokens(host.lastRequestChars);
@@ -160,8 +205,11 @@ export class ReplayHost {
       },
       modelRegistry: {
         find: () => model,
-        streamSimple: (_model: unknown, request: { systemPrompt: string; messages: { content: string }[] }) => host.summarizerStream(request),
-        complete: async (_model: unknown, request: { systemPrompt: string; messages: { content: string }[] }) => host.summarizerStream(request).result(),
+        getAvailable: () => [model],
+        getApiKeyAndHeaders: async () => ({ ok: true, apiKey: "scripted", headers: {} }),
+        getProviderAuth: async () => undefined,
+        streamSimple: scripted,
+        complete: async (m: unknown, request: { systemPrompt?: string; messages: unknown[] }) => scripted(m, request).result(),
       },
     };
     return new Proxy(known, {
@@ -174,33 +222,43 @@ export class ReplayHost {
   }
 
   /** The scripted summarizer model: one bullet per call, sized like a real summary of it. */
-  private summarizerStream(request: { systemPrompt: string; messages: { content: string }[] }) {
-    const prompt = request.messages.map((m) => (typeof m.content === "string" ? m.content : "")).join("\n");
+  private summarizerStream(messages: readonly unknown[]) {
+    const prompt = messages.map((m) => contentText((m as { content?: unknown }).content)).join("\n");
     const text = scriptedSummary(prompt);
-    this.summarizerCalls.push({ inputChars: request.systemPrompt.length + prompt.length, outputChars: text.length });
-    const message = {
-      role: "assistant",
-      content: [{ type: "text", text }],
-      stopReason: "stop",
-      usage: { input: estimateTokens(request.systemPrompt.length + prompt.length), output: estimateTokens(text.length), cost: { total: 0 } },
-      timestamp: this.clock,
+    this.summarizerCalls.push({ inputChars: prompt.length, outputChars: text.length });
+    const usage = {
+      input: estimateTokens(prompt.length),
+      output: estimateTokens(text.length),
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: estimateTokens(prompt.length) + estimateTokens(text.length),
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
     };
+    const message = { role: "assistant", content: [{ type: "text", text }], api: this.model.api, provider: this.model.provider, model: this.model.id, stopReason: "stop", usage, timestamp: this.clock };
+    const partial = { ...message, content: [] as unknown[] };
     return {
       async *[Symbol.asyncIterator]() {
-        yield { type: "start" };
-        yield { type: "done", message };
+        yield { type: "start", partial };
+        yield { type: "text_start", contentIndex: 0, partial: message };
+        yield { type: "text_delta", contentIndex: 0, delta: text, partial: message };
+        yield { type: "text_end", contentIndex: 0, content: text, partial: message };
+        yield { type: "done", reason: "stop", message };
       },
       result: async () => message,
     };
   }
 
   private async fire(event: string, payload: Record<string, unknown>): Promise<unknown> {
-    let result: unknown;
-    for (const handler of this.handlers.get(event) ?? []) {
-      const r = await handler(payload, this.context());
-      if (r !== undefined) result = r;
-    }
-    return result;
+    const handlers = this.handlers.get(event);
+    if (!handlers?.length) return undefined;
+    return this.hosted(async () => {
+      let result: unknown;
+      for (const handler of handlers) {
+        const r = await handler(payload, this.context());
+        if (r !== undefined) result = r;
+      }
+      return result;
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -216,6 +274,10 @@ export class ReplayHost {
     const entry = { type, id: `e${++this.entryCounter}`, parentId: parent?.id ?? null, timestamp: new Date(time).toISOString(), ...fields } as AnyEntry;
     this.entries.push(entry);
     return entry;
+  }
+
+  appendCustomEntry(customType: string, data: unknown): AnyEntry {
+    return this.append("custom", { customType, data });
   }
 
   private appendMessage(message: AgentMessage): AnyEntry {
@@ -238,6 +300,7 @@ export class ReplayHost {
       const result = (await this.fire("context", { type: "context", messages })) as { messages?: AgentMessage[] } | undefined;
       if (result?.messages) sent = result.messages;
     }
+    this.lastRequestRewritten = sent !== messages;
     return sent;
   }
 
@@ -267,6 +330,8 @@ export class ReplayHost {
       stopReason: step.calls.length ? "toolUse" : "stop",
       timestamp: this.tick(),
     };
+    // Pi tells extensions about a finished message before it persists it.
+    await this.fire("message_end", { type: "message_end", message });
     const messageEntry = this.appendMessage(message);
     const results: ToolResultMessage[] = [];
     const resultEntryIds: string[] = [];
@@ -280,8 +345,11 @@ export class ReplayHost {
         timestamp: this.tick(),
       };
       results.push(result);
-      resultEntryIds.push(this.appendMessage(result).id);
     });
+    for (const result of results) {
+      await this.fire("message_end", { type: "message_end", message: result });
+      resultEntryIds.push(this.appendMessage(result).id);
+    }
     const outcome = await this.fire("turn_end", {
       type: "turn_end",
       turnIndex: this.turnIndex++,
@@ -304,8 +372,17 @@ export class ReplayHost {
   async command(name: string, args: string): Promise<void> {
     const handler = this.commands.get(name);
     if (!handler) throw new Error(`the extension registered no /${name} command`);
-    const ctx = this.context();
-    await handler(args, ctx);
+    await this.hosted(() => handler(args, this.context()));
+  }
+
+  /** The loaded extension's tool declarations, as the provider is sent them beside Pi's own. */
+  extensionToolsText(): string {
+    return this.tools.map((t) => t.declaration).join("\n");
+  }
+
+  /** The lines the loaded extension's tools add to the system prompt. */
+  extensionPromptText(): string {
+    return this.tools.map((t) => t.prompt).filter(Boolean).join("\n");
   }
 
   /** Characters every request carries for the extension's own tools. */
@@ -341,25 +418,39 @@ export class ReplayHost {
 }
 
 /**
- * A deterministic summary of a summarizer prompt: for a batch, one bullet per `### tN — tool`
- * section, sized 60–360 characters by the output it describes (real summarizers write a sentence or
- * two per call); for a fusion of summaries, the bullets kept and shortened.
+ * A deterministic summary of a summarizer prompt: for a batch, one bullet per tool call, sized
+ * 60–360 characters by the output the prompt shows of it (real summarizers write a sentence or two
+ * per call); for a fusion of summaries, the bullets kept and shortened. It reads pi-pruner's prompt
+ * (`### tN — tool` sections) and pi-condense's (`[[N:tool]] Tool: …` sections), so both pruners get
+ * summaries by the same rule.
  */
 export function scriptedSummary(prompt: string): string {
-  const sections = [...prompt.matchAll(/^### (t\d+) — (\S+)(?: \(failed\))?\nArguments: (.*)\nOutput:\n/gm)];
-  if (sections.length === 0) {
-    const bullets = prompt.split("\n").filter((l) => /^- `t\d+`/.test(l));
-    return bullets.map((b) => b.slice(0, 200)).join("\n") || "- nothing of note";
+  const ours = [...prompt.matchAll(/^### (t\d+) — (\S+)(?: \(failed\))?\nArguments: (.*)\nOutput:\n/gm)];
+  if (ours.length) return bulletsPerCall(prompt, ours.map((m) => ({ at: m.index!, outputFrom: m.index! + m[0].length, head: `- \`${m[1]}\` ${m[2]} ${m[3]!.slice(0, 60)}: `, seed: m[0] })));
+  const condense = [...prompt.matchAll(/^(\[\[\d+:[^\]\n]+\]\]) Tool: ([^(\n]*)\(([\s\S]*?)\)\nResult \((?:OK|ERROR)\): /gm)];
+  if (condense.length) {
+    const end = prompt.indexOf("</tool-call-batch>");
+    return bulletsPerCall(end >= 0 ? prompt.slice(0, end) : prompt, condense.map((m) => ({ at: m.index!, outputFrom: m.index! + m[0].length, head: `${m[1]} ${m[2]} ${m[3]!.replace(/\s+/g, " ").slice(0, 60)}: `, seed: m[0] })));
   }
+  const bullets = prompt.split("\n").filter((l) => /^- `t\d+`/.test(l) || /^\s*-?\s*\[\[\d+:/.test(l) || (/^- /.test(l) && /\bt\d+\b/.test(l)));
+  return bullets.map((b) => b.slice(0, 200)).join("\n") || "- nothing of note";
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((b) => (b && typeof b === "object" && (b as { type?: unknown }).type === "text" ? String((b as { text?: unknown }).text) : "")).join("\n");
+}
+
+function bulletsPerCall(prompt: string, sections: { at: number; outputFrom: number; head: string; seed: string }[]): string {
   const bullets: string[] = [];
   for (let i = 0; i < sections.length; i++) {
-    const m = sections[i]!;
-    const start = m.index! + m[0].length;
-    const end = i + 1 < sections.length ? sections[i + 1]!.index! : prompt.length;
-    const outputChars = end - start;
+    const section = sections[i]!;
+    const end = i + 1 < sections.length ? sections[i + 1]!.at : prompt.length;
+    const outputChars = end - section.outputFrom;
     const target = Math.max(60, Math.min(360, 60 + Math.round(outputChars * 0.025)));
-    const rng = new Rng(hashString(m[0]));
-    let bullet = `- \`${m[1]}\` ${m[2]} ${m[3]!.slice(0, 60)}: `;
+    const rng = new Rng(hashString(section.seed));
+    let bullet = section.head;
     while (bullet.length < target) bullet += `${prose(rng, 6)}; `;
     bullets.push(bullet.slice(0, target));
   }

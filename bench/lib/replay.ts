@@ -1,19 +1,27 @@
-// Replays a session script turn by turn through one pruning policy and prices every request.
+// Replays a session script turn by turn through one pruning policy or peer and prices every
+// request under each price model (core/src/cost/cache-rules.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ReplayHost } from "./pi-host.ts";
-import { PrefixCacheMeter, PRICE, CHARS_PER_TOKEN } from "./pricing.ts";
+import { ReplayHost, type HostedExtension } from "./pi-host.ts";
+import { CHARS_PER_TOKEN } from "./pricing.ts";
+import { observationMasking } from "./masking.ts";
+import type { ExtensionFactory, PeerInfo } from "./peers.ts";
+import { CACHE_RULES, OUTPUT_PRICE, cacheMeter, type CacheMeter, type CacheRules } from "../../core/src/cost/cache-rules.ts";
 import type { ScriptStep } from "./gen.ts";
 import type { AgentMessage } from "../../core/src/shapes/messages.ts";
 
 export interface Policy {
   id: string;
   label: string;
-  /** `contextPrune` settings; null = Pi without the extension. */
+  /** pi-pruner's `contextPrune` settings; null = Pi without the extension. Ignored when `extension` is set. */
   contextPrune: Record<string, unknown> | null;
+  /** Another extension than pi-pruner: a peer or a bench policy, with the settings.json it reads. */
+  extension?: HostedExtension;
   /** Summarize each batch right after the model has seen it once (`/pruner now` before every request). */
   naive?: boolean;
+  /** A peer (not one of pi-pruner's own policies). */
+  peer?: boolean;
 }
 
 export const POLICIES: Policy[] = [
@@ -23,16 +31,36 @@ export const POLICIES: Policy[] = [
   { id: "naive", label: "naive per-turn summarization", contextPrune: {}, naive: true },
 ];
 
+export const MASKING_POLICY: Policy = { id: "masking", label: "observation masking (M = 10)", contextPrune: null, extension: { factory: observationMasking, settings: {} }, peer: true };
+
+/** pi-condense's settings for the replay: it is off by default, and `enabled` alone turns it on. */
+export const PI_CONDENSE_SETTINGS = { contextPrune: { enabled: true } };
+
+export function piCondensePolicy(factory: ExtensionFactory, info: PeerInfo): Policy {
+  return { id: "picondense", label: `pi-condense ${info.version}`, contextPrune: null, extension: { factory, settings: PI_CONDENSE_SETTINGS }, peer: true };
+}
+
+/** What a session costs under one price model. */
+export interface PolicyCost {
+  /** Billed input-token equivalents: main requests + the summarizer's input (1×) and output (at the output price). */
+  billed: number;
+  mainBilled: number;
+  /** Input tokens of the main requests as these rules count them. */
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  uncachedTokens: number;
+  summarizerBilled: number;
+  cacheHitRatio: number;
+}
+
 export interface ReplayResult {
   policy: string;
   requests: number;
-  /** Billed input-token equivalents: main requests under the cache model + summarizer input at 1×. */
-  billed: number;
-  mainBilled: number;
-  /** Input tokens of all main requests, unpriced. */
+  /** The bill under each price model. */
+  cost: Record<CacheRules, PolicyCost>;
+  /** Input tokens of all main requests (everything sent, head included), unpriced. */
   mainTokens: number;
-  cachedTokens: number;
-  cacheHitRatio: number;
   peakContext: number;
   summarizerCalls: number;
   summarizerInputTokens: number;
@@ -49,6 +77,8 @@ export interface ReplayResult {
   openTaskResultTokens: number;
   /** Tokens, summed over all requests, of thinking blocks. */
   thinkingTokens: number;
+  /** Requests whose messages differ from Pi's own context (the extension rewrote something). */
+  rewrittenRequests: number;
   notes: string[];
 }
 
@@ -105,20 +135,34 @@ function thinkingBlocks(messages: readonly AgentMessage[]): number {
   return n;
 }
 
-/** `baseHeadChars`: Pi's system prompt and built-in tool declarations (measured on a real request). */
-export async function replayScript(script: readonly ScriptStep[], policy: Policy, baseHeadChars: number): Promise<ReplayResult> {
+/** What the provider gets besides the messages: Pi's system prompt and tool declarations, measured on a real request. */
+export interface PiHead {
+  systemChars: number;
+  toolsChars: number;
+}
+
+/** A stable stand-in of a given length for text the replay does not have verbatim (Pi's own system prompt and tools). */
+export function placeholderText(label: string, chars: number): string {
+  const unit = `${label} (a stand-in of the recorded length). `;
+  return unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
+}
+
+export async function replayScript(script: readonly ScriptStep[], policy: Policy, piHead: PiHead): Promise<ReplayResult> {
   const root = mkdtempSync(join(tmpdir(), "pprb-replay-"));
   try {
-    const host = await ReplayHost.create({ root, contextPrune: policy.contextPrune });
-    const head = baseHeadChars + host.extensionHeadChars();
-    const meter = new PrefixCacheMeter();
+    const host = await ReplayHost.create({ root, contextPrune: policy.contextPrune, extension: policy.extension });
+    const extensionPrompt = host.extensionPromptText();
+    const extensionTools = host.extensionToolsText();
+    const system = placeholderText("Pi's system prompt", piHead.systemChars) + (extensionPrompt ? `\n${extensionPrompt}` : "");
+    const tools = placeholderText("Pi's tool declarations", piHead.toolsChars) + (extensionTools ? `\n${extensionTools}` : "");
+    const meters = Object.fromEntries(CACHE_RULES.map((r) => [r, cacheMeter(r)])) as Record<CacheRules, CacheMeter>;
+    const totals = Object.fromEntries(CACHE_RULES.map((r) => [r, { mainBilled: 0, inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, uncachedTokens: 0 }])) as Record<CacheRules, Omit<PolicyCost, "billed" | "summarizerBilled" | "cacheHitRatio">>;
     const perRequest: number[] = [];
-    let mainBilled = 0;
     let mainTokens = 0;
-    let cachedTokens = 0;
-    let lastSent: AgentMessage[] = [];
+    let lastSent: readonly AgentMessage[] = [];
     let openTaskResultTokens = 0;
     let thinkingTokens = 0;
+    let rewrittenRequests = 0;
     let lastRaw: AgentMessage[] = [];
     for (const step of script) {
       if (step.kind === "user") {
@@ -126,12 +170,22 @@ export async function replayScript(script: readonly ScriptStep[], policy: Policy
         continue;
       }
       const sent = await host.request();
-      const price = meter.price(head, sent);
-      host.noteRequestChars(price.tokens * CHARS_PER_TOKEN);
-      perRequest.push(price.tokens);
-      mainBilled += price.billed;
-      mainTokens += price.tokens;
-      cachedTokens += price.cachedTokens;
+      if (host.lastRequestRewritten) rewrittenRequests++;
+      let sentTokens = 0;
+      for (const rules of CACHE_RULES) {
+        const b = meters[rules].bill({ system, tools, messages: sent });
+        // The simple model counts every token sent (no rule leaves thinking out): the context size.
+        if (rules === "simple") sentTokens = b.inputTokens;
+        const t = totals[rules];
+        t.mainBilled += b.billed;
+        t.inputTokens += b.inputTokens;
+        t.cacheReadTokens += b.cacheReadTokens;
+        t.cacheWriteTokens += b.cacheWriteTokens;
+        t.uncachedTokens += b.uncachedTokens;
+      }
+      host.noteRequestChars(sentTokens * CHARS_PER_TOKEN);
+      perRequest.push(sentTokens);
+      mainTokens += sentTokens;
       lastSent = sent;
       const open = openTaskTokens(sent);
       openTaskResultTokens += open.results;
@@ -143,17 +197,21 @@ export async function replayScript(script: readonly ScriptStep[], policy: Policy
     const summarizerInputTokens = host.summarizerCalls.reduce((n, c) => n + c.inputChars, 0) / CHARS_PER_TOKEN;
     const summarizerOutputTokens = host.summarizerCalls.reduce((n, c) => n + c.outputChars, 0) / CHARS_PER_TOKEN;
     const notes: string[] = [];
-    if (host.unsupported.size) notes.push(`host APIs the extension used that the replay host lacks: ${[...host.unsupported].join(", ")}`);
-    const unfired = [...host.subscribed].filter((e) => !["session_start", "context", "turn_end", "session_tree"].includes(e));
-    if (unfired.length) notes.push(`extension handlers the replay does not fire: ${unfired.join(", ")}`);
+    if (host.unsupported.size) notes.push(`${policy.label}: host APIs it used that the replay host lacks: ${[...host.unsupported].join(", ")}`);
+    const unfired = [...host.subscribed].filter((e) => !FIRED_EVENTS.includes(e));
+    if (unfired.length) notes.push(`${policy.label}: handlers the replay does not fire: ${unfired.join(", ")}`);
+    const cost = Object.fromEntries(
+      CACHE_RULES.map((rules) => {
+        const t = totals[rules];
+        const summarizerBilled = summarizerInputTokens + summarizerOutputTokens * OUTPUT_PRICE[rules];
+        return [rules, { ...t, summarizerBilled, billed: t.mainBilled + summarizerBilled, cacheHitRatio: t.inputTokens ? t.cacheReadTokens / t.inputTokens : 0 }];
+      }),
+    ) as Record<CacheRules, PolicyCost>;
     return {
       policy: policy.id,
       requests: perRequest.length,
-      billed: mainBilled + summarizerInputTokens * PRICE.uncached,
-      mainBilled,
+      cost,
       mainTokens,
-      cachedTokens,
-      cacheHitRatio: mainTokens ? cachedTokens / mainTokens : 0,
       peakContext: Math.max(...perRequest),
       summarizerCalls: host.summarizerCalls.length,
       summarizerInputTokens,
@@ -164,9 +222,13 @@ export async function replayScript(script: readonly ScriptStep[], policy: Policy
       composition: composition(lastSent),
       openTaskResultTokens,
       thinkingTokens,
+      rewrittenRequests,
       notes,
     };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
 }
+
+/** The events the replay host fires (the others an extension subscribes to are reported). */
+const FIRED_EVENTS = ["session_start", "context", "message_end", "turn_end", "session_tree"];
