@@ -168,7 +168,7 @@ export interface FlushResult {
   summarizerCalls: number;
 }
 
-export type FlushConfig = Pick<PruneConfig, "dedupByContentHash" | "minBatchChars">;
+export type FlushConfig = Pick<PruneConfig, "dedupByContentHash" | "minBatchChars" | "summarizerInputChars">;
 
 /** Step 3: drops calls the index already covers or that lie at or behind the frontier. */
 export function trimToFrontier(batch: Batch, index: PruneIndex): Batch | undefined {
@@ -257,6 +257,7 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
       summarize(
         buildBatchRequest(
           plan.calls.map((c, i) => ({ shortRef: plan.refs[i]!, toolName: c.toolName, args: c.args, resultText: c.resultText, isError: c.isError })),
+          config.summarizerInputChars,
         ),
       ),
     ),

@@ -1,6 +1,7 @@
 // Prompt building and output checking for the summarizer. The model call itself is injected:
 // core never talks to a network.
 import { QUERY_TOOL } from "../shapes/entries.ts";
+import { summarizerInput } from "./summarizer-input.ts";
 
 export interface SummarizerUsage {
   input: number;
@@ -29,14 +30,12 @@ export interface CallForSummary {
   isError: boolean;
 }
 
-/** Per-call cap on what the summarizer is sent; head and tail are kept, the middle is elided. */
-export const MAX_CHARS_PER_CALL = 24_000;
-
 const BATCH_SYSTEM = [
   "You compress the tool outputs of a coding agent so it can keep working with a smaller context.",
   "Write one markdown bullet per tool call, in the order given. Start each bullet with the call's ref in backticks, e.g. `t3`.",
   "Keep what the agent needs later: file paths, symbol names, line numbers, exact error messages, versions, decisions, and what was changed.",
   "Drop boilerplate, repeated lines and content the agent can re-read cheaply. Never invent refs, files or results.",
+  "A long output is shown as an excerpt: a line like [… 40 lines …] stands for lines left out (the full output stays recoverable by its ref).",
   "Be brief: a bullet is usually one or two sentences. Output only the bullets.",
 ].join("\n");
 
@@ -63,10 +62,11 @@ function describeArgs(args: Record<string, unknown>): string {
   return clip(json, 1_000);
 }
 
-export function buildBatchRequest(calls: readonly CallForSummary[]): SummarizerRequest {
+/** `inputChars`: what each call's output may take of the prompt (the `summarizerInputChars` setting). */
+export function buildBatchRequest(calls: readonly CallForSummary[], inputChars: number): SummarizerRequest {
   const parts = calls.map(
     (c) =>
-      `### ${c.shortRef} — ${c.toolName}${c.isError ? " (failed)" : ""}\nArguments: ${describeArgs(c.args)}\nOutput:\n${clip(c.resultText, MAX_CHARS_PER_CALL)}`,
+      `### ${c.shortRef} — ${c.toolName}${c.isError ? " (failed)" : ""}\nArguments: ${describeArgs(c.args)}\nOutput:\n${summarizerInput(c.toolName, c.args, c.resultText, inputChars)}`,
   );
   return {
     systemPrompt: BATCH_SYSTEM,

@@ -44,6 +44,8 @@ export interface PruneConfig {
   spillThreshold: number;
   spillPreviewBytes: number;
   minBatchChars: number;
+  /** Characters of each tool output the summarizer is sent at most (the lines that matter, not a head cut). */
+  summarizerInputChars: number;
   dedupByContentHash: boolean;
   quietOversizedSkips: boolean;
   /** null = off; else a fraction of the context window in (0, 1]. */
@@ -93,6 +95,7 @@ export const DEFAULT_CONFIG: PruneConfig = deepFreeze({
   spillThreshold: 65_536,
   spillPreviewBytes: 1024,
   minBatchChars: 1000,
+  summarizerInputChars: 4000,
   dedupByContentHash: true,
   quietOversizedSkips: false,
   autoBudgetThreshold: null,
@@ -174,6 +177,7 @@ const LEAF_RULES: FieldRules<Pick<PruneConfig, LeafKey>> = {
   spillThreshold: positiveNumber,
   spillPreviewBytes: nonNegativeInteger,
   minBatchChars: nonNegativeNumber,
+  summarizerInputChars: integerAtLeast(500),
   dedupByContentHash: booleanRule,
   quietOversizedSkips: booleanRule,
   autoBudgetThreshold: fractionOrNull,

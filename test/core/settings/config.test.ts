@@ -27,6 +27,7 @@ describe("DEFAULT_CONFIG", () => {
       spillThreshold: 65_536,
       spillPreviewBytes: 1024,
       minBatchChars: 1000,
+      summarizerInputChars: 4000,
       dedupByContentHash: true,
       quietOversizedSkips: false,
       autoBudgetThreshold: null,
@@ -118,6 +119,7 @@ describe("validation", () => {
     ["spillThreshold negative", { spillThreshold: -5 }, "contextPrune.spillThreshold"],
     ["spillPreviewBytes fractional", { spillPreviewBytes: 1.5 }, "contextPrune.spillPreviewBytes"],
     ["minBatchChars NaN", { minBatchChars: Number.NaN }, "contextPrune.minBatchChars"],
+    ["summarizerInputChars fractional", { summarizerInputChars: 4000.5 }, "contextPrune.summarizerInputChars"],
     ["autoBudgetThreshold above 1", { autoBudgetThreshold: 1.5 }, "contextPrune.autoBudgetThreshold"],
     ["autoBudgetThreshold zero", { autoBudgetThreshold: 0 }, "contextPrune.autoBudgetThreshold"],
     ["budgetTurnDelta string", { budgetTurnDelta: "0.1" }, "contextPrune.budgetTurnDelta"],
@@ -153,6 +155,13 @@ describe("validation", () => {
     expect(config.thinkingStrip.keepLastTurns).toBe(1);
     expect(warnings).toHaveLength(1);
     expect(warnings[0].key).toBe("contextPrune.thinkingStrip.keepLastTurns");
+  });
+
+  it("raises summarizerInputChars to at least 500, with a warning", () => {
+    const { config, warnings } = resolveConfig({ summarizerInputChars: 100 }, { summarizerInputChars: 12_000 });
+    expect(config.summarizerInputChars).toBe(12_000);
+    expect(resolveConfig({ summarizerInputChars: 100 }, undefined).config.summarizerInputChars).toBe(500);
+    expect(warnings.map((w) => w.message)).toEqual(["contextPrune.summarizerInputChars: 100 raised to the minimum 500"]);
   });
 
   it("accepts valid edge values", () => {
