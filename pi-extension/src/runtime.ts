@@ -41,65 +41,68 @@ export interface Reclaim {
   sentChars: number;
 }
 
-/** What identifies a message's size cheaply: no serialisation, only lengths of its strings. */
-interface SizeKey {
-  role: string;
-  timestamp: number;
-  toolCallId: string | undefined;
-  blocks: number;
-  textLength: number;
-}
+/**
+ * The sizes of one side of a request (raw or sent) by position, with what identifies each message's
+ * size cheaply: no serialisation, only its role, timestamp, call id and content shape.
+ */
+class PositionSizes {
+  private roles: string[] = [];
+  private timestamps: number[] = [];
+  private ids: (string | undefined)[] = [];
+  private lengths: number[] = [];
+  private chars: number[] = [];
 
-function sizeKey(message: AgentMessage): SizeKey {
-  const content = (message as { content?: unknown }).content;
-  let blocks = 0;
-  let textLength = 0;
-  if (typeof content === "string") textLength = content.length;
-  else if (Array.isArray(content)) {
-    for (const block of content as { type?: string; text?: string; thinking?: string; id?: string; data?: string }[]) {
-      blocks++;
-      if (!block) continue;
-      textLength += (block.text?.length ?? 0) + (block.thinking?.length ?? 0) + (block.id?.length ?? 0) + (block.data?.length ?? 0);
+  /** The total size of `messages`, measuring only the messages that differ from the ones remembered at their positions. */
+  total(messages: readonly AgentMessage[]): number {
+    const n = messages.length;
+    const { roles, timestamps, ids, lengths, chars } = this;
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      const message = messages[i]!;
+      const id = (message as { toolCallId?: string }).toolCallId;
+      const length = contentLength(message);
+      if (i < roles.length && roles[i] === message.role && timestamps[i] === message.timestamp && ids[i] === id && lengths[i] === length) {
+        sum += chars[i]!;
+        continue;
+      }
+      const size = messageChars(message);
+      roles[i] = message.role;
+      timestamps[i] = message.timestamp;
+      ids[i] = id;
+      lengths[i] = length;
+      chars[i] = size;
+      sum += size;
     }
+    for (const list of [roles, timestamps, ids, lengths, chars]) list.length = n;
+    return sum;
   }
-  return { role: message.role, timestamp: message.timestamp, toolCallId: (message as { toolCallId?: string }).toolCallId, blocks, textLength };
 }
 
-function sameKey(a: SizeKey | undefined, b: SizeKey): boolean {
-  return !!a && a.role === b.role && a.timestamp === b.timestamp && a.toolCallId === b.toolCallId && a.blocks === b.blocks && a.textLength === b.textLength;
+/**
+ * The block count and the first block's string length, in one number: enough to tell a message
+ * from another at the same position (a stub from its output, another turn), and cheap on a copy.
+ */
+function contentLength(message: AgentMessage): number {
+  const content = (message as { content?: unknown }).content;
+  if (typeof content === "string") return content.length;
+  if (!Array.isArray(content)) return -1;
+  const first = content[0] as { text?: string; thinking?: string } | undefined;
+  return -2 - content.length * 1_000_003 - (first?.text?.length ?? 0) - (first?.thinking?.length ?? 0);
 }
 
 /**
  * The status line's size measure without re-serialising the conversation on every request. A
  * message's size (core's `messageChars`, which serialises tool-call arguments) is remembered by
- * position and reused while the message at that position looks the same (role, timestamp, call id,
- * block count, string lengths); Pi hands over a fresh copy each time, so identity cannot be used
- * across requests. Within one request, the rendered array reuses the sizes of the messages the
- * render passed through unchanged (the same objects) and measures only the ones it made.
+ * position, for the raw and the sent array each, and reused while the message at that position
+ * looks the same (role, timestamp, call id, block count, first block's length): Pi hands over a fresh
+ * copy each time, so identity cannot be used across requests, and history only grows at the end.
  */
 export class RequestSizes {
-  private keys: SizeKey[] = [];
-  private chars: number[] = [];
+  private readonly raw = new PositionSizes();
+  private readonly sent = new PositionSizes();
 
   measure(raw: readonly AgentMessage[], sent: readonly AgentMessage[]): Reclaim {
-    const keys = new Array<SizeKey>(raw.length);
-    const chars = new Array<number>(raw.length);
-    const known = new Map<AgentMessage, number>();
-    let rawChars = 0;
-    for (let i = 0; i < raw.length; i++) {
-      const message = raw[i]!;
-      const key = sizeKey(message);
-      const size = sameKey(this.keys[i], key) ? this.chars[i]! : messageChars(message);
-      keys[i] = key;
-      chars[i] = size;
-      known.set(message, size);
-      rawChars += size;
-    }
-    this.keys = keys;
-    this.chars = chars;
-    let sentChars = 0;
-    for (const message of sent) sentChars += known.get(message) ?? messageChars(message);
-    return { rawChars, sentChars };
+    return { rawChars: this.raw.total(raw), sentChars: this.sent.total(sent) };
   }
 }
 
