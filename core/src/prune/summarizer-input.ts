@@ -14,6 +14,7 @@ const EDGE_SHARES: Record<Kind, { head: number; tail: number }> = {
   output: { head: 0.2, tail: 0.15 },
   read: { head: 0.15, tail: 0.05 },
   search: { head: 0.05, tail: 0.05 },
+  diff: { head: 0.1, tail: 0.05 },
 };
 /** Stack frames kept per run of them, and in all: the first frames locate a failure, the rest repeat. */
 const STACK_FRAMES_PER_RUN = 3;
@@ -27,6 +28,7 @@ const MIN_LINE_BUDGET = 100;
 
 const CODE_FILE = /\.(?:[cm]?[jt]sx?|py|pyi|go|rs|java|kts?|scala|swift|c|cc|cpp|cxx|h|hh|hpp|cs|rb|php|lua|sh|bash|zsh|vue|svelte|astro|ex|exs|erl|hs|ml|mli|clj|dart|sql|proto|graphql|gql)$/i;
 const SEARCH_TOOLS = new Set(["grep", "find", "ls", "glob", "rg"]);
+const DIFF_COMMAND = /\bgit\s+(?:diff|show)\b|(?:^|&&|;)\s*diff\s/;
 const SEARCH_COMMAND = /(?:^|&&|\|\||;|\|)\s*(?:rg|grep|egrep|fgrep|git\s+grep|ag|ack|find|fd|ls|git\s+ls-files)\b/;
 
 // A line that reports an error or a failure: compiler and linter diagnostics (`error TS2322:`,
@@ -38,9 +40,15 @@ const ERROR_PATTERNS = [
   /\b[A-Z]\w*(?:Error|Exception)\b/,
   /\bERR!|\[ERROR\]|[✘✗×✕❌]/,
   /^\s*(?:FAIL|FAILED|FAILURE|not ok)\b|^\s*●\s|--- FAIL\b/,
+  /^\s*\d+:\d+\s+error\b/,
   /\b(?:failed|failing|panicked)\b|Traceback \(most recent call last\)/i,
 ];
-const WARNING = /\bwarn(?:ing)?\b[^:\n]{0,40}:|\[WARN(?:ING)?\]|⚠|^\s*warn(?:ing)?\b/i;
+const WARNING = /\bwarn(?:ing)?\b[^:\n]{0,40}:|\[WARN(?:ING)?\]|⚠|^\s*warn(?:ing)?\b|^\s*\d+:\d+\s+warning\b/i;
+/** A diagnostic of a linter's grouped format (`  12:5  error  …` under a line naming the file). */
+const GROUPED_DIAGNOSTIC = /^\s*\d+:\d+\s+(?:error|warning)\b/i;
+const BARE_PATH = /^\S+\.[A-Za-z]\w{0,5}$/;
+const DIFF_FILE = /^diff --git |^(?:\+\+\+|---) [ab]\//;
+const DIFF_HUNK = /^@@ .* @@/;
 /** `file.ts:12`, `file.ts:12:5`, `file.ts(12,5)`, `[file.ts:12:8]`, Python's `File "x.py", line 3`. */
 const LOCATION = /[\w@.~-]+\.[A-Za-z]\w{0,5}(?::\d+(?::\d+)?|\(\d+,\d+\))|File "[^"]+", line \d+/;
 const STACK_FRAME = /^\s*at\s.*[\w.]:\d+(?::\d+)?\)?\s*$|^\s*File "[^"]+", line \d+/;
@@ -54,13 +62,14 @@ const SEARCH_GAP_COST = 16;
 /** `path:12: text` (grep match) or `path-12- text` (grep context). */
 const GREP_LINE = /^([^:\n]+?\.[^:\s]+|[^:\n]+?)(?::\d+:|-\d+-)/;
 
-type Kind = "read" | "search" | "output";
+type Kind = "read" | "search" | "diff" | "output";
 
-function kindOf(toolName: string, args: Record<string, unknown>): Kind {
+function kindOf(toolName: string, args: Record<string, unknown>, text: string): Kind {
   if (toolName === "read") return "read";
   if (SEARCH_TOOLS.has(toolName)) return "search";
   const command = args.command;
   if (typeof command === "string" && SEARCH_COMMAND.test(command)) return "search";
+  if (text.startsWith("diff --git ") || (typeof command === "string" && DIFF_COMMAND.test(command))) return "diff";
   const path = args.path;
   if (typeof path === "string" && CODE_FILE.test(path)) return "read";
   return "output";
@@ -185,6 +194,15 @@ function rankedLines(kind: Kind, lines: readonly string[]): number[][] {
   if (kind === "read") {
     return [lines.flatMap((line, i) => (DECLARATION.test(line) ? [i] : []))];
   }
+  if (kind === "diff") {
+    const files: number[] = [];
+    const hunks: number[] = [];
+    lines.forEach((line, i) => {
+      if (DIFF_FILE.test(line)) files.push(i);
+      else if (DIFF_HUNK.test(line)) hunks.push(i);
+    });
+    return [files, hunks];
+  }
   if (kind === "search") {
     // The first line of each path: a search's answer is where things are.
     const seen = new Set<string>();
@@ -202,7 +220,15 @@ function rankedLines(kind: Kind, lines: readonly string[]): number[][] {
   let framesInRun = 0;
   let framesTotal = 0;
   let lastError = -Infinity;
+  let lastPath = -1;
+  let pathTaken = -1;
   lines.forEach((line, i) => {
+    if (BARE_PATH.test(line)) lastPath = i;
+    // A grouped diagnostic names only line and column: the file is the path line above it.
+    if (lastPath >= 0 && lastPath !== pathTaken && GROUPED_DIAGNOSTIC.test(line)) {
+      pathTaken = lastPath;
+      errors.push(lastPath);
+    }
     if (STACK_FRAME.test(line)) {
       framesInRun++;
       if (framesInRun <= STACK_FRAMES_PER_RUN && framesTotal < STACK_FRAMES_TOTAL) {
@@ -231,7 +257,7 @@ export function summarizerInput(toolName: string, args: Record<string, unknown>,
   if (text.length <= budget) return text;
   const lines = text.split("\n");
   if (lines.length < MIN_LINES || budget < MIN_LINE_BUDGET) return clipChars(text, budget);
-  const kind = kindOf(toolName, args);
+  const kind = kindOf(toolName, args, text);
   const shares = EDGE_SHARES[kind];
   const firstLine = kind === "read" && typeof args.offset === "number" && args.offset >= 1 ? Math.floor(args.offset) : 1;
   const shown = (i: number) => (kind === "read" ? `${firstLine + i}: ${lines[i]}` : lines[i]!);

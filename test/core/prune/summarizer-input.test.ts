@@ -112,6 +112,27 @@ describe("summarizer input", () => {
     for (const p of paths) expect(out).toContain(p);
   });
 
+  it("a linter's grouped report keeps each problem with the file it is under", () => {
+    const lines: string[] = [];
+    for (let f = 0; f < 120; f++) {
+      lines.push(`/repo/src/ui/widget-${f}.tsx`);
+      for (let p = 0; p < 3; p++) lines.push(`  ${10 + p}:${p + 3}  ${f === 77 && p === 1 ? "error" : "info"}  note number ${p} about this widget's layout  layout/rule-${p}`);
+      lines.push("");
+    }
+    lines.push("✖ 360 problems (1 error, 0 warnings)");
+    const out = summarizerInput("bash", { command: "npx eslint src" }, lines.join("\n"), BUDGET);
+    expect(out).toMatch(/^\/repo\/src\/ui\/widget-77\.tsx\n(?:\[… 1 line …\]\n)? {2}11:4 {2}error {2}note number 1/m);
+    expect(out).toContain("✖ 360 problems (1 error, 0 warnings)");
+  });
+
+  it("a diff keeps the name of every file it changes", () => {
+    const files = Array.from({ length: 12 }, (_, i) => `src/module-${i}/service.ts`);
+    const lines = files.flatMap((f, i) => [`diff --git a/${f} b/${f}`, `index 1a2b3c${i}..4d5e6f${i} 100644`, `--- a/${f}`, `+++ b/${f}`, `@@ -${i * 10 + 1},40 +${i * 10 + 1},42 @@ export class Service${i} {`, ...Array.from({ length: 40 }, (_, k) => `${k % 7 === 0 ? "+" : " "}  private field${k}: number = ${k};`)]);
+    const out = summarizerInput("bash", { command: "git diff HEAD~1" }, lines.join("\n"), BUDGET);
+    expect(out.length).toBeLessThanOrEqual(BUDGET);
+    for (const f of files) expect(out).toContain(`diff --git a/${f} b/${f}`);
+  });
+
   it("an output under the budget is sent unchanged", () => {
     const text = "src/a.ts(3,1): error TS1005: ';' expected.\n".repeat(50);
     expect(text.length).toBeLessThan(BUDGET);
