@@ -111,8 +111,11 @@ export function renderMarkdown(results: BenchResults): string {
   // ---- headline
   d.push("## Headline", "", "| figure | result | target | |", "|---|---|---|---|");
   const head: [string, string][] = [
-    ["replay.generated.defaults.vsNone", "Cost of the defaults vs. no pruning (200-turn replay)"],
-    ["replay.generated.stripVsDefaults", "Thinking strip on vs. off (same replay)"],
+    ["replay.generated.defaults.anthropic.vsNone", "Cost of the defaults vs. no pruning, Anthropic rules (median over the generated 200-turn sessions)"],
+    ["replay.generated.defaults.openai.vsNone", "Cost of the defaults vs. no pruning, OpenAI rules (same sessions)"],
+    ["replay.long.defaults.anthropic.vsNone", "Cost of the defaults vs. no pruning, Anthropic rules (long recorded session)"],
+    ["replay.generated.defaultsVsPiCondense.anthropic", "Defaults ÷ pi-condense 2.9.1, Anthropic rules (generated sessions)"],
+    ["replay.generated.defaults.peakVsNone", "Peak context of the defaults ÷ no pruning (generated sessions)"],
     ["render.view.p50.2000", "`renderModelView` p50, 2,000 messages"],
     ["render.runtime.p50.2000", "`PrunerRuntime.render` p50, 2,000 messages (what the `context` handler runs)"],
     ["render.nochange.p50.2000", "No-change render p50, 2,000 messages"],
@@ -145,6 +148,7 @@ export function renderMarkdown(results: BenchResults): string {
     "npm run bench                 # everything (about 5–10 minutes); writes bench/results.json and this page",
     "npm run bench -- --quick      # about a minute: fewer rounds, no 100 MB file, 2 host rounds",
     "npm run bench -- --only render,replay   # some suites; the others keep their last results",
+    "npm run bench -- --only replay --peer-pi-condense ../pi-condense   # with pi-condense 2.9.1 beside (a clone of github.com/jjuraszek/pi-condense)",
     "npm run bench -- --report     # regenerate this page from bench/results.json",
     "npm run bench -- --only editor  # the editor figures alone (provisions code-server and Node 24 into .vscode-test/ on first use)",
     "node bench/record-session.ts  # re-record bench/fixtures/recorded-session.jsonl with the real pi",
@@ -184,6 +188,23 @@ function renderSection(d: Doc, results: BenchResults): void {
     const x = r.mix;
     const share = (k: string) => `${x[k]} (${pct((x[k] ?? 0) / Math.max(1, x.toolResults ?? 1))})`;
     d.push(`| ${x.messages} | ${x.toolResults} | ${share("summarized")} | ${share("deduped")} | ${share("spilled")} | ${share("protected")} | ${x.errors} | ${share("raw")} | ${x.chains} | ${x.thinkingBlocks} |`);
+  }
+  if (d.f("render.peer.ratio.context.2000")) {
+    d.push(
+      "Beside pi-condense (given with `--peer-pi-condense DIR`): both extensions through their real entries on a minimal fake `pi`, each rebuilding its own index from the same branch at `session_start` (the two write the same entry format; the notes say whether both prune the same results), then `context` timed on a fresh `structuredClone` per call right after the request before it (the same context without its last turn), interleaved call by call. *First after a flush*: each rebuilt from the branch before its newest flush rendered the request before, then the flush's entries arrived (`session_tree`) and the next request is timed; pi-pruner's *first render after the flush* row above (`render.firstAfterFlush`) is its render alone with nothing remembered.",
+      "",
+      "| messages | pi-pruner `context` p50 | pi-condense | ratio (target ≤ 0.10) | no change: pi-pruner | pi-condense | ratio | first after a flush: pi-pruner | pi-condense | ratio |",
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    );
+    for (const r of rows) {
+      const n = r.size;
+      if (!d.f(`render.peer.ratio.context.${n}`)) continue;
+      d.push(`| ${n.toLocaleString("en-US")} | ${d.spread(`render.peer.ours.context.p50.${n}`)} | ${d.spread(`render.peer.piCondense.context.p50.${n}`)} | ${d.spread(`render.peer.ratio.context.${n}`)} | ${d.val(`render.peer.ours.nochange.p50.${n}`)} | ${d.val(`render.peer.piCondense.nochange.p50.${n}`)} | ${d.val(`render.peer.ratio.nochange.${n}`)} | ${d.val(`render.peer.ours.afterFlush.p50.${n}`)} | ${d.val(`render.peer.piCondense.afterFlush.p50.${n}`)} | ${d.val(`render.peer.ratio.afterFlush.${n}`)} |`);
+    }
+    for (const key of ["render.peer.ratio.context.2000", "render.peer.ratio.context.20000", "render.peer.ratio.nochange.2000"]) {
+      if (d.f(key)) d.push(`- \`${key}\` (pi-pruner ÷ pi-condense): ${d.spread(key)} against ≤ 0.10 — ${d.status(key)}.`);
+    }
+    d.push("");
   }
   d.push("", chart("render-latency.svg", "Render latency against branch length, log-log"), "");
   const steps = s.data.steps as Record<string, Record<string, number>> | undefined;
@@ -272,6 +293,37 @@ function loadSection(d: Doc, results: BenchResults): void {
   }
 }
 
+type PriceRules = "simple" | "anthropic" | "openai";
+
+interface ReplayRow {
+  policy: string;
+  requests: number;
+  cost: Record<PriceRules, { billed: number; mainBilled: number; inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; uncachedTokens: number; summarizerBilled: number; cacheHitRatio: number }>;
+  peakContext: number;
+  summarizerCalls: number;
+  summarizerInputTokens: number;
+  summarizerOutputTokens: number;
+  composition: Record<string, number>;
+  thinkingBlocksLast: number;
+  thinkingBlocksRaw: number;
+  openTaskResultTokens: number;
+  thinkingTokens: number;
+  mainTokens: number;
+  rewrittenRequests: number;
+}
+
+interface ReplayData {
+  head: { systemChars: number; toolsChars: number };
+  outputPrice: Record<PriceRules, number>;
+  rules: PriceRules[];
+  maskingWindow: number;
+  piCondense?: { name: string; version: string; settings: unknown };
+  policies: { id: string; label: string; peer: boolean }[];
+  sessions: { name: string; label: string; requests: number; prompts: number; seeds: number[]; runs: { seed?: number; results: ReplayRow[] }[] }[];
+}
+
+const RULES_NAME: Record<PriceRules, string> = { simple: "simple model", anthropic: "Anthropic rules", openai: "OpenAI rules" };
+
 function replaySection(d: Doc, results: BenchResults): void {
   const s = suite(results, "replay");
   d.push("## 3. Cost replay", "");
@@ -279,80 +331,150 @@ function replaySection(d: Doc, results: BenchResults): void {
     d.push("Not run.", "");
     return;
   }
-  const data = s.data as {
-    headChars: number;
-    sessions: { name: string; label: string; requests: number; prompts: number }[];
-    results: Record<string, { policy: string; billed: number; mainBilled: number; mainTokens: number; cachedTokens: number; cacheHitRatio: number; peakContext: number; summarizerCalls: number; summarizerInputTokens: number; summarizerOutputTokens: number; requests: number; composition: Record<string, number>; thinkingBlocksLast: number; openTaskResultTokens: number; thinkingTokens: number }[]>;
-    seeds?: { seed: number; requests: number; prompts: number; peakNone: number; ratios: Record<string, number> }[];
-  };
+  const data = s.data as unknown as ReplayData;
+  if (!Array.isArray(data.policies)) {
+    d.push("The replay results in bench/results.json are from an earlier version of the suite: run `npm run bench -- --only replay` again.", "");
+    return;
+  }
+  const rules = data.rules;
+  const label = Object.fromEntries(data.policies.map((p) => [p.id, p.label]));
+  const sessionName = (name: string) => data.sessions.find((x) => x.name === name);
+  const generated = sessionName("generated");
+  const condense = data.piCondense;
   d.push(
-    "Two sessions replayed request by request through four policies:",
+    "Sessions replayed request by request, every one through each of pi-pruner's policies and each peer, on the same requests:",
     "",
-    ...data.sessions.map((x) => `- **${x.label}**: ${x.requests} model requests, ${x.prompts} user prompts.${x.name === "generated" ? " Seeded coding tasks: file reads, greps, builds (one in fifty prints a log big enough to spill), test runs that fail one time in five, edits (one in eight fails, with its arguments still in the assistant turn), writes, re-reads of unchanged files, the release skill file read twice (protected by `**/skills/**/*.md`), and a thinking block on every assistant turn. Output sizes are set so that this session without pruning stays under a 200k-token window (the other seeds below reach up to about 250k); Pi's own compaction is not modelled in any policy, as with a model whose window is larger." : " Recorded with the real `pi` (`node bench/record-session.ts`): three tasks in a generated TypeScript project against the scripted model, so every tool result is what Pi's own read, bash, edit and write tools produced — failing tests, a failed edit, a build log, the release skill, thinking on every turn."}`),
+    ...data.sessions.map((x) => `- **${x.label}**: ${x.requests} model requests, ${x.prompts} user prompts${x.seeds.length > 1 ? ` (seed ${x.seeds[0]}; the ${x.seeds.length} seeds ${x.seeds.join(", ")} differ in task lengths, tool mix and outputs; figures are the median over them with the min–max in brackets)` : ""}.${x.name === "generated" ? " Seeded coding tasks: file reads, greps, builds (one in fifty prints a log big enough to spill), test runs that fail one time in five, edits (one in eight fails, with its arguments still in the assistant turn), writes, re-reads of unchanged files, the release skill file read twice (protected by `**/skills/**/*.md`), and a thinking block on every assistant turn. Pi's own compaction is not modelled in any policy, as with a model whose window is larger." : " Recorded with the real `pi` and its real tools (`node bench/record-session.ts`) against the scripted model: every tool result is what Pi's read, bash, edit and write tools produced — failing tests, failed edits, build logs, the release skill, thinking on every turn."}`),
+    ...(sessionName("long") ? [] : ["- The long recorded session is not in this run (its fixture is missing)."]),
     "",
-    "The policies:",
+    "Policies and peers:",
     "",
-    "- **no pruning** — Pi without the extension.",
-    "- **pi-pruner defaults** — the extension with zero configuration: batches captured at each `turn_end`, summarized when the agent gives its final text reply, stubs and summaries rendered on every request, plus whatever else the defaults switch on in the render (error purge, chain compression).",
+    "- **no pruning** — Pi without any extension.",
+    "- **pi-pruner defaults** — the extension with zero configuration.",
     "- **defaults + thinking strip** — the same with `thinkingStrip: {enabled: true, keepLastTurns: 16}`.",
     "- **naive per-turn summarization** — the same pipeline, but each batch is summarized as soon as the model has seen it once (`/pruner now` before every request), the way a per-turn pruner works.",
+    `- **observation masking** — every tool result older than the last ${data.maskingWindow} turns replaced by a one-line placeholder, nothing summarized: the baseline of Lindenbauer et al., "The Complexity Trap" (2025). It runs as a small extension with one \`context\` handler (\`bench/lib/masking.ts\`) through the same host.`,
+    condense
+      ? `- **pi-condense ${condense.version}** — the reference pruner, unpatched, loaded from the checkout given by \`npm run bench -- --peer-pi-condense DIR\` the way Pi 1.6 loads an extension (jiti with Pi's packages aliased, \`bench/lib/peers.ts\`) and driven through the same host. Its settings are \`${JSON.stringify(condense.settings)}\` alone in the host's agent dir (it is off by default; \`PI_CODING_AGENT_DIR\` points there while it runs). It is never vendored or committed: get it with a clone of github.com/jjuraszek/pi-condense at its 2.9.1 release. Its summarizer streams through pi-ai itself rather than through \`ctx.modelRegistry\`, so the host registers the same scripted model as pi-ai's provider of the session model's api while the extension runs.`
+      : "- **pi-condense** — not run: the bench was not given a checkout (`npm run bench -- --peer-pi-condense DIR`, a clone of github.com/jjuraszek/pi-condense at its 2.9.1 release).",
     "",
-    `How it runs: \`bench/lib/pi-host.ts\` drives the real extension entry (\`pi-extension/src/index.ts\`) the way Pi 1.6 does — \`session_start\`, a \`context\` event with a deep copy of Pi's context (core's \`buildPiContext\`, tested against Pi's own) before every request, \`turn_end\` after each assistant message and its results, with the returned entries appended — and the summarizer's calls reach a scripted model that writes one bullet per call (60–360 characters, sized to the output it describes). What the model is sent is priced under a prefix-cache model: a request is the head (Pi's system prompt and tool declarations, ${data.headChars.toLocaleString("en-US")} characters as measured on the recorded run's first request, plus the pruner's own tool declaration when it is loaded) followed by the messages in the Anthropic Messages shape; tokens ≈ characters / 4; the exact common prefix with the previous request is a cache read at **0.1×**, everything after it is written to the cache at **1.25×** (Pi puts the cache breakpoint on the last message, so the next request can read it); output tokens are not priced. The summarizer's own requests are one-off prompts, so their input is priced uncached at **1×**; their output tokens are listed separately. The cache is assumed warm between requests (no expiry).`,
+    `How it runs: \`bench/lib/pi-host.ts\` drives each extension's real entry the way Pi 1.6 does — \`session_start\`, a \`context\` event with a deep copy of Pi's context (core's \`buildPiContext\`, tested against Pi's own) before every request, \`message_end\` for each message before it is persisted, \`turn_end\` after each assistant message and its results — and every summarizer call reaches one scripted model that writes a bullet per tool call, 60–360 characters sized to the output the prompt shows of it (so a prompt that shows less of an output gets a shorter summary, by the same rule for both pruners). A request is what the provider is sent: Pi's system prompt and tool declarations (stand-ins of the lengths measured on the recorded run's first request: ${data.head.systemChars.toLocaleString("en-US")} and ${data.head.toolsChars.toLocaleString("en-US")} characters), the extension's own tool declaration and prompt lines, and the messages. Each request is billed under three price models (\`core/src/cost/cache-rules.ts\`, described in [pruning.md](pruning.md#what-a-request-costs-the-price-models)): the **Anthropic rules** (Pi's cache breakpoints, the 20-block lookback, writes at 1.25×, reads at 0.1×, the 1,024-token minimum, thinking of earlier turns not input), the **OpenAI rules** (automatic prefix caching of the longest prefix shared with any earlier request, in 128-token steps from 1,024, reads at 0.1×, no write premium) and the earlier **simple model** (the common character prefix with the previous request read at 0.1×, the rest written at 1.25×). The cache is assumed warm between requests. The summarizer's requests run on the session's model: their input is priced uncached at 1× and their output at the output price (${rules.map((r) => `${num(data.outputPrice[r])}× under the ${RULES_NAME[r]}`).join(", ")}). All costs are input-token equivalents at the model's base input price.`,
     "",
   );
+
+  // ---- targets
+  const status = (name: string, what: string) => {
+    const f = d.f(name);
+    const lead = what ? `${what} ` : "";
+    return f ? `${lead}${d.spread(name)} — ${f.target ? (f.met ? "met" : d.status(name)) : "(no target)"}` : `${lead}not measured`;
+  };
+  const byRules = (fn: (r: PriceRules) => string) => (["anthropic", "openai"] as PriceRules[]).map((r) => `${RULES_NAME[r]}: ${fn(r)}`).join("; ");
+  const mainSessions = data.sessions.filter((x) => x.name !== "recorded");
+  const lines: string[] = [];
+  const target = (title: string, parts: string[]) => lines.push(`- **${title}** — ${parts.join("; ")}.`);
+  target("Defaults ≤ 0.40× no pruning", mainSessions.map((x) => `${x.name === "generated" ? "generated (median)" : x.name}: ${byRules((r) => status(`replay.${x.name}.defaults.${r}.vsNone`, ""))}`));
+  target("Defaults ≤ 0.90× pi-condense", condense ? mainSessions.map((x) => `${x.name === "generated" ? "generated (median)" : x.name}: ${byRules((r) => status(`replay.${x.name}.defaultsVsPiCondense.${r}`, ""))}`) : ["not measured (pi-condense not run)"]);
+  target(
+    "Defaults ≤ 1.00× no pruning on every session",
+    data.sessions.map((x) => {
+      const parts = (["anthropic", "openai"] as PriceRules[]).map((r) => {
+        const f = d.f(`replay.${x.name}.defaults.${r}.vsNone`);
+        if (!f) return `${RULES_NAME[r]}: not measured`;
+        const worst = f.max ?? f.value;
+        return `${RULES_NAME[r]}: ${worst <= 1 ? "met" : "**missed**"} (${f.max !== undefined ? `highest seed ${num(worst)}×` : `${num(worst)}×`})`;
+      });
+      return `${x.name}: ${parts.join(", ")}`;
+    }),
+  );
+  target("Defaults ≤ observation masking", data.sessions.map((x) => `${x.name}: ${byRules((r) => status(`replay.${x.name}.defaultsVsMasking.${r}`, ""))}`));
+  target("Peak context ≤ 0.25× no pruning", mainSessions.map((x) => status(`replay.${x.name}.defaults.peakVsNone`, `${x.name}:`)));
+  d.push("Targets (ratios of billed input; medians over the generated seeds with their min–max):", "", ...lines, "");
+
+  // ---- a table per session
   for (const session of data.sessions) {
-    const rs = data.results[session.name] ?? [];
-    const none = rs.find((r) => r.policy === "none");
-    d.push(`### ${session.label}`, "", "| policy | billed input-token equivalents | ÷ no pruning | = cache reads (0.1×) | + cache writes (1.25×) | + summarizer input (1×) | summarizer output (not priced) | peak context | cache-hit ratio |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    const label: Record<string, string> = { none: "no pruning", defaults: "pi-pruner defaults", strip: "defaults + thinking strip", naive: "naive per-turn summarization" };
-    const int = (v: number) => Math.round(v).toLocaleString("en-US");
-    for (const r of rs) {
-      d.push(`| ${label[r.policy] ?? r.policy} | ${int(r.billed)} | ${num(r.billed / (none?.billed ?? r.billed))}× | ${int(r.cachedTokens * 0.1)} | ${int((r.mainTokens - r.cachedTokens) * 1.25)} | ${int(r.summarizerInputTokens)} (${r.summarizerCalls} calls) | ${int(r.summarizerOutputTokens)} | ${int(r.peakContext)} | ${pct(r.cacheHitRatio)} |`);
-    }
-    d.push("", chart(`replay-context-${session.name}.svg`, `Context per request, ${session.label}`), "");
-    d.push("What the last request carried, in tokens (content only):", "", "| policy | thinking | tool-call arguments | tool results | pruner summaries | other text |", "|---|---:|---:|---:|---:|---:|");
-    for (const r of rs) d.push(`| ${label[r.policy] ?? r.policy} | ${r.composition.thinking.toLocaleString("en-US")} | ${r.composition.toolArgs.toLocaleString("en-US")} | ${r.composition.toolResults.toLocaleString("en-US")} | ${r.composition.summaries.toLocaleString("en-US")} | ${r.composition.text.toLocaleString("en-US")} |`);
-    d.push("");
-  }
-  d.push(chart("replay-cost.svg", "Billed cost relative to no pruning per policy"), "");
-  if (data.seeds?.length) {
+    const ids = data.policies.map((p) => p.id).filter((id) => session.runs[0]!.results.some((r) => r.policy === id));
     d.push(
-      "The same generator with other seeds (same sizes, 200 requests each; task lengths, tool mix and outputs differ), billed ÷ no pruning:",
+      `### ${session.label}`,
       "",
-      "| seed | prompts | peak without pruning | defaults | defaults + thinking strip | naive per-turn |",
-      "|---:|---:|---:|---:|---:|---:|",
-      ...data.seeds.map((x) => `| ${x.seed} | ${x.prompts} | ${x.peakNone.toLocaleString("en-US")} | ${num(x.ratios.defaults!)}× | ${num(x.ratios.strip!)}× | ${num(x.ratios.naive!)}× |`),
+      `| policy | billed ÷ no pruning, simple | Anthropic | OpenAI | peak context ÷ no pruning | cache writes ÷ no pruning (Anthropic) | summarizer input (tokens) |`,
+      "|---|---:|---:|---:|---:|---:|---:|",
+    );
+    for (const id of ids) {
+      const f = (k: string) => (id === "none" && !k.includes("summarizer") ? "1×" : d.spread(`replay.${session.name}.${id}.${k}`));
+      d.push(`| ${label[id] ?? id} | ${f("simple.vsNone")} | ${f("anthropic.vsNone")} | ${f("openai.vsNone")} | ${f("peakVsNone")} | ${f("anthropic.cacheWritesVsNone")} | ${id === "none" ? "—" : d.spread(`replay.${session.name}.${id}.summarizerInput`)} |`);
+    }
+    const primary = session.runs[0]!;
+    const none = primary.results.find((r) => r.policy === "none");
+    if (none) {
+      const int = (v: number) => Math.round(v).toLocaleString("en-US");
+      d.push(
+        "",
+        `${primary.seed !== undefined ? `Seed ${primary.seed} in detail` : "In detail"}: billed input-token equivalents, and what the last request carried (tokens, content only).`,
+        "",
+        `| policy | ${rules.map((r) => `billed, ${RULES_NAME[r]}`).join(" | ")} | peak context | summarizer calls | thinking | tool-call arguments | tool results | pruner summaries | other text |`,
+        `|---|${rules.map(() => "---:").join("|")}|---:|---:|---:|---:|---:|---:|---:|`,
+        ...primary.results.map((r) => `| ${label[r.policy] ?? r.policy} | ${rules.map((x) => int(r.cost[x].billed)).join(" | ")} | ${int(r.peakContext)} | ${r.summarizerCalls} | ${int(r.composition.thinking ?? 0)} | ${int(r.composition.toolArgs ?? 0)} | ${int(r.composition.toolResults ?? 0)} | ${int(r.composition.summaries ?? 0)} | ${int(r.composition.text ?? 0)} |`),
+        "",
+      );
+    }
+    d.push(chart(`replay-context-${session.name}.svg`, `Context per request, ${session.label}`), "");
+  }
+  for (const r of ["anthropic", "openai", "simple"] as PriceRules[]) d.push(chart(`replay-cost-${r}.svg`, `Billed cost relative to no pruning, ${RULES_NAME[r]}`), "");
+
+  if (generated && generated.runs.length > 1) {
+    const ratio = (rs: ReplayRow[], id: string, r: PriceRules, over = "none") => {
+      const a = rs.find((x) => x.policy === id);
+      const b = rs.find((x) => x.policy === over);
+      return a && b ? `${num(a.cost[r].billed / b.cost[r].billed)}×` : "—";
+    };
+    d.push(
+      "Each generated seed, billed ÷ no pruning (defaults) and defaults ÷ pi-condense:",
       "",
-      `Over all ${data.seeds.length + 1} generated sessions (seed 42 included): defaults ${d.spread("replay.seeds.defaults.vsNone")}, thinking strip ${d.spread("replay.seeds.strip.vsNone")}, naive per-turn ${d.spread("replay.seeds.naive.vsNone")} of no pruning (median, min–max); strip on ÷ off ${d.spread("replay.seeds.stripVsDefaults")}.`,
+      "| seed | peak without pruning | defaults, Anthropic | defaults, OpenAI | defaults, simple | defaults ÷ pi-condense, Anthropic | OpenAI |",
+      "|---:|---:|---:|---:|---:|---:|---:|",
+      ...generated.runs.map((run) => {
+        const none = run.results.find((x) => x.policy === "none");
+        return `| ${run.seed} | ${Math.round(none?.peakContext ?? 0).toLocaleString("en-US")} | ${ratio(run.results, "defaults", "anthropic")} | ${ratio(run.results, "defaults", "openai")} | ${ratio(run.results, "defaults", "simple")} | ${ratio(run.results, "defaults", "anthropic", "picondense")} | ${ratio(run.results, "defaults", "openai", "picondense")} |`;
+      }),
       "",
     );
   }
 
-  const gen = data.results.generated ?? [];
-  const none = gen.find((r) => r.policy === "none");
-  const def = gen.find((r) => r.policy === "defaults");
-  const strip = gen.find((r) => r.policy === "strip");
-  const naive = gen.find((r) => r.policy === "naive");
-  if (none && def && strip) {
-    const items: string[] = [];
-    const target = d.f("replay.generated.defaults.vsNone");
-    let why = "";
-    if (target && !target.met) {
-      const reads = def.cachedTokens * 0.1;
-      const writes = (def.mainTokens - def.cachedTokens) * 1.25;
-      const noneWrites = (none.mainTokens - none.cachedTokens) * 1.25;
-      why = ` Where the defaults' bill goes: cache reads ${pct(reads / def.billed)}, cache writes ${pct(writes / def.billed)}, the summarizer's input ${pct(def.summarizerInputTokens / def.billed)}. The reads are what pruning shrinks — to ${pct(reads / (none.cachedTokens * 0.1))} of no pruning's — but two things in them are out of its reach by design: thinking blocks, ${pct(def.thinkingTokens / def.mainTokens)} of everything the defaults send (no default removes thinking outside compressed chains), and the open task's own tool output, ${pct(def.openTaskResultTokens / def.mainTokens)} (it stays raw until the task's final reply, and is re-read on every request of the task until then). The writes are ${num(writes / noneWrites)}× no pruning's: every new token is written once in every policy, and each flush and each chain compression rewrites the prefix from the first changed message on. On shorter sessions the balance tips the other way: on the recorded session (${data.sessions.find((x) => x.name === "recorded")?.requests ?? "?"} requests) the defaults cost ${(() => { const rec = data.results.recorded ?? []; const rn = rec.find((r) => r.policy === "none"); const rd = rec.find((r) => r.policy === "defaults"); return rn && rd ? `${num(rd.billed / rn.billed)}×` : "—"; })()} of no pruning.`;
-    }
-    items.push(`- Defaults vs. no pruning on the 200-turn session: ${num(def.billed / none.billed)}× (target ≤ 0.5×: ${d.status("replay.generated.defaults.vsNone")}${d.f("replay.seeds.defaults.vsNone") ? `; over all generated sessions ${d.spread("replay.seeds.defaults.vsNone")}` : ""}); peak context ${Math.round(def.peakContext).toLocaleString("en-US")} vs. ${Math.round(none.peakContext).toLocaleString("en-US")} tokens.${why}`);
-    const stripRatio = strip.billed / def.billed;
-    if (strip.thinkingBlocksLast === def.thinkingBlocksLast) {
-      items.push(`- Thinking strip: the strip policy sent as many thinking blocks as the defaults (${strip.thinkingBlocksLast} in the last request), so the render at this commit does not strip; both policies cost the same and the default stays off until the strip lands and this replay is run again.`);
+  // ---- what the measurements say
+  const items: string[] = [];
+  const per = (key: string) => (["simple", "anthropic", "openai"] as PriceRules[]).map((r) => `${RULES_NAME[r]} ${d.spread(`replay.generated.${key}.${r}`)}`).join(", ");
+  const primaryGen = generated?.runs[0]?.results ?? [];
+  const def = primaryGen.find((r) => r.policy === "defaults");
+  const strip = primaryGen.find((r) => r.policy === "strip");
+  if (generated && def && strip) {
+    const stripA = d.v("replay.generated.stripVsDefaults.anthropic");
+    const stripS = d.v("replay.generated.stripVsDefaults.simple");
+    if (strip.thinkingBlocksLast === def.thinkingBlocksLast && Math.abs(stripA - 1) < 1e-6) {
+      items.push(`- Thinking strip: the strip policy sent as many thinking blocks as the defaults (${strip.thinkingBlocksLast} in the last request of seed ${generated.runs[0]!.seed}), so at this commit both policies send the same requests and cost the same (${per("stripVsDefaults")}); the strip's merit cannot be judged from this run.`);
     } else {
-      items.push(`- Thinking strip on vs. off: ${num(stripRatio)}× (${stripRatio > 1 ? `${pct(stripRatio - 1)} more` : `${pct(1 - stripRatio)} less`}${d.f("replay.seeds.stripVsDefaults") ? `; ${d.spread("replay.seeds.stripVsDefaults")} over all generated sessions` : ""}; on the recorded session ${(() => { const rec = data.results.recorded ?? []; const a = rec.find((r) => r.policy === "strip"); const b = rec.find((r) => r.policy === "defaults"); return a && b ? `${num(a.billed / b.billed)}×` : "—"; })()}). ${stripRatio > 1 ? `The last request carries ${(def.composition.thinking - strip.composition.thinking).toLocaleString("en-US")} fewer tokens of thinking, but each new assistant turn moves the keep-window by one and changes the message that falls out of it, 16 turns back: everything from there to the end of the request — those 16 turns with their tool results — is written to the cache again at 1.25× instead of read at 0.1×, on every request. Cache hits fall from ${pct(def.cacheHitRatio)} to ${pct(strip.cacheHitRatio)}. This is the field lesson in design.md §6 again (+33% measured there), and it decides the default: \`thinkingStrip.enabled\` stays \`false\`.` : "The tokens it removes save more than the cache rewrites it causes cost, so the strip pays off on this session."}`);
+      const worse = (["anthropic", "openai", "simple"] as PriceRules[]).filter((r) => d.v(`replay.generated.stripVsDefaults.${r}`) > 1);
+      items.push(`- Thinking strip on ÷ off (median over the generated seeds): ${per("stripVsDefaults")}. ${worse.length === 3 ? `It costs more under every model: each new turn moves the keep-window by one and changes the message that falls out of it, so everything after it is sent again uncached${stripA < stripS ? "; under the Anthropic rules the thinking of earlier turns is not input at all, so there is less for the strip to save and less for it to break" : ""}. \`thinkingStrip.enabled\` stays \`false\` by default.` : worse.length ? `It costs more under the ${worse.map((r) => RULES_NAME[r]).join(" and ")} and less under the others.` : "It saves under every model."}`);
     }
-    if (naive) items.push(`- Naive per-turn summarization: ${num(naive.billed / none.billed)}× of no pruning (${num(naive.billed / def.billed)}× the defaults), with ${naive.summarizerCalls} summarizer calls against ${def.summarizerCalls}. ${naive.billed < def.billed ? "Under this price model it is cheaper than batching: each rewrite is shallow (the stub replaces a result one request after the model read it, so only the last turn is written again), and it stops re-reading raw output at 0.1× for the rest of the task. What it costs is not in the bill: the model sees each raw output exactly once, and every request waits for a summarizer call first." : "Its rewrites move the cache breakpoint on every request, and that costs more than the context it saves."}`);
-    d.push(...items, "");
   }
+  const naiveA = d.f("replay.generated.naiveVsDefaults.anthropic");
+  if (naiveA) {
+    const cheaper = (["simple", "anthropic", "openai"] as PriceRules[]).filter((r) => d.v(`replay.generated.naiveVsDefaults.${r}`) < 1);
+    const dearer = (["simple", "anthropic", "openai"] as PriceRules[]).filter((r) => d.v(`replay.generated.naiveVsDefaults.${r}`) >= 1);
+    items.push(`- Naive per-turn summarization ÷ the defaults (median over the generated seeds): ${per("naiveVsDefaults")}. ${cheaper.length ? `It is cheaper under the ${cheaper.map((r) => RULES_NAME[r]).join(" and ")}` : "It is never cheaper"}${dearer.length ? `${cheaper.length ? " and" : ","} costs more under the ${dearer.map((r) => RULES_NAME[r]).join(" and ")}` : ""}. ${dearer.includes("anthropic") ? `Under the Anthropic rules its cache writes are ${d.spread("replay.generated.naive.anthropic.cacheWritesVsNone")} of no pruning's, against ${d.spread("replay.generated.defaults.anthropic.cacheWritesVsNone")} for the defaults: every request changes history one turn back, and a read needs an earlier cache entry (one of the breakpoints of an earlier request) that is still a prefix of the new request. The simple model counted any common character prefix as read, so it priced each such change as a short rewrite; that is why the earlier version of this page found naive per-turn cheaper than batching, which the Anthropic rules reverse.` : ""} Outside the bill, the model sees each raw output exactly once and every request waits for a summarizer call first.`);
+  }
+  if (def && condense) {
+    const pc = primaryGen.find((r) => r.policy === "picondense");
+    if (pc) items.push(`- Against pi-condense on seed ${generated!.runs[0]!.seed}: the summarizer's input is ${Math.round(def.summarizerInputTokens).toLocaleString("en-US")} tokens for the defaults against ${Math.round(pc.summarizerInputTokens).toLocaleString("en-US")} for pi-condense (${def.summarizerCalls} and ${pc.summarizerCalls} calls); cache writes (Anthropic rules) ${Math.round(def.cost.anthropic.cacheWriteTokens).toLocaleString("en-US")} against ${Math.round(pc.cost.anthropic.cacheWriteTokens).toLocaleString("en-US")}; peak context ${Math.round(def.peakContext).toLocaleString("en-US")} against ${Math.round(pc.peakContext).toLocaleString("en-US")} tokens.`);
+  }
+  const mask = primaryGen.find((r) => r.policy === "masking");
+  if (mask) items.push(`- Observation masking: ${(["simple", "anthropic", "openai"] as PriceRules[]).map((r) => `${RULES_NAME[r]} ${d.spread(`replay.generated.masking.${r}.vsNone`)}`).join(", ")} of no pruning over the generated seeds. Its window slides on every request, so the result that falls out of it changes the prefix ${data.maskingWindow} turns back each time and everything after that change is billed again: its cache writes under the Anthropic rules are ${d.spread("replay.generated.masking.anthropic.cacheWritesVsNone")} of no pruning's; under the OpenAI rules the same tokens are sent uncached at 1× instead of written at 1.25×, which is why it costs less there.`);
+  const rec = sessionName("recorded")?.runs[0]?.results;
+  if (rec) {
+    const rn = rec.find((r) => r.policy === "none");
+    const rd = rec.find((r) => r.policy === "defaults");
+    if (rn && rd) items.push(`- The short recorded session (${sessionName("recorded")!.requests} requests): the defaults cost ${(["simple", "anthropic", "openai"] as PriceRules[]).map((r) => `${num(rd.cost[r].billed / rn.cost[r].billed)}× (${RULES_NAME[r]})`).join(", ")} of no pruning; its summarizer input is ${Math.round(rd.summarizerInputTokens).toLocaleString("en-US")} tokens against ${Math.round(rn.cost.anthropic.billed - rd.cost.anthropic.mainBilled).toLocaleString("en-US")} saved on the main requests (Anthropic rules).`);
+  }
+  if (items.length) d.push("What the measurements say:", "", ...items, "");
 }
 
 function globSection(d: Doc, results: BenchResults): void {

@@ -77,7 +77,7 @@ function ratios(rs: ReplayResult[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of rs) {
     out[`${r.policy}.peakVsNone`] = r.peakContext / none.peakContext;
-    out[`${r.policy}.summarizerInput`] = r.summarizerInputTokens;
+    if (r.summarizerCalls) out[`${r.policy}.summarizerInput`] = r.summarizerInputTokens;
     for (const rules of CACHE_RULES) {
       out[`${r.policy}.${rules}.vsNone`] = r.cost[rules].billed / none.cost[rules].billed;
       if (none.cost[rules].cacheWriteTokens > 0) out[`${r.policy}.${rules}.cacheWritesVsNone`] = r.cost[rules].cacheWriteTokens / none.cost[rules].cacheWriteTokens;
@@ -160,8 +160,9 @@ export async function runReplay(options: ReplayOptions): Promise<SuiteOutput> {
       options.log(`replay ${name} ${policy.id}: billed ${bills} (peak ${Math.round(r.peakContext)} tokens, ${r.summarizerCalls} summarizer calls) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     }
     const condense = byPolicy(results, "picondense");
-    if (condense && (condense.summarizerCalls === 0 || condense.rewrittenRequests === 0)) {
-      out.notes.push(`${name}: pi-condense did not prune (${condense.summarizerCalls} summarizer calls, ${condense.rewrittenRequests} requests rewritten)`);
+    if (condense) {
+      const pruned = condense.summarizerCalls > 0 && condense.rewrittenRequests > 0;
+      out.notes.push(`${name}: pi-condense ${pruned ? "pruned" : "did not prune"}: ${condense.summarizerCalls} summarizer calls, ${condense.rewrittenRequests} of ${condense.requests} requests sent rewritten by its \`context\` handler`);
     }
     return results;
   };
