@@ -70,6 +70,11 @@ export interface PruneIndex {
   lastRefNumber: number;
   /** Highest bN number in use on this branch. */
   lastBlockNumber: number;
+  /**
+   * The newest flush on the branch, as the timestamp of the last message before it: the render's
+   * time-dependent steps count turns only up to there. Undefined until the first flush.
+   */
+  epoch?: number;
 }
 
 export function emptyIndex(): PruneIndex {
@@ -329,10 +334,20 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
   const ours: AnyEntry[] = [];
   let frontierEntry: AnyEntry | undefined;
   let statsEntry: AnyEntry | undefined;
+  let lastMessageTimestamp: number | undefined;
 
   for (const entry of branch) {
+    if (entry.type === "message") {
+      const timestamp = (entry as { message?: { timestamp?: unknown } }).message?.timestamp;
+      if (typeof timestamp === "number") lastMessageTimestamp = timestamp;
+      continue;
+    }
     if (entry.type !== "custom" && entry.type !== "custom_message") continue;
     const customType = (entry as { customType?: unknown }).customType;
+    // A flush ends with a frontier entry, a compression with a chain entry: either opens an epoch.
+    if (entry.type === "custom" && (customType === PRUNE_FRONTIER || customType === PRUNE_CHAIN) && lastMessageTimestamp !== undefined) {
+      index.epoch = lastMessageTimestamp;
+    }
     if (entry.type === "custom" && customType === PRUNE_FRONTIER) {
       if (isRecord((entry as { data?: unknown }).data)) frontierEntry = entry;
       continue;

@@ -28,12 +28,19 @@ function alreadyPurged(args: Record<string, unknown>): boolean {
 
 /**
  * A failed call's arguments become a size stub once `cooldownTurns` assistant turns have followed
- * its turn and they are at least `minArgChars` characters of JSON. The error result itself stays.
+ * its turn before `epochEnd` (the newest flush's end; turns after it count at the next flush) and
+ * they are at least `minArgChars` characters of JSON. The error result itself stays.
  * A result belongs to the nearest assistant turn before it, as long as only tool results and
  * custom messages lie between (the same pairing as the orphan sweep). Whether the call failed is
  * read from `source` (the render's input at the same positions): a stub is never an error.
  */
-export function purgeErroredArgs(messages: AgentMessage[], source: readonly AgentMessage[], config: Pick<PruneConfig, "purgeErrors">, stats: ErrorPurgeStats): AgentMessage[] {
+export function purgeErroredArgs(
+  messages: AgentMessage[],
+  source: readonly AgentMessage[],
+  config: Pick<PruneConfig, "purgeErrors">,
+  stats: ErrorPurgeStats,
+  epochEnd = messages.length,
+): AgentMessage[] {
   const { enabled, cooldownTurns, minArgChars } = config.purgeErrors;
   if (!enabled) return messages;
   let turnAt = -1;
@@ -51,8 +58,8 @@ export function purgeErroredArgs(messages: AgentMessage[], source: readonly Agen
       continue;
     }
     const original = source.length === messages.length ? source[i]! : m;
-    if (turnAt < 0 || !(original.role === "toolResult" && original.isError)) continue;
-    turnsAfter ??= countAfter(messages, "assistant");
+    if (turnAt < 0 || turnAt >= epochEnd || !(original.role === "toolResult" && original.isError)) continue;
+    turnsAfter ??= countAfter(messages, "assistant", epochEnd);
     if (turnsAfter[turnAt]! < cooldownTurns) continue;
     const call = findCallBlock(messages[turnAt] as AssistantMessage, m.toolCallId);
     if (!call || !call.arguments || typeof call.arguments !== "object" || alreadyPurged(call.arguments)) continue;

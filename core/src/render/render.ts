@@ -2,11 +2,14 @@
 // The same function serves Pi live (the `context` event) and the editor's model view.
 //
 // Order: stub-replace → error purge → chain range prune → orphan sweep → thinking strip.
+// The time-dependent steps (recovery grace, error purge, thinking strip) count turns only up to the
+// newest flush (the index's epoch), so under `cacheAware` history changes only at a flush.
 // Invariants: nothing to change → the input array itself comes back (no copy, no serialisation);
 // every step copies only the messages it changes; stubs and blocks are deterministic so the
 // rendered prefix stays byte-stable between turns (prompt cache); protected output is never
 // replaced or dropped.
 import type { AgentMessage } from "../shapes/messages.ts";
+import { PRUNE_SUMMARY, QUERY_TOOL } from "../shapes/entries.ts";
 import type { PruneIndex } from "../prune/prune-index.ts";
 import { DEFAULT_CONFIG, type PruneConfig } from "../settings/config.ts";
 import { stubResults, type StubStats } from "./stubs.ts";
@@ -14,10 +17,11 @@ import { purgeErroredArgs, type ErrorPurgeStats } from "./error-purge.ts";
 import { pruneChainRanges, type ChainRenderStats } from "./chain-blocks.ts";
 import { sweepOrphans, type OrphanSweepStats } from "./orphan-sweep.ts";
 import { stripThinking, type ThinkingStripStats } from "./thinking-strip.ts";
+import { epochEnd } from "./epoch.ts";
 
 /** The settings the render reads. The nested blocks default to DEFAULT_CONFIG's when absent. */
 export type RenderConfig = Pick<PruneConfig, "enabled" | "protectedTools" | "protectedPaths" | "recoveryGraceTurns"> &
-  Partial<Pick<PruneConfig, "chainCompression" | "purgeErrors" | "thinkingStrip">>;
+  Partial<Pick<PruneConfig, "chainCompression" | "purgeErrors" | "thinkingStrip" | "cacheAware">>;
 
 export interface RenderStats extends StubStats, ErrorPurgeStats, ChainRenderStats, OrphanSweepStats, ThinkingStripStats {}
 
@@ -44,6 +48,12 @@ export interface RenderResult {
 }
 
 export function renderModelView(messages: AgentMessage[], index: PruneIndex, config: RenderConfig): RenderResult {
+  if (!config.enabled) return { messages, stats: emptyRenderStats() };
+  return renderIncrementally(messages, index, config);
+}
+
+/** Every step over the whole array, nothing remembered: what the first request after a flush costs. */
+export function renderWhole(messages: AgentMessage[], index: PruneIndex, config: RenderConfig): RenderResult {
   const stats = emptyRenderStats();
   if (!config.enabled) return { messages, stats };
   const full = {
@@ -52,10 +62,251 @@ export function renderModelView(messages: AgentMessage[], index: PruneIndex, con
     purgeErrors: config.purgeErrors ?? DEFAULT_CONFIG.purgeErrors,
     thinkingStrip: config.thinkingStrip ?? DEFAULT_CONFIG.thinkingStrip,
   };
-  let current = stubResults(messages, index, config, stats);
-  current = purgeErroredArgs(current, messages, full, stats);
+  const inEpoch = (view: readonly AgentMessage[]) => (config.cacheAware ?? DEFAULT_CONFIG.cacheAware ? epochEnd(view, index.epoch) : view.length);
+  const end = inEpoch(messages);
+  let current = stubResults(messages, index, config, stats, end);
+  current = purgeErroredArgs(current, messages, full, stats, end);
   current = pruneChainRanges(current, messages, index, full, stats);
   current = sweepOrphans(current, stats);
-  current = stripThinking(current, full, stats);
+  // Chain blocks and the sweep change positions: the epoch's end is found again in what they left.
+  current = stripThinking(current, full, stats, inEpoch(current));
   return { messages: current, stats };
+}
+
+// Pi hands the `context` handler a fresh deep copy of the whole context on every request, and
+// between two requests history only grows at the end. So the render of the previous request is
+// remembered per index, and a request whose messages begin with the same ones (compared by what
+// survives a copy: role, timestamp, tool-call id and the content's shape, never by object) reuses
+// it and renders only what was appended. Anything that could change the earlier part renders the
+// whole array again: another index state or settings, appended messages that reach back into
+// history (a chain boundary or an epoch), a grace window or purge cooldown that the appended turns
+// would run out, or the thinking strip (which moves with every turn).
+interface RenderMemo {
+  config: RenderConfig;
+  parts: readonly unknown[];
+  signature: string;
+  roles: string[];
+  timestamps: number[];
+  ids: (string | undefined)[];
+  shapes: number[];
+  output: AgentMessage[];
+  /** For each output message, the input position it passed through from, or -1 for one the render made. */
+  sources: Int32Array | undefined;
+  /** The whole input came back as it was. */
+  unchanged: boolean;
+  stats: RenderStats;
+  usersToFlip: number;
+  assistantsToFlip: number;
+  boundaries: Set<number>;
+  /** False when appended messages can change the earlier part in ways not checked above. */
+  appendable: boolean;
+}
+
+const memos = new WeakMap<PruneIndex, RenderMemo>();
+
+function settingParts(config: RenderConfig): unknown[] {
+  return [config.protectedTools, config.protectedPaths, config.recoveryGraceTurns, config.chainCompression, config.purgeErrors, config.thinkingStrip, config.cacheAware];
+}
+
+function indexSignature(index: PruneIndex): string {
+  return `${index.calls.size}:${index.aliases.size}:${index.chains.length}:${index.summaries.length}:${index.byShortRef.size}:${index.lastRefNumber}:${index.lastBlockNumber}:${index.epoch}`;
+}
+
+/** The content's shape: a string's length, or the block count and the first text block's length. */
+function shapeOf(message: AgentMessage): number {
+  const content = (message as { content?: unknown }).content;
+  if (typeof content === "string") return content.length;
+  if (!Array.isArray(content)) return -1;
+  const first = content[0] as { text?: unknown } | undefined;
+  return -2 - content.length * 1_000_003 - (first && typeof first.text === "string" ? first.text.length : 0);
+}
+
+function idOf(message: AgentMessage): string | undefined {
+  return message.role === "toolResult" ? message.toolCallId : undefined;
+}
+
+function sameSettings(memo: RenderMemo, config: RenderConfig, index: PruneIndex): boolean {
+  if (memo.config !== config) {
+    const parts = settingParts(config);
+    if (parts.some((p, i) => p !== memo.parts[i])) return false;
+  }
+  return memo.signature === indexSignature(index);
+}
+
+function prefixMatches(memo: RenderMemo, messages: readonly AgentMessage[], length: number): boolean {
+  const { roles, timestamps, ids, shapes } = memo;
+  for (let i = 0; i < length; i++) {
+    const m = messages[i]!;
+    if (m.timestamp !== timestamps[i] || m.role !== roles[i] || idOf(m) !== ids[i] || shapeOf(m) !== shapes[i]) return false;
+  }
+  return true;
+}
+
+/** The remembered output with every message it passed through taken from this request's copy. */
+function remembered(memo: RenderMemo, messages: AgentMessage[], length: number): AgentMessage[] {
+  if (memo.unchanged) return messages.slice(0, length);
+  const out = memo.output.slice();
+  const sources = memo.sources!;
+  for (let j = 0; j < out.length; j++) if (sources[j]! >= 0) out[j] = messages[sources[j]!]!;
+  return out;
+}
+
+function copyStats(stats: RenderStats): RenderStats {
+  return { ...stats, unresolvedChains: stats.unresolvedChains.slice() };
+}
+
+function addStats(a: RenderStats, b: RenderStats): RenderStats {
+  const sum = copyStats(a) as unknown as Record<string, unknown>;
+  for (const [key, value] of Object.entries(b)) if (typeof value === "number") sum[key] = (sum[key] as number) + value;
+  (sum as unknown as RenderStats).unresolvedChains.push(...b.unresolvedChains);
+  return sum as unknown as RenderStats;
+}
+
+function sourcesOf(input: readonly AgentMessage[], output: readonly AgentMessage[], offset: number): Int32Array {
+  const at = new Map<AgentMessage, number>();
+  for (let i = 0; i < input.length; i++) at.set(input[i]!, i + offset);
+  const sources = new Int32Array(output.length);
+  for (let j = 0; j < output.length; j++) sources[j] = at.get(output[j]!) ?? -1;
+  return sources;
+}
+
+/**
+ * How many more user turns and assistant turns may be appended before a grace window or a purge
+ * cooldown among `messages` could run out (counted over the whole array, at least what the steps
+ * count): past that, the earlier part may render differently.
+ */
+function flipDistances(messages: readonly AgentMessage[], config: RenderConfig): { users: number; assistants: number } {
+  const grace = config.recoveryGraceTurns;
+  const purge = config.purgeErrors ?? DEFAULT_CONFIG.purgeErrors;
+  let users = Infinity;
+  let assistants = Infinity;
+  let totalAssistants = 0;
+  for (const m of messages) if (m.role === "assistant") totalAssistants++;
+  let usersAfter = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === "user") usersAfter++;
+    else if (m.role === "toolResult" && m.toolName === QUERY_TOOL && usersAfter < grace) users = Math.min(users, grace - usersAfter);
+  }
+  if (purge.enabled) {
+    let seen = 0;
+    let turnAfter = -1;
+    for (const m of messages) {
+      if (m.role === "assistant") {
+        seen++;
+        turnAfter = totalAssistants - seen;
+      } else if (m.role === "toolResult" && m.isError && turnAfter >= 0 && turnAfter < purge.cooldownTurns) {
+        assistants = Math.min(assistants, purge.cooldownTurns - turnAfter);
+      }
+    }
+  }
+  return { users, assistants };
+}
+
+function remember(index: PruneIndex, messages: readonly AgentMessage[], config: RenderConfig, result: RenderResult): void {
+  const n = messages.length;
+  const roles = new Array<string>(n);
+  const timestamps = new Array<number>(n);
+  const ids = new Array<string | undefined>(n);
+  const shapes = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    const m = messages[i]!;
+    roles[i] = m.role;
+    timestamps[i] = m.timestamp;
+    ids[i] = idOf(m);
+    shapes[i] = shapeOf(m);
+  }
+  const boundaries = new Set<number>();
+  for (const chain of index.chains) {
+    boundaries.add(chain.startUserTimestamp);
+    if (typeof chain.finalAssistantTimestamp === "number") boundaries.add(chain.finalAssistantTimestamp);
+  }
+  const flips = flipDistances(messages, config);
+  const unchanged = result.messages === messages;
+  memos.set(index, {
+    config,
+    parts: settingParts(config),
+    signature: indexSignature(index),
+    roles,
+    timestamps,
+    ids,
+    shapes,
+    output: result.messages,
+    sources: unchanged ? undefined : sourcesOf(messages, result.messages, 0),
+    unchanged,
+    stats: copyStats(result.stats),
+    usersToFlip: flips.users,
+    assistantsToFlip: flips.assistants,
+    boundaries,
+    appendable: !(config.thinkingStrip ?? DEFAULT_CONFIG.thinkingStrip).enabled && result.stats.unresolvedChains.every((c) => c.absent),
+  });
+}
+
+/** Renders only what was appended since the remembered request, or undefined when that is not safe. */
+function renderAppended(memo: RenderMemo, messages: AgentMessage[], index: PruneIndex, config: RenderConfig): RenderResult | undefined {
+  const start = memo.roles.length;
+  const first = messages[start]!;
+  // A turn that continues across the cut (results or notices of the remembered last turn) pairs with it.
+  if (first.role !== "user" && first.role !== "assistant") return undefined;
+  let users = 0;
+  let assistants = 0;
+  for (let i = start; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === "user") users++;
+    else if (m.role === "assistant") assistants++;
+    else if (m.role === "custom" && m.customType === PRUNE_SUMMARY) return undefined;
+    if ((m.role === "user" || m.role === "assistant") && memo.boundaries.has(m.timestamp)) return undefined;
+    if (index.epoch !== undefined && m.timestamp <= index.epoch) return undefined;
+  }
+  if (users >= memo.usersToFlip || assistants >= memo.assistantsToFlip) return undefined;
+  const appended = messages.slice(start);
+  // No chain lies in the appended part (no boundary is there): chains are left to the earlier part.
+  const chainCompression = { ...(config.chainCompression ?? DEFAULT_CONFIG.chainCompression), enabled: false };
+  const part = renderWhole(appended, index, { ...config, chainCompression });
+  const unchanged = memo.unchanged && part.messages === appended;
+  const output = unchanged ? messages : remembered(memo, messages, start).concat(part.messages);
+  const stats = addStats(memo.stats, part.stats);
+  // What the next request compares against and reuses.
+  for (let i = start; i < messages.length; i++) {
+    const m = messages[i]!;
+    memo.roles.push(m.role);
+    memo.timestamps.push(m.timestamp);
+    memo.ids.push(idOf(m));
+    memo.shapes.push(shapeOf(m));
+  }
+  const partSources = part.messages === appended ? undefined : sourcesOf(appended, part.messages, start);
+  if (!unchanged) {
+    const prefixSources = memo.sources ?? Int32Array.from({ length: start }, (_, i) => i);
+    const sources = new Int32Array(output.length);
+    sources.set(prefixSources, 0);
+    if (partSources) sources.set(partSources, prefixSources.length);
+    else for (let j = 0; j < part.messages.length; j++) sources[prefixSources.length + j] = start + j;
+    memo.sources = sources;
+  }
+  memo.output = output;
+  memo.unchanged = unchanged;
+  memo.stats = copyStats(stats);
+  const flips = flipDistances(appended, config);
+  memo.usersToFlip = Math.min(memo.usersToFlip - users, flips.users);
+  memo.assistantsToFlip = Math.min(memo.assistantsToFlip - assistants, flips.assistants);
+  return { messages: output, stats };
+}
+
+function renderIncrementally(messages: AgentMessage[], index: PruneIndex, config: RenderConfig): RenderResult {
+  const memo = memos.get(index);
+  if (memo && sameSettings(memo, config, index)) {
+    const length = memo.roles.length;
+    if (length > 0 && messages.length >= length && prefixMatches(memo, messages, length)) {
+      if (messages.length === length) {
+        return { messages: memo.unchanged ? messages : remembered(memo, messages, length), stats: copyStats(memo.stats) };
+      }
+      if (memo.appendable) {
+        const appended = renderAppended(memo, messages, index, config);
+        if (appended) return appended;
+      }
+    }
+  }
+  const result = renderWhole(messages, index, config);
+  remember(index, messages, config, result);
+  return result;
 }

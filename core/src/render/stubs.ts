@@ -48,8 +48,12 @@ function callIsProtected(call: IndexedCall, config: StubConfig): boolean {
 }
 
 
-/** Step 1: summarized and spilled tool results become deterministic stubs. */
-export function stubResults(messages: AgentMessage[], index: PruneIndex, config: StubConfig, stats: StubStats): AgentMessage[] {
+/**
+ * Step 1: summarized and spilled tool results become deterministic stubs. A recovery result stays
+ * raw while fewer than `recoveryGraceTurns` user turns follow it before `epochEnd` (the newest
+ * flush's end), so its grace runs out at a flush, never between two.
+ */
+export function stubResults(messages: AgentMessage[], index: PruneIndex, config: StubConfig, stats: StubStats, epochEnd = messages.length): AgentMessage[] {
   if (index.calls.size === 0) return messages;
   let out: AgentMessage[] | undefined;
   let turnsAfter: Int32Array | undefined;
@@ -65,7 +69,7 @@ export function stubResults(messages: AgentMessage[], index: PruneIndex, config:
     }
     if (message.toolName === QUERY_TOOL) {
       // Counted only when a recovery result is present: only those need it.
-      turnsAfter ??= countAfter(messages, "user");
+      turnsAfter ??= countAfter(messages, "user", epochEnd);
       if (turnsAfter[i]! < config.recoveryGraceTurns) {
         stats.keptInGrace++;
         continue;

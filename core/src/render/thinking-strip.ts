@@ -25,13 +25,16 @@ export function withoutThinking(message: AssistantMessage): AssistantMessage {
   return { ...message, content: rest };
 }
 
-/** Keeps thinking on the newest `keepLastTurns` (at least 1) assistant messages and strips it from older ones. */
-export function stripThinking(messages: AgentMessage[], config: Pick<PruneConfig, "thinkingStrip">, stats: ThinkingStripStats): AgentMessage[] {
+/**
+ * Keeps thinking on the newest `keepLastTurns` (at least 1) assistant messages before `epochEnd`
+ * (the newest flush's end) and on every one after it, and strips it from older ones.
+ */
+export function stripThinking(messages: AgentMessage[], config: Pick<PruneConfig, "thinkingStrip">, stats: ThinkingStripStats, epochEnd = messages.length): AgentMessage[] {
   if (!config.thinkingStrip.enabled) return messages;
   const keep = Math.max(1, Math.floor(config.thinkingStrip.keepLastTurns) || 1);
   let out: AgentMessage[] | undefined;
   let seen = 0;
-  for (let i = messages.length - 1; i >= 0; i--) {
+  for (let i = Math.min(epochEnd, messages.length) - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role !== "assistant") continue;
     seen++;

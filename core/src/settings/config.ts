@@ -54,6 +54,12 @@ export interface PruneConfig {
   budgetTurnDelta: number | null;
   /** User turns during which recovered output is not re-stubbed. */
   recoveryGraceTurns: number;
+  /**
+   * Flush when the saving pays for rewriting the provider's cached prefix (mid-task included, and
+   * always before the window fills), and change history only at flushes. false: flush on every
+   * final reply, and purges, grace and thinking strip follow the turns as they pass.
+   */
+  cacheAware: boolean;
   chainCompression: ChainCompressionConfig;
   purgeErrors: PurgeErrorsConfig;
   thinkingStrip: ThinkingStripConfig;
@@ -101,6 +107,7 @@ export const DEFAULT_CONFIG: PruneConfig = deepFreeze({
   autoBudgetThreshold: null,
   budgetTurnDelta: null,
   recoveryGraceTurns: 3,
+  cacheAware: true,
   chainCompression: { enabled: true, rollingWindow: 3, fuseRangeSummary: true, stripFinalAssistantThinking: true },
   purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
   thinkingStrip: { enabled: false, keepLastTurns: 16 },
@@ -183,6 +190,7 @@ const LEAF_RULES: FieldRules<Pick<PruneConfig, LeafKey>> = {
   autoBudgetThreshold: fractionOrNull,
   budgetTurnDelta: fractionOrNull,
   recoveryGraceTurns: nonNegativeInteger,
+  cacheAware: booleanRule,
 };
 
 const NESTED_RULES: { [N in NestedKey]: FieldRules<PruneConfig[N]> } = {

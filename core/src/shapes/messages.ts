@@ -145,12 +145,13 @@ export function findCallBlock(message: AssistantMessage, toolCallId: string): To
 
 /**
  * For each position, how many messages of `role` come after it (user turns for a recovery's grace
- * window, assistant turns for an error purge's cool-down).
+ * window, assistant turns for an error purge's cool-down), counting only those before `end` (the
+ * epoch's end); positions at or after `end` count 0.
  */
-export function countAfter(messages: readonly AgentMessage[], role: AgentMessage["role"]): Int32Array {
+export function countAfter(messages: readonly AgentMessage[], role: AgentMessage["role"], end = messages.length): Int32Array {
   const after = new Int32Array(messages.length);
   let count = 0;
-  for (let i = messages.length - 1; i >= 0; i--) {
+  for (let i = Math.min(end, messages.length) - 1; i >= 0; i--) {
     after[i] = count;
     if (messages[i]!.role === role) count++;
   }

@@ -82,9 +82,11 @@ interface Generated {
   config: PruneConfig;
 }
 
+// The steps' own turn counting (cacheAware off): epochs.test.ts covers counting by flushes.
 function toConfig(c: BranchSpec["config"]): PruneConfig {
   return {
     ...DEFAULT_CONFIG,
+    cacheAware: false,
     protectedTools: ["todo"],
     protectedPaths: ["**/skills/**/*.md"],
     chainCompression: { ...DEFAULT_CONFIG.chainCompression, enabled: c.chainEnabled, stripFinalAssistantThinking: c.stripFinal },

@@ -12,7 +12,8 @@ import { renderModelView } from "../../../core/src/render/render.ts";
 import { MISSING_RESULT_TEXT } from "../../../core/src/render/orphan-sweep.ts";
 import type { AgentMessage, AssistantMessage, ToolCallBlock } from "../../../core/src/shapes/messages.ts";
 
-const config: PruneConfig = { ...DEFAULT_CONFIG, protectedPaths: [...DEFAULT_CONFIG.protectedPaths], protectedTools: [] };
+// Each step's own turn counting, as the turns pass (cacheAware off); epochs.test.ts counts them by flushes.
+const config: PruneConfig = { ...DEFAULT_CONFIG, protectedPaths: [...DEFAULT_CONFIG.protectedPaths], protectedTools: [], cacheAware: false };
 const body = "y".repeat(800);
 
 const toolCallsOf = (messages: readonly AgentMessage[], name: string): ToolCallBlock[] =>
@@ -97,9 +98,9 @@ describe("render", () => {
   it("a config without the nested blocks renders as with the default chain, purge and thinking settings", async () => {
     const b = await compressedSession(config);
     b.user("write it").toolUse("write", { path: "a.ts", content: body }, "Error: EACCES", { isError: true }).assistant("retrying").user("go on").assistant("ok");
-    const bare = { enabled: true, protectedTools: config.protectedTools, protectedPaths: config.protectedPaths, recoveryGraceTurns: config.recoveryGraceTurns };
+    const bare = { enabled: true, protectedTools: config.protectedTools, protectedPaths: config.protectedPaths, recoveryGraceTurns: config.recoveryGraceTurns, cacheAware: false };
     const out = renderModelView(piContext(b), freshIndex(b), bare);
     expect(out.stats).toMatchObject({ chainsCompressed: 1, purgedArgs: 1 });
-    expect(JSON.stringify(out.messages)).toBe(JSON.stringify(renderModelView(piContext(b), freshIndex(b), DEFAULT_CONFIG).messages));
+    expect(JSON.stringify(out.messages)).toBe(JSON.stringify(renderModelView(piContext(b), freshIndex(b), { ...DEFAULT_CONFIG, cacheAware: false }).messages));
   });
 });

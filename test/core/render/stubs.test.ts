@@ -9,7 +9,8 @@ import { QUERY_TOOL } from "../../../core/src/shapes/entries.ts";
 import type { AssistantMessage, ToolResultMessage } from "../../../core/src/shapes/messages.ts";
 import { contentText } from "../../../core/src/shapes/messages.ts";
 
-const config: PruneConfig = { ...DEFAULT_CONFIG, protectedPaths: [...DEFAULT_CONFIG.protectedPaths], protectedTools: [] };
+// Each step's own turn counting, as the turns pass (cacheAware off); epochs.test.ts counts them by flushes.
+const config: PruneConfig = { ...DEFAULT_CONFIG, protectedPaths: [...DEFAULT_CONFIG.protectedPaths], protectedTools: [], cacheAware: false };
 
 describe("stubs", () => {
   it("summarized results become stubs that keep the call id and name and are not errors", async () => {

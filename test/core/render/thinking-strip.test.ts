@@ -6,7 +6,8 @@ import { DEFAULT_CONFIG, type PruneConfig } from "../../../core/src/settings/con
 import { renderModelView } from "../../../core/src/render/render.ts";
 import type { AssistantMessage } from "../../../core/src/shapes/messages.ts";
 
-const config: PruneConfig = { ...DEFAULT_CONFIG, protectedTools: ["todo"], protectedPaths: ["**/skills/**/*.md"] };
+// Each step's own turn counting, as the turns pass (cacheAware off); epochs.test.ts counts them by flushes.
+const config: PruneConfig = { ...DEFAULT_CONFIG, protectedTools: ["todo"], protectedPaths: ["**/skills/**/*.md"], cacheAware: false };
 
 describe("thinking strip", () => {
   function thinkingSession(turns: number) {

@@ -1,0 +1,94 @@
+// When a flush pays back: the pending outputs' removal saves their cached reads on every request
+// until the next flush, and costs one rewrite of history from the flush's first change plus the
+// summarizer's calls. The decision is pure; the Pi runtime gathers its inputs from the session.
+import { rewriteCost, savingPerRequest, summarizerCost, type RewriteSpan } from "../cost/flush-economics.ts";
+import type { CacheRules } from "../cost/cache-rules.ts";
+
+/** Where the decision is taken: after a tool-using turn (mid-task) or on the agent's final reply. */
+export type FlushMoment = "mid-task" | "final-reply";
+
+/** What the pending batches would become, in estimated tokens. */
+export interface PendingEstimate {
+  /** The raw outputs the flush would replace. */
+  rawTokens: number;
+  /** Their stubs and the summaries the model sees in their place. */
+  replacementTokens: number;
+  /** What the summarizer is sent, and what it is expected to answer. */
+  summarizerInputTokens: number;
+  summarizerOutputTokens: number;
+}
+
+/** Requests counted so far in the session (one per `context` event). */
+export interface RequestHistory {
+  inCurrentTask: number;
+  completedTasks: number;
+  inCompletedTasks: number;
+}
+
+export interface FlushInputs {
+  rules: CacheRules;
+  moment: FlushMoment;
+  pending: PendingEstimate;
+  /** The last request, from the first message the flush would change. */
+  span: RewriteSpan;
+  history: RequestHistory;
+  /** Pi's context usage; tokens are null right after a compaction, when Pi does not know yet. */
+  context: { tokens: number | null; contextWindow: number } | undefined;
+}
+
+export type FlushReasonCode = "nothing-pending" | "window-cap" | "pays-back" | "cannot-pay-back";
+
+export interface FlushDecision {
+  flush: boolean;
+  reason: FlushReasonCode;
+  /** Input-token equivalents saved over the requests expected before the next flush. */
+  saving: number;
+  /** Input-token equivalents the rewrite and the summarizer cost. */
+  cost: number;
+  requestsAhead: number;
+}
+
+/** The default cap: three quarters of the window. */
+export const WINDOW_CAP_FRACTION = 0.75;
+/** Pi's default compaction reserve: Pi compacts once the context passes the window minus this. */
+export const PI_COMPACTION_RESERVE_TOKENS = 16_384;
+
+/**
+ * The context size at which a flush happens whatever it costs: three quarters of the window, and
+ * never later than Pi's own compaction would start (with its default reserve), so the pruner
+ * frees the window before Pi summarizes the whole conversation away.
+ */
+export function windowCapTokens(contextWindow: number): number {
+  const cap = WINDOW_CAP_FRACTION * contextWindow;
+  const beforeCompaction = contextWindow - PI_COMPACTION_RESERVE_TOKENS;
+  return beforeCompaction > 0 ? Math.min(cap, beforeCompaction) : cap;
+}
+
+/**
+ * Requests expected before the next flush. On a final reply, the next task's: the session's
+ * requests per task. Mid-task, the rest of this task (whose final reply is the next chance):
+ * what tasks took on average beyond the requests made so far, or, in the first task, as many
+ * again as it took so far. Always at least one.
+ */
+export function requestsAhead(history: RequestHistory, moment: FlushMoment): number {
+  const perTask = history.completedTasks > 0 ? history.inCompletedTasks / history.completedTasks : undefined;
+  if (moment === "final-reply") return Math.max(1, perTask ?? history.inCurrentTask);
+  if (perTask === undefined) return Math.max(1, history.inCurrentTask);
+  return Math.max(1, perTask - history.inCurrentTask);
+}
+
+/** Flush when the saving over the requests ahead pays for the rewrite and the summarizer, or when the window is nearly full. */
+export function decideFlush(inputs: FlushInputs): FlushDecision {
+  const { rules, pending, span, history, context, moment } = inputs;
+  const ahead = requestsAhead(history, moment);
+  if (pending.rawTokens <= 0) return { flush: false, reason: "nothing-pending", saving: 0, cost: 0, requestsAhead: ahead };
+  const removed = Math.max(0, pending.rawTokens - pending.replacementTokens);
+  const saving = savingPerRequest(removed) * ahead;
+  const cost = rewriteCost(span, removed, rules) + summarizerCost(pending.summarizerInputTokens, pending.summarizerOutputTokens, rules);
+  const tokens = context?.tokens;
+  if (context && typeof tokens === "number" && context.contextWindow > 0 && tokens >= windowCapTokens(context.contextWindow)) {
+    return { flush: true, reason: "window-cap", saving, cost, requestsAhead: ahead };
+  }
+  if (removed > 0 && saving > cost) return { flush: true, reason: "pays-back", saving, cost, requestsAhead: ahead };
+  return { flush: false, reason: "cannot-pay-back", saving, cost, requestsAhead: ahead };
+}

@@ -1,0 +1,119 @@
+// The cache-aware flush decision on hand-computed cases: a flush happens when what it saves over
+// the requests ahead pays for rewriting history from its first change and for the summarizer,
+// and before the window fills whatever it costs.
+import { describe, expect, it } from "vitest";
+import { decideFlush, requestsAhead, windowCapTokens, type FlushInputs } from "../../../core/src/prune/flush-policy.ts";
+import { rewriteCost, rewriteSpan, savingPerRequest, summarizerCost } from "../../../core/src/cost/flush-economics.ts";
+import { cacheRulesFor } from "../../../core/src/cost/cache-rules.ts";
+import type { AgentMessage } from "../../../core/src/shapes/messages.ts";
+
+/**
+ * Mid-task in a session whose two finished tasks took 40 requests (20 each), five requests into
+ * the third: 10,000 tokens of outputs pending whose stubs and summary take 500, the first of them
+ * 12,000 tokens and 10 blocks before the end of a 50,000-token request.
+ */
+function midTask(overrides: Partial<FlushInputs> = {}): FlushInputs {
+  return {
+    rules: "anthropic",
+    moment: "mid-task",
+    pending: { rawTokens: 10_000, replacementTokens: 500, summarizerInputTokens: 3_000, summarizerOutputTokens: 300 },
+    span: { tokensFromFirstChange: 12_000, blocksFromFirstChange: 10, messageTokens: 50_000 },
+    history: { inCurrentTask: 5, completedTasks: 2, inCompletedTasks: 40 },
+    context: { tokens: 60_000, contextWindow: 200_000 },
+    ...overrides,
+  };
+}
+
+/** A one-task session of four requests ending: 1,500 tokens pending, 150 of stubs and summary. */
+function shortSession(overrides: Partial<FlushInputs> = {}): FlushInputs {
+  return {
+    rules: "anthropic",
+    moment: "final-reply",
+    pending: { rawTokens: 1_500, replacementTokens: 150, summarizerInputTokens: 1_700, summarizerOutputTokens: 100 },
+    span: { tokensFromFirstChange: 2_000, blocksFromFirstChange: 6, messageTokens: 3_000 },
+    history: { inCurrentTask: 0, completedTasks: 1, inCompletedTasks: 4 },
+    context: { tokens: 4_000, contextWindow: 200_000 },
+    ...overrides,
+  };
+}
+
+describe("flush economics", () => {
+  it("prices the saving per request, the rewrite and the summarizer under each provider's rules", () => {
+    expect(savingPerRequest(9_500)).toBeCloseTo(950);
+    const span = { tokensFromFirstChange: 12_000, blocksFromFirstChange: 10, messageTokens: 50_000 };
+    // 2,500 tokens are left after the change: written at 1.25× instead of read at 0.1×…
+    expect(rewriteCost(span, 9_500, "anthropic")).toBeCloseTo(2_875);
+    // …or sent uncached once at 1× under OpenAI's automatic caching.
+    expect(rewriteCost(span, 9_500, "openai")).toBeCloseTo(2_250);
+    // A change 30 blocks back is out of Anthropic's lookback: every message is written again.
+    expect(rewriteCost({ ...span, blocksFromFirstChange: 30 }, 9_500, "anthropic")).toBeCloseTo(46_575);
+    expect(rewriteCost({ ...span, blocksFromFirstChange: 30 }, 9_500, "openai")).toBeCloseTo(2_250);
+    // Output at 5× (Claude Sonnet 4.5's price ratio) or 8× (GPT-5's).
+    expect(summarizerCost(3_000, 300, "anthropic")).toBeCloseTo(4_500);
+    expect(summarizerCost(3_000, 300, "openai")).toBeCloseTo(5_400);
+  });
+
+  it("measures the span from the first changed message: its tokens, its blocks and the whole request's tokens beyond the lookback", () => {
+    const text = (n: number): AgentMessage => ({ role: "user", content: "x".repeat(n), timestamp: 1 });
+    const messages = [text(4_000), text(400), text(400)];
+    expect(rewriteSpan(messages, 1)).toEqual({ tokensFromFirstChange: 200, blocksFromFirstChange: 2, messageTokens: 200 });
+    const many = [text(4_000), ...Array.from({ length: 25 }, () => text(40))];
+    expect(rewriteSpan(many, 1)).toEqual({ tokensFromFirstChange: 250, blocksFromFirstChange: 25, messageTokens: 1_250 });
+    expect(rewriteSpan(messages, 3)).toEqual({ tokensFromFirstChange: 0, blocksFromFirstChange: 0, messageTokens: 0 });
+  });
+});
+
+describe("the flush decision", () => {
+  it("a flush that cannot pay back is skipped: a short session is left alone", () => {
+    const decision = decideFlush(shortSession());
+    // Saving 135 a request over the next task's 4 requests, against a rewrite of 650 tokens at
+    // 1.15× and a summarizer call of 1,700 in and 100 out at 5×.
+    expect(decision).toEqual({ flush: false, reason: "cannot-pay-back", saving: 540, cost: expect.closeTo(2_947.5, 6), requestsAhead: 4 });
+  });
+
+  it("one that pays back is taken mid-task", () => {
+    const decision = decideFlush(midTask());
+    // 950 a request over the 15 requests the task has left on average, against 2,875 + 4,500.
+    expect(decision).toEqual({ flush: true, reason: "pays-back", saving: 14_250, cost: expect.closeTo(7_375, 6), requestsAhead: 15 });
+    // The same outputs with only one request expected before the next chance do not pay back.
+    expect(decideFlush(midTask({ history: { inCurrentTask: 19, completedTasks: 2, inCompletedTasks: 40 } }))).toMatchObject({ flush: false, reason: "cannot-pay-back", requestsAhead: 1 });
+  });
+
+  it("the window cap forces a flush that cannot pay back", () => {
+    expect(windowCapTokens(200_000)).toBe(150_000);
+    // A small window: Pi's compaction (window minus its 16,384-token reserve) comes first.
+    expect(windowCapTokens(32_000)).toBe(15_616);
+    expect(decideFlush(shortSession({ context: { tokens: 149_999, contextWindow: 200_000 } }))).toMatchObject({ flush: false, reason: "cannot-pay-back" });
+    expect(decideFlush(shortSession({ context: { tokens: 150_000, contextWindow: 200_000 } }))).toMatchObject({ flush: true, reason: "window-cap" });
+    // Right after a compaction Pi does not know the size: no cap without a figure.
+    expect(decideFlush(shortSession({ context: { tokens: null, contextWindow: 200_000 } }))).toMatchObject({ flush: false });
+    // With nothing pending there is nothing a flush could free.
+    expect(decideFlush(shortSession({ pending: { rawTokens: 0, replacementTokens: 0, summarizerInputTokens: 0, summarizerOutputTokens: 0 }, context: { tokens: 190_000, contextWindow: 200_000 } }))).toMatchObject({ flush: false, reason: "nothing-pending" });
+  });
+
+  it("the first change's position moves the decision: far back it is out of Anthropic's lookback and the whole history is written again", () => {
+    const farBack = midTask({ span: { tokensFromFirstChange: 12_000, blocksFromFirstChange: 30, messageTokens: 50_000 } });
+    expect(decideFlush(midTask())).toMatchObject({ flush: true });
+    expect(decideFlush(farBack)).toMatchObject({ flush: false, reason: "cannot-pay-back", cost: expect.closeTo(51_075, 6) });
+    // OpenAI's cache reads any shared prefix: the same change pays back there.
+    expect(decideFlush({ ...farBack, rules: "openai" })).toMatchObject({ flush: true, reason: "pays-back", cost: expect.closeTo(7_650, 6) });
+  });
+
+  it("an unknown provider uses the Anthropic rules, the strictest", () => {
+    const farBack = midTask({ span: { tokensFromFirstChange: 12_000, blocksFromFirstChange: 30, messageTokens: 50_000 } });
+    for (const api of [undefined, "google-generative-ai", "some-new-api"]) {
+      expect(cacheRulesFor(api)).toBe("anthropic");
+      expect(decideFlush({ ...farBack, rules: cacheRulesFor(api) })).toEqual(decideFlush({ ...farBack, rules: "anthropic" }));
+    }
+    expect(decideFlush({ ...farBack, rules: cacheRulesFor("openai-completions") })).toMatchObject({ flush: true });
+  });
+
+  it("expects the next task's requests on a final reply, and the rest of the task mid-task", () => {
+    expect(requestsAhead({ inCurrentTask: 0, completedTasks: 3, inCompletedTasks: 30 }, "final-reply")).toBe(10);
+    expect(requestsAhead({ inCurrentTask: 4, completedTasks: 3, inCompletedTasks: 30 }, "mid-task")).toBe(6);
+    // In the first task: as many again as it took so far.
+    expect(requestsAhead({ inCurrentTask: 7, completedTasks: 0, inCompletedTasks: 0 }, "mid-task")).toBe(7);
+    // A task running longer than the average still expects one more.
+    expect(requestsAhead({ inCurrentTask: 25, completedTasks: 3, inCompletedTasks: 30 }, "mid-task")).toBe(1);
+  });
+});
