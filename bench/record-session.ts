@@ -1,9 +1,12 @@
-// Records a real Pi 1.6 session for the cost replay: the real `pi` binary, without the pruner,
-// works through three coding tasks in a generated TypeScript project, driven by the scripted model
+// Records real Pi 1.6 sessions for the cost replay: the real `pi` binary, without the pruner,
+// works through coding tasks in a generated TypeScript project, driven by the scripted model
 // server (thinking, file reads, greps, builds, failing tests, a failed edit, a write, the release
-// skill). Every tool result in the file is what Pi's own tools produced.
+// skill). Every tool result in the files is what Pi's own tools produced. The short session has
+// three tasks; the long one (bench/lib/long-session.ts) ten tasks and more than 150 requests.
 //
-//   node bench/record-session.ts      → bench/fixtures/recorded-session.jsonl (+ .meta.json)
+//   node bench/record-session.ts           → both sessions
+//   node bench/record-session.ts --short   → bench/fixtures/recorded-session.jsonl (+ .meta.json)
+//   node bench/record-session.ts --long    → bench/fixtures/recorded-long-session.jsonl (+ .meta.json)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,10 +15,13 @@ import { createPiWorkspace } from "../test/helpers/pi-workspace.ts";
 import { assertRunOk, runPi } from "../test/helpers/run-pi.ts";
 import { neutralizeSessionText, scriptedAgent } from "../test/helpers/real-session.ts";
 import { Rng, SKILL_PATH, prose, skillText, sourceFile } from "./lib/gen.ts";
+import { LONG_FILES, LONG_PROMPTS, LONG_SCRIPT, bash, read, think, turn } from "./lib/long-session.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const RECORDED_SESSION = join(here, "fixtures", "recorded-session.jsonl");
 export const RECORDED_META = join(here, "fixtures", "recorded-session.meta.json");
+export const RECORDED_LONG_SESSION = join(here, "fixtures", "recorded-long-session.jsonl");
+export const RECORDED_LONG_META = join(here, "fixtures", "recorded-long-session.meta.json");
 
 export interface RecordedMeta {
   /** Characters of Pi's system prompt plus its tool declarations on the first request (without the pruner). */
@@ -25,6 +31,8 @@ export interface RecordedMeta {
   requests: number;
   piVersion: string;
   recordedWith: string;
+  /** User prompts of the session (absent in recordings made before it was recorded). */
+  tasks?: number;
 }
 
 const MODULES = ["stats", "session", "render", "config", "cache", "cli"];
@@ -66,14 +74,6 @@ export const PROMPTS = [
   "Add a formatTotal helper to src/stats/format.ts that prints totals with thousands separators, and use it from the CLI.",
   "Prepare release 0.4.0 following the release skill: bump the version, update the changelog, build and test.",
 ];
-
-const think = (seed: number, words: number) => prose(new Rng(seed), words);
-const read = (path: string) => ({ name: "read", arguments: { path } });
-const bash = (command: string) => ({ name: "bash", arguments: { command } });
-
-function turn(seed: number, calls: { name: string; arguments: Record<string, unknown> }[], text?: string): Reply {
-  return { thinking: think(seed, 40 + (seed * 37) % 160), text, toolCalls: calls, chunkChars: 4096 };
-}
 
 const firstLine = (path: string, at: number) => FILES[path]!.split("\n")[at]!;
 
@@ -119,15 +119,47 @@ export const SCRIPT: Reply[][] = [
   ],
 ];
 
-export async function recordSession(): Promise<{ meta: RecordedMeta; text: string }> {
+/** What one recording is made of: the project, the prompts, the script, and where it goes. */
+export interface Recording {
+  files: Record<string, string>;
+  prompts: string[];
+  script: Reply[][];
+  session: string;
+  meta: string;
+  recordedWith: string;
+  timeoutMs: number;
+}
+
+export const SHORT_RECORDING: Recording = {
+  files: FILES,
+  prompts: PROMPTS,
+  script: SCRIPT,
+  session: RECORDED_SESSION,
+  meta: RECORDED_META,
+  recordedWith: "node bench/record-session.ts (real pi -p, scripted model server, no extension)",
+  timeoutMs: 120_000,
+};
+
+export const LONG_RECORDING: Recording = {
+  files: LONG_FILES,
+  prompts: LONG_PROMPTS,
+  script: LONG_SCRIPT,
+  session: RECORDED_LONG_SESSION,
+  meta: RECORDED_LONG_META,
+  recordedWith: "node bench/record-session.ts --long (real pi -p, scripted model server, no extension)",
+  timeoutMs: 900_000,
+};
+
+export async function recordSession(recording: Recording = SHORT_RECORDING): Promise<{ meta: RecordedMeta; text: string }> {
   const server = await startModelServer();
   const isMain = (req: ModelRequest) => req.toolNames.includes("read");
-  server.respond = scriptedAgent(PROMPTS, SCRIPT, { isMain });
-  const ws = createPiWorkspace({ baseUrl: server.baseUrl, files: FILES, model: { contextWindow: 200_000, maxTokens: 8192, reasoning: true }, prefix: "pprb-record-" });
+  server.respond = scriptedAgent(recording.prompts, recording.script, { isMain });
+  const ws = createPiWorkspace({ baseUrl: server.baseUrl, files: recording.files, model: { contextWindow: 200_000, maxTokens: 8192, reasoning: true }, prefix: "pprb-record-" });
   try {
-    const run = await runPi({ workspace: ws, prompts: PROMPTS, timeoutMs: 120_000 });
+    const run = await runPi({ workspace: ws, prompts: recording.prompts, timeoutMs: recording.timeoutMs });
     assertRunOk(run);
     if (!run.sessionFile) throw new Error("no session file was written");
+    if (server.warnings.length) throw new Error(`the script did not fit the run:\n${server.warnings.join("\n")}`);
     const first = server.chatRequests.find(isMain)!;
     const systemChars = first.systemText.length;
     const toolsChars = JSON.stringify(first.body.tools ?? []).length;
@@ -138,7 +170,8 @@ export async function recordSession(): Promise<{ meta: RecordedMeta; text: strin
       toolsChars,
       requests: server.chatRequests.filter(isMain).length,
       piVersion: pkg.version,
-      recordedWith: "node bench/record-session.ts (real pi -p, scripted model server, no extension)",
+      recordedWith: recording.recordedWith,
+      tasks: recording.prompts.length,
     };
     const text = neutralizeSessionText(readFileSync(run.sessionFile, "utf8"), ws);
     return { meta, text };
@@ -149,9 +182,12 @@ export async function recordSession(): Promise<{ meta: RecordedMeta; text: strin
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { meta, text } = await recordSession();
-  mkdirSync(dirname(RECORDED_SESSION), { recursive: true });
-  writeFileSync(RECORDED_SESSION, text);
-  writeFileSync(RECORDED_META, JSON.stringify(meta, null, 2) + "\n");
-  console.log(`wrote ${RECORDED_SESSION} (${text.length} chars, ${meta.requests} model requests, head ${meta.headChars} chars)`);
+  const only = process.argv.includes("--long") ? [LONG_RECORDING] : process.argv.includes("--short") ? [SHORT_RECORDING] : [SHORT_RECORDING, LONG_RECORDING];
+  for (const recording of only) {
+    const { meta, text } = await recordSession(recording);
+    mkdirSync(dirname(recording.session), { recursive: true });
+    writeFileSync(recording.session, text);
+    writeFileSync(recording.meta, JSON.stringify(meta, null, 2) + "\n");
+    console.log(`wrote ${recording.session} (${text.length} chars, ${meta.requests} model requests, ${meta.tasks} tasks, head ${meta.headChars} chars)`);
+  }
 }
