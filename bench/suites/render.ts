@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { renderModelView, type RenderConfig } from "../../core/src/render/render.ts";
+import { renderModelView, renderWhole, type RenderConfig } from "../../core/src/render/render.ts";
 import { DEFAULT_CONFIG } from "../../core/src/settings/config.ts";
 import { rebuildIndex, findCallForResult } from "../../core/src/prune/prune-index.ts";
 import { buildPiContext } from "../../core/src/session/pi-context.ts";
@@ -12,11 +12,16 @@ import { isProtected } from "../../core/src/settings/protection.ts";
 import type { AgentMessage } from "../../core/src/shapes/messages.ts";
 import { OnceReporter, PrunerRuntime, RequestSizes } from "../../pi-extension/src/runtime.ts";
 import { generateSession } from "../lib/sessions.ts";
-import { collectGarbage, linearFit, quantile, sampleCalls, spread } from "../lib/stats.ts";
+import { collectGarbage, linearFit, quantile, sampleCalls, spread, threadCpuMs, type CallSample } from "../lib/stats.ts";
 import { figure, newSuite, spreadFigure, type SuiteOutput } from "../lib/results.ts";
 import { lineChart } from "../lib/svg.ts";
 import type { AnyEntry } from "../../core/src/shapes/entries.ts";
 import { messagesChars } from "../../core/src/shapes/size.ts";
+import { PRUNE_FRONTIER } from "../../core/src/shapes/entries.ts";
+import { performance } from "node:perf_hooks";
+import piPruner from "../../pi-extension/src/index.ts";
+import { driveExtension, type DrivenExtension } from "../lib/context-driver.ts";
+import { loadPiCondense } from "../lib/peers.ts";
 
 /**
  * Render configurations that switch the default steps on one at a time, for a per-step profile
@@ -37,6 +42,53 @@ function stepConfigs(): [string, RenderConfig][] {
 export interface RenderOptions {
   quick: boolean;
   log: (line: string) => void;
+  /** Checkouts of peers to time beside pi-pruner (never vendored). */
+  peers?: { piCondense?: string };
+}
+
+/**
+ * Per-call wall timings where each call gets a fresh input made outside the timed region (a
+ * `structuredClone`, as Pi hands over), and `before` runs untimed first (the previous request).
+ */
+async function sampleFresh<T>(make: () => T, fn: (input: T) => unknown, calls: number, warmup: number, before?: () => unknown): Promise<CallSample> {
+  const out: CallSample = [];
+  let cpu = 0;
+  for (let i = 0; i < warmup + calls; i++) {
+    if (before) await before();
+    const input = make();
+    const c0 = threadCpuMs();
+    const t0 = performance.now();
+    await fn(input);
+    const ms = performance.now() - t0;
+    if (i >= warmup) {
+      out.push(ms);
+      cpu += threadCpuMs() - c0;
+    }
+  }
+  out.cpuPerCall = cpu / calls;
+  return out;
+}
+
+/** The context without its last turn (from the last assistant message on): the request before. */
+function previousRequest(messages: readonly AgentMessage[]): AgentMessage[] {
+  let cut = messages.length - 1;
+  while (cut > 0 && messages[cut]!.role !== "assistant") cut--;
+  return messages.slice(0, cut);
+}
+
+/** The branch as it was before its newest flush: up to the run of pruner entries that holds the last frontier. */
+function beforeLastFlush(entries: readonly AnyEntry[]): AnyEntry[] {
+  let at = entries.length - 1;
+  while (at >= 0 && !(entries[at]!.type === "custom" && (entries[at] as { customType?: string }).customType === PRUNE_FRONTIER)) at--;
+  while (at > 0 && entries[at - 1]!.type !== "message") at--;
+  return entries.slice(0, Math.max(0, at));
+}
+
+/** Occurrence keys of the tool results whose content differs in (or is absent from) what was sent. */
+function prunedResults(raw: readonly AgentMessage[], sent: readonly AgentMessage[]): string[] {
+  const sentText = new Map<string, string>();
+  for (const m of sent) if (m.role === "toolResult") sentText.set(`${m.toolCallId}@${m.timestamp}`, JSON.stringify(m.content));
+  return raw.filter((m) => m.role === "toolResult" && sentText.get(`${m.toolCallId}@${m.timestamp}`) !== JSON.stringify(m.content)).map((m) => `${(m as { toolCallId: string }).toolCallId}@${m.timestamp}`);
 }
 
 const SIZES = [200, 2_000, 20_000];
@@ -117,6 +169,8 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
   const stepProfileNoChange: Record<string, Record<string, number>> = {};
   const p50s: Record<string, [number, number][]> = { view: [], runtime: [], nochange: [], view95: [], runtime95: [], reference: [] };
 
+  const condense = options.peers?.piCondense ? await loadPiCondense(options.peers.piCondense) : undefined;
+  if (condense) out.notes.push(`render: ${condense.info.name} ${condense.info.version} timed beside pi-pruner, both through their real entries, settings \`{ "contextPrune": { "enabled": true } }\` for pi-condense and defaults for pi-pruner`);
   for (const size of SIZES) {
     const root = mkdtempSync(join(tmpdir(), "pprb-render-"));
     try {
@@ -125,7 +179,7 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       const context = buildPiContext(entries).map((c) => c.message);
       const { index } = rebuildIndex(entries);
       const mix = mixOf(context, entries);
-      // Pi hands the handler a fresh deep copy each time; rotate a few copies so no call runs on the previous call's warm objects only.
+      // For the per-step profile and the size measure: copies in rotation (the timed rounds below take a fresh copy per call).
       const copies = [structuredClone(context), structuredClone(context), structuredClone(context)];
       const runtime = new PrunerRuntime(config, new OnceReporter(() => {}));
       runtime.rebuild(entries);
@@ -145,6 +199,9 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       const ncP50: number[] = [];
       const ncP95: number[] = [];
       const emP50: number[] = [];
+      const afP50: number[] = [];
+      const before = previousRequest(context);
+      const foreignBefore = previousRequest(foreign);
       const refP50: number[] = [];
       const viewCpu: number[] = [];
       const rtCpu: number[] = [];
@@ -153,12 +210,18 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       for (let r = 0; r < rounds; r++) {
         collectGarbage();
         const warm = Math.min(options.quick ? 3 : 20, calls);
-        const view = sampleCalls((i) => renderModelView(copies[i % 3]!, index, config), calls, warm);
+        // Each timed call renders a fresh copy of the context right after the request before it
+        // (the same context without its last turn, also a fresh copy, untimed), as Pi calls it.
+        const fresh = () => structuredClone(context);
+        const view = await sampleFresh(fresh, (m) => renderModelView(m, index, config), calls, warm, () => renderModelView(structuredClone(before), index, config));
         collectGarbage();
-        const rt = sampleCalls((i) => runtime.render(copies[i % 3]!), calls, warm);
+        const rt = await sampleFresh(fresh, (m) => runtime.render(m), calls, warm, () => runtime.render(structuredClone(before)));
         collectGarbage();
-        const nc = sampleCalls((i) => renderModelView(foreignCopies[i % 3]!, index, config), calls, warm);
-        const em = sampleCalls((i) => renderModelView(copies[i % 3]!, emptyIndex, config), calls, warm);
+        const nc = await sampleFresh(() => structuredClone(foreign), (m) => renderModelView(m, index, config), calls, warm, () => renderModelView(structuredClone(foreignBefore), index, config));
+        const em = await sampleFresh(fresh, (m) => renderModelView(m, emptyIndex, config), calls, warm, () => renderModelView(structuredClone(before), emptyIndex, config));
+        // The first request after a flush: nothing remembered for the grown index.
+        const af = await sampleFresh(fresh, (m) => renderWhole(m, index, config), Math.max(2, Math.ceil(calls / 4)), 1);
+        afP50.push(quantile(af, 0.5));
         // Reference: one pass that reads each message's role and its content's first block, nothing else.
         const ref = sampleCalls((i) => referencePass(copies[i % 3]!), calls, warm);
         refP50.push(quantile(ref, 0.5));
@@ -177,8 +240,8 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       const stepTimes: Record<string, number[]> = {};
       const stepTimesNoChange: Record<string, number[]> = {};
       for (const [name, stepConfig] of steps) {
-        stepTimes[name] = sampleCalls((i) => renderModelView(copies[i % 3]!, index, stepConfig), calls, Math.min(20, calls));
-        stepTimesNoChange[name] = sampleCalls((i) => renderModelView(foreignCopies[i % 3]!, index, stepConfig), calls, Math.min(20, calls));
+        stepTimes[name] = sampleCalls((i) => renderWhole(copies[i % 3]!, index, stepConfig), calls, Math.min(20, calls));
+        stepTimesNoChange[name] = sampleCalls((i) => renderWhole(foreignCopies[i % 3]!, index, stepConfig), calls, Math.min(20, calls));
       }
       // The status-line measure as PrunerRuntime runs it: sizes remembered from the previous request.
       const sizes = new RequestSizes();
@@ -204,6 +267,7 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       f[`render.sizeMeasure.p50.${size}`] = figure(quantile(sizeTimes, 0.5), "ms", { note: "the status-line size measure PrunerRuntime.render adds (sizes remembered between requests)" });
       f[`render.sizeMeasureFull.p50.${size}`] = figure(quantile(fullSizeTimes, 0.5), "ms", { note: "the same measure computed from scratch: messagesChars of the raw and the rendered array" });
       f[`render.reference.p50.${size}`] = spreadFigure(spread(refP50), "ms", { note: "one pass reading each message's role and first content block" });
+      f[`render.firstAfterFlush.p50.${size}`] = spreadFigure(spread(afP50), "ms", { note: "the whole render of a fresh copy with nothing remembered (the first request after the index grew)" });
       f[`render.emptyindex.p50.${size}`] = spreadFigure(spread(emP50), "ms", at2000 ? { target: { op: "<=", value: 0.3 }, note: "nothing pruned yet (empty index)" } : {});
       p50s.view!.push([size, spread(viewP50).median]);
       p50s.runtime!.push([size, spread(rtP50).median]);
@@ -211,6 +275,7 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       p50s.view95!.push([size, spread(viewP95).median]);
       p50s.reference!.push([size, spread(refP50).median]);
       p50s.runtime95!.push([size, spread(rtP95).median]);
+      if (condense) await timePeers(size, entries, context, foreign, condense, calls, rounds, join(root, "peers"), out, options.log);
       rows.push({ size, calls, rounds, mix, stats: first.stats });
       options.log(`render ${size}: view p50 ${spread(viewP50).median.toFixed(3)} ms, runtime p50 ${spread(rtP50).median.toFixed(3)} ms, no-change ${spread(ncP50).median.toFixed(4)} ms (${JSON.stringify(mix)})`);
     } finally {
@@ -256,4 +321,81 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
     ],
   });
   return out;
+}
+
+/**
+ * pi-pruner and pi-condense through their real entries on one fake `pi` each, on the same branch:
+ * both rebuild their index from the same pruner entries (the two share the format) at
+ * `session_start`, and the suite checks that both prune the same tool results. Rounds interleave
+ * the two, call by call; every call gets a fresh copy right after the request before it.
+ */
+async function timePeers(size: number, entries: readonly AnyEntry[], context: readonly AgentMessage[], foreign: readonly AgentMessage[], condense: Awaited<ReturnType<typeof loadPiCondense>>, calls: number, rounds: number, root: string, out: SuiteOutput, log: (line: string) => void): Promise<void> {
+  const peers: [string, DrivenExtension][] = [
+    ["ours", await driveExtension(piPruner as (pi: unknown) => void, { root: join(root, "ours"), contextPrune: {} })],
+    ["piCondense", await driveExtension(condense.factory, { root: join(root, "condense"), contextPrune: { enabled: true } })],
+  ];
+  const flushed = beforeLastFlush(entries);
+  const pruned: Record<string, string[]> = {};
+  for (const [name, peer] of peers) {
+    peer.setBranch(entries);
+    await peer.sessionStart();
+    pruned[name] = prunedResults(context, await peer.context(structuredClone(context) as AgentMessage[]));
+  }
+  const ours = new Set(pruned.ours);
+  const same = pruned.ours!.length === pruned.piCondense!.length && pruned.piCondense!.every((k) => ours.has(k));
+  out.notes.push(`render ${size}: pi-pruner pruned ${pruned.ours!.length} tool results, pi-condense ${pruned.piCondense!.length}${same ? ", the same ones" : `; ${pruned.piCondense!.filter((k) => ours.has(k)).length} in common`}`);
+  const before = previousRequest(context);
+  const foreignBefore = previousRequest(foreign);
+  const p50: Record<string, Record<string, number[]>> = {};
+  const push = (name: string, kind: string, times: number[]) => ((p50[name] ??= {})[kind] ??= []).push(quantile(times, 0.5));
+  const afterCalls = Math.max(2, Math.ceil(calls / 8));
+  for (let r = 0; r < rounds; r++) {
+    collectGarbage();
+    const times: Record<string, Record<string, number[]>> = {};
+    const add = (name: string, kind: string, ms: number) => ((times[name] ??= {})[kind] ??= []).push(ms);
+    const timeOne = async (peer: DrivenExtension, list: readonly AgentMessage[]) => {
+      const copy = structuredClone(list) as AgentMessage[];
+      const t0 = performance.now();
+      await peer.context(copy);
+      return performance.now() - t0;
+    };
+    for (let i = 0; i < calls + 2; i++) {
+      for (const [name, peer] of peers) {
+        await peer.context(structuredClone(before));
+        const ms = await timeOne(peer, context);
+        await peer.context(structuredClone(foreignBefore));
+        const nc = await timeOne(peer, foreign);
+        if (i >= 2) {
+          add(name, "context", ms);
+          add(name, "nochange", nc);
+        }
+      }
+    }
+    // The first request after a flush: each extension rebuilt from the branch before its newest
+    // flush has rendered the request before; then the flush's entries arrive (`session_tree`
+    // rebuilds from the grown branch) and the next request is timed.
+    for (let i = 0; i < afterCalls; i++) {
+      for (const [name, peer] of peers) {
+        peer.setBranch(flushed);
+        await peer.sessionTree();
+        await peer.context(structuredClone(before));
+        peer.setBranch(entries);
+        await peer.sessionTree();
+        add(name, "afterFlush", await timeOne(peer, context));
+      }
+    }
+    for (const [name] of peers) for (const [kind, list] of Object.entries(times[name]!)) push(name, kind, list);
+  }
+  const f = out.figures;
+  const big = size >= 2_000;
+  for (const kind of ["context", "nochange", "afterFlush"]) {
+    const ours = spread(p50.ours![kind]!);
+    const theirs = spread(p50.piCondense![kind]!);
+    f[`render.peer.ours.${kind}.p50.${size}`] = spreadFigure(ours, "ms", { note: "pi-pruner's context handler, fresh copy per call" });
+    f[`render.peer.piCondense.${kind}.p50.${size}`] = spreadFigure(theirs, "ms", { note: "pi-condense's context handler, fresh copy per call" });
+    const ratios = p50.ours![kind]!.map((v, i) => v / p50.piCondense![kind]![i]!);
+    const targeted = kind === "context" ? big : kind === "nochange" && size === 2_000;
+    f[`render.peer.ratio.${kind}.${size}`] = spreadFigure(spread(ratios), "ratio", targeted ? { target: { op: "<=", value: 0.1 }, note: "pi-pruner ÷ pi-condense, p50 per round" } : { note: "pi-pruner ÷ pi-condense, p50 per round" });
+  }
+  log(`render ${size} peers: context ${spread(p50.ours!.context!).median.toFixed(3)} vs ${spread(p50.piCondense!.context!).median.toFixed(3)} ms, no change ${spread(p50.ours!.nochange!).median.toFixed(3)} vs ${spread(p50.piCondense!.nochange!).median.toFixed(3)} ms, first after flush ${spread(p50.ours!.afterFlush!).median.toFixed(3)} vs ${spread(p50.piCondense!.afterFlush!).median.toFixed(3)} ms${same ? "" : " (they prune different results)"}`);
 }
