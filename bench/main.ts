@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only render,load,replay,glob,host,editor] [-- --no-docs] [-- --report]
+// `npm run bench [-- --quick] [-- --only render,load,replay,glob,host,editor,facts] [-- --no-docs] [-- --report]
 //   [-- --peer-pi-condense DIR]` (DIR: a checkout of pi-condense, run beside pi-pruner where a suite compares peers)
 // Runs the benchmark suites, writes bench/results.json and regenerates docs/benchmarks.md with
 // its SVG charts under docs/images/bench/.
@@ -14,7 +14,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
 export const RESULTS_FILE = join(here, "results.json");
 
-const SUITES = ["render", "load", "replay", "glob", "host", "editor"] as const;
+const SUITES = ["render", "load", "replay", "glob", "host", "editor", "facts"] as const;
 type SuiteName = (typeof SUITES)[number];
 
 export interface BenchOptions {
@@ -46,7 +46,7 @@ function parseArgs(argv: string[]): { quick: boolean; only: SuiteName[]; docs: b
       for (const n of names) if (!(SUITES as readonly string[]).includes(n)) throw new Error(`unknown suite "${n}" (known: ${SUITES.join(", ")})`);
       only = names as SuiteName[];
     } else if (a === "--help" || a === "-h") {
-      console.log("usage: npm run bench [-- --quick] [--only render,load,replay,glob,host,editor] [--no-docs] [--report] [--peer-pi-condense DIR]");
+      console.log("usage: npm run bench [-- --quick] [--only render,load,replay,glob,host,editor,facts] [--no-docs] [--report] [--peer-pi-condense DIR]");
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -76,6 +76,8 @@ async function runSuite(name: SuiteName, options: BenchOptions): Promise<SuiteOu
       return (await import("./suites/host.ts")).runHost({ quick, log });
     case "editor":
       return (await import("./suites/editor.ts")).runEditor({ quick, log });
+    case "facts":
+      return (await import("./suites/facts.ts")).runFacts({ quick, log, peers: options.peers });
   }
 }
 

@@ -51,8 +51,11 @@ function piAliases(): Record<string, string> {
   return aliases;
 }
 
-/** pi-condense's extension factory from a checkout of its repository, and what it is. */
-export async function loadPiCondense(dir: string): Promise<{ factory: ExtensionFactory; info: PeerInfo }> {
+/**
+ * pi-condense's extension factory from a checkout of its repository, and what it is;
+ * `importModule` loads another of its modules (a path inside the checkout) through the same loader.
+ */
+export async function loadPiCondense(dir: string): Promise<{ factory: ExtensionFactory; info: PeerInfo; importModule: <T>(path: string) => Promise<T> }> {
   const at = resolve(dir);
   const manifest = join(at, "package.json");
   if (!existsSync(manifest)) throw new Error(`${at} has no package.json: give the folder of a pi-condense checkout`);
@@ -61,5 +64,6 @@ export async function loadPiCondense(dir: string): Promise<{ factory: ExtensionF
   const jiti = createJiti(import.meta.url, { moduleCache: false, alias: piAliases() });
   const factory = await jiti.import<ExtensionFactory>(join(at, "index.ts"), { default: true });
   if (typeof factory !== "function") throw new Error(`${at}/index.ts has no default extension factory`);
-  return { factory, info: { name: "pi-condense", version: pkg.version ?? "?", dir: at } };
+  const importModule = <T>(path: string) => jiti.import<T>(join(at, path));
+  return { factory, info: { name: "pi-condense", version: pkg.version ?? "?", dir: at }, importModule };
 }

@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Figure, SuiteOutput } from "./results.ts";
+import { factsSection } from "./report-facts.ts";
 
 export interface BenchResults {
   generatedAt: string;
@@ -139,6 +140,7 @@ export function renderMarkdown(results: BenchResults): string {
   globSection(d, results);
   hostSection(d, results);
   editorSection(d, results);
+  d.push(...factsSection(suite(results, "facts")));
 
   d.push(
     "## How to reproduce",
