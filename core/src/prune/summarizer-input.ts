@@ -56,6 +56,8 @@ const STACK_FRAME = /^\s*at\s.*[\w.]:\d+(?::\d+)?\)?\s*$|^\s*File "[^"]+", line 
 // Top-level declarations (no indentation) of the languages an agent reads most.
 const DECLARATION =
   /^(?:export\s+(?:default\b|\{|\*|(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(?:function\*?|class|interface|type|const|let|var|enum|namespace|module)\b)|(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(?:function\*?|class|interface|enum|namespace)\s+[\w$]|type\s+[\w$]+[^=]*=|(?:const|let|var)\s+[\w$[{][^=]*=|module\.exports\b|(?:async\s+)?def\s+\w|func\s|type\s+\w+\s+(?:struct|interface)\b|pub(?:\([\w:]+\))?\s+(?:async\s+)?(?:fn|struct|enum|trait|mod|type|const|static)\b|(?:fn|struct|enum|trait|impl|mod)\s+\w)/;
+const MARKDOWN_FILE = /\.(?:md|mdx|markdown)$/i;
+const MARKDOWN_HEADING = /^#{1,6}\s+\S/;
 /** Of a match, what a search's cut line keeps after its path and location; and what a marker between such lines costs. */
 const SEARCH_MATCH_CHARS = 24;
 const SEARCH_GAP_COST = 16;
@@ -190,9 +192,11 @@ function isError(line: string): boolean {
 }
 
 /** The lines worth keeping beyond the head and the tail, most important first, each group in output order. */
-function rankedLines(kind: Kind, lines: readonly string[]): number[][] {
+function rankedLines(kind: Kind, args: Record<string, unknown>, lines: readonly string[]): number[][] {
   if (kind === "read") {
-    return [lines.flatMap((line, i) => (DECLARATION.test(line) ? [i] : []))];
+    // A document's outline is its headings.
+    const outline = typeof args.path === "string" && MARKDOWN_FILE.test(args.path) ? MARKDOWN_HEADING : DECLARATION;
+    return [lines.flatMap((line, i) => (outline.test(line) ? [i] : []))];
   }
   if (kind === "diff") {
     const files: number[] = [];
@@ -289,7 +293,7 @@ export function summarizerInput(toolName: string, args: Record<string, unknown>,
   // head or the tail) is kept once.
   const seen = new Set<string>();
   for (let i = 0; i < lines.length; i++) if (selection.has(i)) seen.add(lines[i]!.trim());
-  for (const group of rankedLines(kind, lines)) {
+  for (const group of rankedLines(kind, args, lines)) {
     const cap = kind === "search" ? searchLineCap(group, lines, selection.room()) : () => LINE_CAP;
     for (const i of group) {
       if (selection.has(i)) continue;

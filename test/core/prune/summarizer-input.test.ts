@@ -94,6 +94,13 @@ describe("summarizer input", () => {
     expect(out.startsWith("1001:   step(0);")).toBe(true);
   });
 
+  it("a read of a markdown document keeps its headings", () => {
+    const lines: string[] = ["# Operations guide", ""];
+    for (let s = 0; s < 15; s++) lines.push(`## Step ${s}: rotate the ${s % 2 ? "signing" : "session"} keys`, ...Array.from({ length: 30 }, (_, k) => `Paragraph ${k} of step ${s} explains the reasoning in some detail.`), "");
+    const out = summarizerInput("read", { path: "docs/operations.md" }, lines.join("\n"), BUDGET);
+    for (let s = 0; s < 15; s++) expect(out).toContain(`## Step ${s}: rotate the`);
+  });
+
   it("a grep keeps the path of every file it matched", () => {
     const paths = Array.from({ length: 40 }, (_, i) => `src/feature-${i}/handlers/request-${i}.ts`);
     const lines: string[] = [];
