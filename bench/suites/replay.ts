@@ -3,7 +3,6 @@
 // peers (no pruning, observation masking, pi-condense when a checkout is given), every request
 // priced under each price model.
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
 import { parseSessionText, getBranch } from "../../core/src/session/session-reader.ts";
 import { buildPiContext } from "../../core/src/session/pi-context.ts";
 import { CACHE_RULES, OUTPUT_PRICE, type CacheRules } from "../../core/src/cost/cache-rules.ts";
@@ -12,8 +11,7 @@ import { MASKING_POLICY, PI_CONDENSE_SETTINGS, POLICIES, piCondensePolicy, repla
 import { MASKING_WINDOW } from "../lib/masking.ts";
 import { loadPiCondense, type PeerInfo } from "../lib/peers.ts";
 import { PRICE } from "../lib/pricing.ts";
-import * as recording from "../record-session.ts";
-import { RECORDED_META, RECORDED_SESSION, type RecordedMeta } from "../record-session.ts";
+import { RECORDED_LONG_META, RECORDED_LONG_SESSION, RECORDED_META, RECORDED_SESSION, type RecordedMeta } from "../record-session.ts";
 import { figure, newSuite, spreadFigure, type Figure, type SuiteOutput } from "../lib/results.ts";
 import { spread } from "../lib/stats.ts";
 import { barChart, lineChart } from "../lib/svg.ts";
@@ -51,13 +49,6 @@ function recordedScript(session: string, metaFile: string): RecordedScript | und
   const messages = buildPiContext(getBranch(data).entries).map((c) => c.message);
   const meta = JSON.parse(readFileSync(metaFile, "utf8")) as RecordedMeta;
   return { script: scriptFromMessages(messages as never), meta };
-}
-
-/** The long recording's files, as record-session.ts names them (it may not export them yet). */
-function longRecordingFiles(): { session: string; meta: string } {
-  const exported = recording as unknown as { RECORDED_LONG_SESSION?: string; RECORDED_LONG_META?: string };
-  const dir = dirname(RECORDED_SESSION);
-  return { session: exported.RECORDED_LONG_SESSION ?? join(dir, "recorded-long-session.jsonl"), meta: exported.RECORDED_LONG_META ?? join(dir, "recorded-long-session.meta.json") };
 }
 
 interface SessionRun {
@@ -135,8 +126,7 @@ function summarize(session: SessionRun, out: SuiteOutput): void {
 export async function runReplay(options: ReplayOptions): Promise<SuiteOutput> {
   const out = newSuite();
   const short = recordedScript(RECORDED_SESSION, RECORDED_META);
-  const longFiles = longRecordingFiles();
-  const long = recordedScript(longFiles.session, longFiles.meta);
+  const long = recordedScript(RECORDED_LONG_SESSION, RECORDED_LONG_META);
   const head: PiHead = short ? { systemChars: short.meta.systemChars, toolsChars: short.meta.toolsChars } : FALLBACK_HEAD;
   if (!short) out.notes.push("bench/fixtures/recorded-session.jsonl is missing: run `node bench/record-session.ts`");
   if (!long) out.notes.push("the long recorded session (bench/fixtures/recorded-long-session.jsonl) is missing: it is recorded by `node bench/record-session.ts`; its rows are left out");
