@@ -6,6 +6,7 @@ export * from "./shapes/json.ts";
 export * from "./shapes/size.ts";
 export * from "./cost/cache-rules.ts";
 export * from "./cost/flush-economics.ts";
+export * from "./cost/session-bill.ts";
 export * from "./settings/config.ts";
 export * from "./settings/settings-reader.ts";
 export * from "./settings/settings-writer.ts";

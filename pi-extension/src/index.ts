@@ -29,7 +29,7 @@ export default function piPruner(pi: ExtensionAPI): void {
     runtime.config = settings.config;
     runtime.applyWarnings(settings.warnings);
   };
-  const showStatus = (ctx: ExtensionContext) => ctx.ui.setStatus(STATUS_KEY, statusText(runtime.config, runtime.reclaim));
+  const showStatus = (ctx: ExtensionContext) => ctx.ui.setStatus(STATUS_KEY, statusText(runtime.config, runtime.reclaim, runtime.bill.totals()));
   const settle = (ctx: ExtensionContext, outcome: CommandOutcome) => {
     persistEntries(pi, outcome.entries);
     showStatus(ctx);
@@ -40,6 +40,7 @@ export default function piPruner(pi: ExtensionAPI): void {
     // The UI first: an invalid setting is reported while the settings load.
     ui = ctx.ui;
     reporter.reset();
+    runtime.useModel(ctx.model?.api);
     loadSettings(ctx);
     persistEntries(pi, runtime.startSession(branchOf(ctx), spillOf(ctx)));
     showStatus(ctx);
@@ -53,11 +54,14 @@ export default function piPruner(pi: ExtensionAPI): void {
 
   pi.on("turn_end", async (event, ctx) => {
     ui = ctx.ui;
-    return withEntryDrafts(event.entries, await runtime.turnEnd(event as unknown as TurnEnd, hostOf(ctx)));
+    const drafts = withEntryDrafts(event.entries, await runtime.turnEnd(event as unknown as TurnEnd, hostOf(ctx)));
+    showStatus(ctx);
+    return drafts;
   });
 
   pi.on("context", (event, ctx) => {
     ui = ctx.ui;
+    runtime.useModel(ctx.model?.api);
     const messages = event.messages as unknown as AgentMessage[];
     const rendered = runtime.render(messages);
     if (rendered === messages) return;
@@ -75,8 +79,8 @@ export default function piPruner(pi: ExtensionAPI): void {
     },
     settingsFile: (ctx) => settingsTarget(settings ?? loadPrunerSettings(ctx.cwd, ctx.isProjectTrusted())),
     writeSetting: writePrunerSetting,
-    statusReport: () => statusReport(runtime.config, runtime.index, runtime.pendingCallCount(), runtime.reclaim),
-    statsReport: () => statsReport(runtime.index),
+    statusReport: () => statusReport(runtime.config, runtime.index, runtime.pendingCallCount(), runtime.reclaim, { rules: runtime.rules, decision: runtime.lastDecision }),
+    statsReport: () => statsReport(runtime.index, runtime.settleBill()),
     treeReport: () => treeReport(runtime.index),
     treeNodes: () => treeNodes(runtime.index),
     flushNow: async (ctx) => settle(ctx, await runtime.flushCommand(hostOf(ctx))),

@@ -15,6 +15,9 @@ import type { Summarizer, SummarizerUsage } from "@pi-pruner/core";
 import { compressChains, type ChainCompressionResult } from "@pi-pruner/core";
 import { PRUNE_STATS, type StatsData } from "@pi-pruner/core";
 import { occurrenceKey, toolCallsOf } from "@pi-pruner/core";
+import { PRUNE_CHAIN, PRUNE_FRONTIER, buildBatchRequest, estimateTokens, summarizedStub, type IndexedCall } from "@pi-pruner/core";
+import { SessionBill, cacheRulesFor, rewriteSpan, type BillTotals, type CacheRules } from "@pi-pruner/core";
+import { decideFlush, type FlushDecision, type FlushMoment, type PendingEstimate, type RequestHistory } from "@pi-pruner/core";
 
 /** Reports each distinct problem once per session, so a broken summarizer cannot flood the screen. */
 export class OnceReporter {
@@ -106,7 +109,7 @@ export class RequestSizes {
   }
 }
 
-export type FlushReason = "final-reply" | "command" | "budget" | "budget-delta";
+export type FlushReason = "final-reply" | "command" | "budget" | "budget-delta" | "pays-back" | "window-cap";
 
 /** A summarizer spend as Pi's `cost:external` event carries it; `totalCost` is the session's running total. */
 export interface SummarizerCost {
@@ -164,6 +167,18 @@ export class PrunerRuntime {
   private readonly sizes = new RequestSizes();
   private previousFraction: number | null = null;
   private flushing: Promise<FlushResult | undefined> | undefined;
+  /** The provider's cache rules, from the session's model: what the policy and the money estimate price by. */
+  rules: CacheRules = "anthropic";
+  /** Every request of the session billed with and without pruning. */
+  bill = new SessionBill();
+  private billing: ReturnType<typeof setTimeout> | undefined;
+  /** Requests so far (one per `context` event) by task: the policy's estimate of the requests ahead. */
+  history: RequestHistory = { inCurrentTask: 0, completedTasks: 0, inCompletedTasks: 0 };
+  /** The policy's latest decision, for /pruner status. */
+  lastDecision: (FlushDecision & { moment: FlushMoment }) | undefined;
+  /** What the last request sent: where a flush's first change is looked for. */
+  private lastSent: readonly AgentMessage[] = [];
+  private readonly summarizerInput = new WeakMap<Batch, number>();
 
   config: PruneConfig;
   readonly reporter: OnceReporter;
@@ -184,6 +199,8 @@ export class PrunerRuntime {
    * spill what a crash left pending. Returns the entries to persist.
    */
   startSession(branch: readonly AnyEntry[], spill: SpillStorage): PersistEntry[] {
+    this.bill = new SessionBill();
+    this.bill.useRules(this.rules);
     this.rebuild(branch, spill);
     try {
       return this.spillPending();
@@ -203,8 +220,17 @@ export class PrunerRuntime {
     this.index = index;
     for (const p of problems) this.reporter.report(`rebuild:${p}`, `pi-pruner: skipped a damaged entry (${p})`);
     this.pending = this.unflushedBatches(branch);
+    this.history = requestHistoryOf(branch);
+    this.lastSent = [];
+    this.lastDecision = undefined;
     this.previousFraction = null;
     this.reclaim = undefined;
+  }
+
+  /** The session's model (Pi's `api` string): an unknown or absent one is priced by the Anthropic rules. */
+  useModel(api: string | undefined): void {
+    this.rules = cacheRulesFor(api);
+    this.bill.useRules(this.rules);
   }
 
   private unflushedBatches(branch: readonly AnyEntry[]): Batch[] {
@@ -303,26 +329,45 @@ export class PrunerRuntime {
   }
 
   /**
-   * The `turn_end` policy. A tool-using turn is captured (oversized results spilled at once) and
-   * flushed early only when a budget trigger fires; a final reply flushes and then compresses
-   * the chain it closed, unless `pruneOn` is "on-demand". Returns the entries to persist.
+   * The `turn_end` policy. A tool-using turn is captured (oversized results spilled at once). With
+   * `cacheAware` (the default) a flush happens, at any turn's end, when the saving pays for
+   * rewriting the provider's cached prefix, or when the window nears full; the batch the model
+   * has not seen yet waits for a later flush. Without it, a final reply flushes. A budget trigger
+   * flushes early either way. A flush on a final reply (or a cache-aware one) then compresses
+   * the closed chains beyond the window; `pruneOn: "on-demand"` leaves all this to commands.
+   * Returns the entries to persist.
    */
   async turnEnd(turn: TurnEnd, host: RuntimeHost): Promise<PersistEntry[]> {
     try {
-      if (turn.message.role !== "assistant" || !this.config.enabled) return [];
+      if (turn.message.role !== "assistant") return [];
+      const finalReply = turn.toolResults.length === 0;
+      if (finalReply) this.completeTask();
+      if (!this.config.enabled) return [];
       const entries: PersistEntry[] = [];
+      const automatic = this.config.pruneOn === "agent-message";
       let reason: FlushReason | undefined;
-      if (turn.toolResults.length) {
+      let hold: Batch | undefined;
+      if (!finalReply) {
+        const before = this.pending.length;
         entries.push(...this.captureTurn(turn.message, turn.toolResults, turn.turnIndex));
+        // The batch just captured reaches the model only with the next request.
+        hold = this.pending.length > before ? this.pending[this.pending.length - 1] : undefined;
         const usage = host.contextUsage();
         reason = this.budgetTrigger(usage?.tokens, usage?.contextWindow);
-      } else if (turn.outcome === "completed" && this.config.pruneOn === "agent-message") {
-        reason = "final-reply";
+        if (reason) hold = undefined;
+        else if (automatic && this.config.cacheAware) {
+          const decision = this.decide("mid-task", usage, hold);
+          if (decision.flush) reason = decision.reason === "window-cap" ? "window-cap" : "pays-back";
+        }
+      } else if (turn.outcome === "completed" && automatic) {
+        if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined).flush) reason = "final-reply";
       }
       if (!reason) return entries;
-      // A final reply closes a chain: Pi has already appended it to the branch, so the newest chain
-      // reads as closed. Mid-task the chain is still open, so a budget flush compresses nothing.
-      const done = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress: reason === "final-reply" ? "window" : "none" });
+      // Pi has already appended a final reply to the branch, so the newest chain reads as closed;
+      // mid-task the open chain is not closed and is left alone. A budget flush compresses nothing.
+      const compress: CompressScope = reason === "budget" || reason === "budget-delta" ? "none" : "window";
+      const epoch = () => newestTimestamp([turn.message, ...turn.toolResults], false);
+      const done = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, hold, epoch });
       entries.push(...done.entries);
       return entries;
     } catch (error) {
@@ -331,16 +376,99 @@ export class PrunerRuntime {
     }
   }
 
+  /** The final reply ends a task: its requests join the finished tasks'. */
+  private completeTask(): void {
+    const h = this.history;
+    if (h.inCurrentTask === 0) return;
+    this.history = { inCurrentTask: 0, completedTasks: h.completedTasks + 1, inCompletedTasks: h.inCompletedTasks + h.inCurrentTask };
+  }
+
+  /** Asks the cache-aware policy whether flushing what is pending (all but `hold`) pays back now. */
+  private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined): FlushDecision {
+    const batches = this.pending.filter((b) => b !== hold);
+    const decision = decideFlush({
+      rules: this.rules,
+      moment,
+      pending: this.estimatePending(batches),
+      span: rewriteSpan(this.lastSent, this.firstChange(batches)),
+      history: this.history,
+      context: usage,
+    });
+    this.lastDecision = { ...decision, moment };
+    return decision;
+  }
+
+  /** What flushing `batches` would replace and what its summarizer calls would cost, in estimated tokens. */
+  private estimatePending(batches: readonly Batch[]): PendingEstimate {
+    const perCall = this.summaryTokensPerCall();
+    const estimate: PendingEstimate = { rawTokens: 0, replacementTokens: 0, summarizerInputTokens: 0, summarizerOutputTokens: 0 };
+    for (const batch of batches) {
+      const chars = batch.calls.reduce((n, c) => n + c.resultText.length, 0);
+      // A batch below minBatchChars gets no summarizer call and stays raw.
+      if (chars < this.config.minBatchChars) continue;
+      estimate.rawTokens += estimateTokens(chars);
+      const summary = batch.calls.length * perCall;
+      for (const c of batch.calls) estimate.replacementTokens += estimateTokens(summarizedStub({ record: { toolCallId: c.toolCallId, toolName: c.toolName }, key: "", shortRef: `t${this.index.lastRefNumber + 1}` } as IndexedCall).length);
+      estimate.replacementTokens += summary;
+      estimate.summarizerInputTokens += this.summarizerInputTokens(batch);
+      estimate.summarizerOutputTokens += summary;
+    }
+    return estimate;
+  }
+
+  /** The summarizer's input for one batch, as the flush would build it (kept per batch: outputs are long). */
+  private summarizerInputTokens(batch: Batch): number {
+    let tokens = this.summarizerInput.get(batch);
+    if (tokens === undefined) {
+      const request = buildBatchRequest(
+        batch.calls.map((c, i) => ({ shortRef: `t${i + 1}`, toolName: c.toolName, args: c.args, resultText: c.resultText, isError: c.isError })),
+        this.config.summarizerInputChars,
+      );
+      tokens = estimateTokens(request.systemPrompt.length + request.prompt.length);
+      this.summarizerInput.set(batch, tokens);
+    }
+    return tokens;
+  }
+
+  /** Summary tokens per pruned call so far in the session; a short bullet each before the first summary. */
+  private summaryTokensPerCall(): number {
+    let chars = 0;
+    let refs = 0;
+    for (const s of this.index.summaries) {
+      chars += s.text.length;
+      refs += s.refs.length;
+    }
+    return refs > 0 ? estimateTokens(chars / refs) : DEFAULT_SUMMARY_TOKENS_PER_CALL;
+  }
+
+  /** Where in the last request the flush's first change would be: the first pending result it sent. */
+  private firstChange(batches: readonly Batch[]): number {
+    const keys = new Set<string>();
+    for (const batch of batches) for (const c of batch.calls) keys.add(occurrenceKey(c.toolCallId, c.resultTimestamp));
+    const sent = this.lastSent;
+    for (let i = 0; i < sent.length; i++) {
+      const m = sent[i]!;
+      if (m.role === "toolResult" && keys.has(occurrenceKey(m.toolCallId, m.timestamp))) return i;
+    }
+    return sent.length;
+  }
+
   /**
-   * The one flush-then-compress sequence: what is pending is summarized first, so the chains about
-   * to be compressed have their batch summaries, then closed chains are compressed. The context is
-   * asked for only after the flush. A flush already under way (another caller's) is not joined:
-   * its entries are that caller's to persist.
+   * The one flush-then-compress sequence: what is pending (but `hold`) is summarized first, so the
+   * chains about to be compressed have their batch summaries, then closed chains are compressed.
+   * The context is asked for only after the flush. A flush already under way (another caller's)
+   * is not joined: its entries are that caller's to persist. When something was flushed or
+   * compressed, `epoch()` (the newest message's timestamp) becomes the index's epoch, as a rebuild
+   * from the branch would find it.
    */
-  async flushAndCompress(summarize: Summarizer, contextMessages: () => readonly AgentMessage[], options: { compress: CompressScope }): Promise<FlushAndCompressResult> {
+  async flushAndCompress(
+    summarize: Summarizer,
+    contextMessages: () => readonly AgentMessage[],
+    options: { compress: CompressScope; hold?: Batch; epoch?: () => number | undefined },
+  ): Promise<FlushAndCompressResult> {
     const result: FlushAndCompressResult = { entries: [] };
     if (this.hasPending()) {
-      result.flushed = await this.flush(summarize);
+      result.flushed = await this.flush(summarize, options.hold);
       if (result.flushed) result.entries.push(...result.flushed.entries);
       this.emitCost(result.flushed);
     }
@@ -349,13 +477,16 @@ export class PrunerRuntime {
       if (result.compressed) result.entries.push(...result.compressed.entries);
       this.emitCost(result.compressed);
     }
+    const opensEpoch = result.entries.some((e) => e.kind === "custom" && (e.customType === PRUNE_FRONTIER || e.customType === PRUNE_CHAIN));
+    const epoch = opensEpoch ? options.epoch?.() : undefined;
+    if (epoch !== undefined) this.index.epoch = epoch;
     return result;
   }
 
   /** `/pruner now`: summarizes every pending batch. */
-  async flushCommand(host: Pick<RuntimeHost, "summarizer">): Promise<CommandOutcome> {
+  async flushCommand(host: Pick<RuntimeHost, "summarizer" | "contextMessages">): Promise<CommandOutcome> {
     if (!this.hasPending()) return { entries: [], message: "pi-pruner: nothing pending to summarize" };
-    const { flushed } = await this.flushAndCompress(host.summarizer(), () => [], { compress: "none" });
+    const { flushed } = await this.flushAndCompress(host.summarizer(), () => [], { compress: "none", epoch: () => newestTimestamp(host.contextMessages(), true) });
     if (!flushed) return { entries: [], message: "pi-pruner: flush did not run" };
     const counts = flushed.outcomes.map((o) => `${o.outcome}${o.refs.length ? ` ${o.refs.join(",")}` : ""}`);
     return { entries: flushed.entries, message: `pi-pruner: flushed ${flushed.outcomes.length} batch(es): ${counts.join("; ") || "nothing new"}` };
@@ -365,7 +496,10 @@ export class PrunerRuntime {
   async compactCommand(host: Pick<RuntimeHost, "summarizer" | "contextMessages">): Promise<CommandOutcome> {
     if (!this.config.enabled) return { entries: [], message: "pi-pruner is off (/pruner on)" };
     if (!this.config.chainCompression.enabled) return { entries: [], message: "pi-pruner: chain compression is off (chainCompression.enabled)" };
-    const { entries, compressed } = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress: "all" });
+    const { entries, compressed } = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), {
+      compress: "all",
+      epoch: () => newestTimestamp(host.contextMessages(), true),
+    });
     if (!compressed?.chains.length) return { entries, message: "pi-pruner: no closed chain left to compress" };
     const fused = compressed.rangesSummarized ? `, ${compressed.rangesSummarized} with a fused range summary` : "";
     return { entries, message: `pi-pruner: compressed ${compressed.chains.length} chain(s): ${compressed.chains.map((c) => c.blockId).join(", ")}${fused}` };
@@ -382,12 +516,12 @@ export class PrunerRuntime {
     });
   }
 
-  /** Runs the pre-flush pipeline over everything pending. Concurrent calls share one flush. */
-  async flush(summarize: Summarizer): Promise<FlushResult | undefined> {
+  /** Runs the pre-flush pipeline over everything pending but `hold`. Concurrent calls share one flush. */
+  async flush(summarize: Summarizer, hold?: Batch): Promise<FlushResult | undefined> {
     if (this.flushing) return this.flushing;
-    if (!this.pending.length) return undefined;
-    const batches = this.pending;
-    this.pending = [];
+    const batches = this.pending.filter((b) => b !== hold);
+    if (!batches.length) return undefined;
+    this.pending = this.pending.filter((b) => b === hold);
     this.flushing = (async () => {
       try {
         const result = await flushBatches(batches, this.index, this.config, summarize);
@@ -450,6 +584,18 @@ export class PrunerRuntime {
     }
   }
 
+  /** Bills the requests not billed yet and gives the session's totals (the bill is fail-open too). */
+  settleBill(): BillTotals | undefined {
+    if (this.billing) clearTimeout(this.billing);
+    this.billing = undefined;
+    try {
+      return this.bill.settle();
+    } catch (error) {
+      this.reporter.report(`bill:${(error as Error).message}`, `pi-pruner: could not estimate the bill (${(error as Error).message})`);
+      return undefined;
+    }
+  }
+
   /** The `context` transform. Fails open: any error gives the messages back untouched. */
   render(messages: AgentMessage[]): AgentMessage[] {
     try {
@@ -465,12 +611,56 @@ export class PrunerRuntime {
       if (result.messages !== messages) {
         this.reclaim = this.sizes.measure(messages, result.messages);
       }
+      this.history.inCurrentTask++;
+      this.lastSent = result.messages;
+      this.bill.record(messages, result.messages);
+      this.billing ??= unref(setTimeout(() => this.settleBill(), 0));
       return result.messages;
     } catch (error) {
       this.reporter.report(`render:${(error as Error).message}`, `pi-pruner: could not prune this request (${(error as Error).message}); sent it unchanged`, "error");
       return messages;
     }
   }
+}
+
+/** What a summary is expected to take per pruned call before the session has any summary to go by. */
+const DEFAULT_SUMMARY_TOKENS_PER_CALL = 60;
+
+/**
+ * The newest message's timestamp. Over a branch's context (`fromContext`), only messages that
+ * come from message entries count, as in the index's rebuild: the pruner's summaries and Pi's
+ * summaries come from other entries.
+ */
+function newestTimestamp(messages: readonly AgentMessage[], fromContext: boolean): number | undefined {
+  let newest: number | undefined;
+  for (const m of messages) {
+    if (fromContext && (m.role === "custom" || m.role === "branchSummary" || m.role === "compactionSummary")) continue;
+    if (typeof m.timestamp === "number" && (newest === undefined || m.timestamp > newest)) newest = m.timestamp;
+  }
+  return newest;
+}
+
+/** Requests (assistant messages) on a branch by task: a final reply, one without tool calls, ends a task. */
+export function requestHistoryOf(branch: readonly AnyEntry[]): RequestHistory {
+  const history: RequestHistory = { inCurrentTask: 0, completedTasks: 0, inCompletedTasks: 0 };
+  for (const entry of branch) {
+    if (entry.type !== "message") continue;
+    const message = (entry as { message: AgentMessage }).message;
+    if (message?.role !== "assistant") continue;
+    history.inCurrentTask++;
+    if (toolCallsOf(message).length === 0) {
+      history.completedTasks++;
+      history.inCompletedTasks += history.inCurrentTask;
+      history.inCurrentTask = 0;
+    }
+  }
+  return history;
+}
+
+/** A timer that does not keep Pi's process alive on its own. */
+function unref<T>(timer: T): T {
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
 }
 
 /** The messages Pi builds for a branch (after its own compaction). */

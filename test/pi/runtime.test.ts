@@ -2,12 +2,16 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../core/src/settings/config.ts";
 import { memorySpillStorage } from "../../core/src/session/blobs.ts";
 import { PRUNE_CHAIN, PRUNE_INDEX, PRUNE_SUMMARY, type ChainData, type IndexData, type PersistEntry, type SpillStorage } from "../../core/src/shapes/entries.ts";
-import type { ToolResultMessage } from "../../core/src/shapes/messages.ts";
+import type { AgentMessage, ToolResultMessage } from "../../core/src/shapes/messages.ts";
+import { rebuildIndex } from "../../core/src/prune/prune-index.ts";
+import { renderModelView } from "../../core/src/render/render.ts";
+import { cacheMeter } from "../../core/src/cost/cache-rules.ts";
 import type { Summarizer } from "../../core/src/prune/summarizer-prompts.ts";
-import { OnceReporter, PrunerRuntime, type RuntimeHost, type RuntimeOptions, type SummarizerCost } from "../../pi-extension/src/runtime.ts";
+import { OnceReporter, PrunerRuntime, requestHistoryOf, type RuntimeHost, type RuntimeOptions, type SummarizerCost } from "../../pi-extension/src/runtime.ts";
+import { statsReport, statusText } from "../../pi-extension/src/status.ts";
 import { formatQueryResult } from "../../pi-extension/src/query-tool.ts";
 import { SessionBuilder } from "../helpers/session-builder.ts";
-import { big, echoSummarizer, piContext } from "../helpers/prune-session.ts";
+import { big, echoSummarizer, persist, piContext, resultTexts } from "../helpers/prune-session.ts";
 
 function runtime(overrides: Partial<typeof DEFAULT_CONFIG>, options: RuntimeOptions = {}) {
   const seen: string[] = [];
@@ -98,8 +102,10 @@ describe("what a turn's end does", () => {
       const messages = piContext(b);
       return live.turnEnd({ message: messages[messages.length - 1]!, toolResults: [], turnIndex: turnIndex++, outcome: "completed" }, host);
     };
+    /** One request: the context so far through the runtime's render, as Pi's `context` event does. */
+    const request = () => live.render(piContext(b));
     return {
-      rt: live, seen, costs, spill, b, asked, host, toolTurn, finalReply,
+      rt: live, seen, costs, spill, b, asked, host, toolTurn, finalReply, request,
       setUsage: (tokens: number) => (usage = { tokens, contextWindow: 100_000 }),
       contextReads: () => contextReads,
     };
@@ -116,7 +122,8 @@ describe("what a turn's end does", () => {
   });
 
   it("the final reply flushes the chain's batches, then compresses the chain it closed", async () => {
-    const s = session({ chainCompression: { ...DEFAULT_CONFIG.chainCompression, rollingWindow: 0 } });
+    // The sequence itself, on every final reply (cacheAware off): the cache-aware policy is tested below.
+    const s = session({ cacheAware: false, chainCompression: { ...DEFAULT_CONFIG.chainCompression, rollingWindow: 0 } });
     s.b.user("fix the build");
     await s.toolTurn([{ path: "src/a.ts", text: big("A") }]);
     await s.toolTurn([{ path: "src/b.ts", text: big("B") }]);
@@ -170,7 +177,7 @@ describe("what a turn's end does", () => {
       if (down) throw new Error("connection refused");
       return echoSummarizer(request);
     };
-    const s = session({}, flaky);
+    const s = session({ cacheAware: false }, flaky);
     s.b.user("fix the build");
     await s.toolTurn([{ path: "src/a.ts", text: big("A") }]);
     const entries = await s.finalReply();
@@ -233,5 +240,118 @@ describe("what a turn's end does", () => {
     expect(types(entries)).toEqual([PRUNE_INDEX]);
     expect([...spill.files.values()]).toEqual(["z".repeat(6_000)]);
     expect(rt.pendingCallCount()).toBe(0);
+  });
+
+  describe("the cache-aware policy (the default)", () => {
+    it("a short task is left alone: its final reply summarizes nothing and the history the model sees stays as it was", async () => {
+      const s = session({});
+      s.rt.useModel("anthropic-messages");
+      s.b.user("fix the build");
+      s.request();
+      await s.toolTurn([{ path: "src/a.ts", text: big("A") }]);
+      s.request();
+      await s.toolTurn([{ path: "src/b.ts", text: big("B") }]);
+      s.request();
+      expect(await s.finalReply()).toEqual([]);
+      expect(s.asked).toEqual([]);
+      expect(s.rt.pendingCallCount()).toBe(2);
+      expect(s.rt.lastDecision).toMatchObject({ moment: "final-reply", flush: false, reason: "cannot-pay-back", requestsAhead: 3 });
+      const input = piContext(s.b);
+      expect(s.rt.render(input)).toBe(input);
+    });
+
+    it("a long task flushes mid-task once the saving pays back; the read the model has not seen yet waits, and a rebuild from the file renders the same", async () => {
+      const s = session({});
+      s.rt.useModel("openai-completions");
+      s.b.user("read the whole project");
+      s.request();
+      let turns = 0;
+      let entries: PersistEntry[] = [];
+      while (entries.length === 0 && turns < 40) {
+        entries = await s.toolTurn([{ path: `src/f${turns}.ts`, text: big(`file ${turns}`, 8_000) }]);
+        turns++;
+        if (entries.length === 0) s.request();
+      }
+      expect(types(entries)).toContain(PRUNE_SUMMARY);
+      expect(s.rt.lastDecision).toMatchObject({ moment: "mid-task", flush: true, reason: "pays-back" });
+      // Not on the first turns, where too few requests lie ahead to repay the summarizer.
+      expect(turns).toBeGreaterThan(5);
+      expect(turns).toBeLessThan(40);
+      expect(s.asked).toEqual(Array.from({ length: turns - 1 }, () => "batch"));
+      expect(s.rt.pendingCallCount()).toBe(1);
+
+      persist(s.b, entries);
+      const texts = resultTexts(s.request());
+      expect(texts).toHaveLength(turns);
+      expect(texts.slice(0, -1).filter((t) => t.includes("pruned: see ref"))).toHaveLength(turns - 1);
+      expect(texts.at(-1)).toContain(`file ${turns - 1}`);
+      // The epoch the runtime keeps is the one the file gives, so the editor shows what was sent.
+      const rebuilt = rebuildIndex(s.b.entries).index;
+      expect(rebuilt.epoch).toBe(s.rt.index.epoch);
+      expect(JSON.stringify(renderModelView(piContext(s.b), rebuilt, s.rt.config).messages)).toBe(JSON.stringify(s.request()));
+      expect(requestHistoryOf(s.b.entries)).toEqual({ inCurrentTask: turns, completedTasks: 0, inCompletedTasks: 0 });
+    });
+
+    it("the window cap forces a flush mid-task that could not pay back", async () => {
+      const s = session({});
+      s.b.user("fix the build");
+      s.request();
+      expect(await s.toolTurn([{ path: "src/a.ts", text: big("A") }])).toEqual([]);
+      s.request();
+      expect(await s.toolTurn([{ path: "src/b.ts", text: big("B") }])).toEqual([]);
+      expect(s.rt.lastDecision).toMatchObject({ flush: false, reason: "cannot-pay-back" });
+      s.request();
+      s.setUsage(80_000);
+      const entries = await s.toolTurn([{ path: "src/c.ts", text: big("C") }]);
+      expect(types(entries)).toContain(PRUNE_SUMMARY);
+      expect(s.rt.lastDecision).toMatchObject({ flush: true, reason: "window-cap" });
+      expect(s.asked).toEqual(["batch", "batch"]);
+      expect(s.rt.pendingCallCount()).toBe(1);
+    });
+
+    it("the provider comes from the session's model; an unknown or absent one is priced by the Anthropic rules", () => {
+      const { rt } = runtime({});
+      for (const [api, rules] of [["openai-responses", "openai"], ["openai-completions", "openai"], ["anthropic-messages", "anthropic"], ["google-generative-ai", "anthropic"], [undefined, "anthropic"]] as const) {
+        rt.useModel(api);
+        expect(rt.rules, String(api)).toBe(rules);
+      }
+    });
+
+    it("every request is billed with and without pruning under the session model's rules, for /pruner stats and the status line", async () => {
+      const s = session({ cacheAware: false });
+      s.rt.useModel("openai-responses");
+      const requests: { raw: AgentMessage[]; sent: AgentMessage[] }[] = [];
+      const request = () => {
+        const raw = piContext(s.b);
+        requests.push({ raw, sent: s.rt.render(raw) });
+      };
+      s.b.user("fix the build");
+      request();
+      await s.toolTurn([{ path: "src/a.ts", text: big("A", 8_000) }]);
+      request();
+      persist(s.b, await s.finalReply());
+      for (const word of ["next", "and next", "once more"]) {
+        s.b.user(word);
+        request();
+        s.b.assistant(`${word}: done`);
+      }
+      const bill = s.rt.settleBill()!;
+      // The same requests billed apart, in order, with two meters of the same rules.
+      const raw = cacheMeter("openai");
+      const sent = cacheMeter("openai");
+      let rawBilled = 0;
+      let sentBilled = 0;
+      for (const r of requests) {
+        rawBilled += raw.bill({ system: "", tools: "", messages: r.raw }).billed;
+        sentBilled += sent.bill({ system: "", tools: "", messages: r.sent }).billed;
+      }
+      expect(bill).toEqual({ rules: "openai", requests: 5, raw: rawBilled, sent: sentBilled });
+      expect(bill.sent).toBeLessThan(bill.raw);
+      const report = statsReport(s.rt.index, bill);
+      expect(report).toContain("billed input over 5 request(s), estimated under the openai cache rules");
+      expect(report).toContain("the system prompt and tools are the same either way and left out");
+      expect(report).toMatch(/without pruning: [\d,]+\n {2}with pruning: [\d,]+ \(requests [\d,]+ \+ summarizer [\d,]+\), -\d+%/);
+      expect(statusText(s.rt.config, s.rt.reclaim, bill)).toMatch(/^prune: \S+→\S+ \(-\d+%\) · \$ -\d+%$/);
+    });
   });
 });

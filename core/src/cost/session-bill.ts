@@ -1,0 +1,56 @@
+// The money estimate of one session: each request billed twice under the active provider's cache
+// rules, once as Pi would send it without pruning and once as the pruner sent it. The system prompt
+// and the tools are the same in both and are left out. Billing serialises every message, so it is
+// queued on the request and settled later, off the request's path.
+import type { AgentMessage } from "../shapes/messages.ts";
+import { cacheMeter, type CacheMeter, type CacheRules } from "./cache-rules.ts";
+
+export interface BillTotals {
+  rules: CacheRules;
+  requests: number;
+  /** Billed input-token equivalents of the requests without pruning. */
+  raw: number;
+  /** The same of the requests as sent. */
+  sent: number;
+}
+
+export class SessionBill {
+  private rules: CacheRules = "anthropic";
+  private rawMeter: CacheMeter = cacheMeter("anthropic");
+  private sentMeter: CacheMeter = cacheMeter("anthropic");
+  private queue: { raw: readonly AgentMessage[]; sent: readonly AgentMessage[] }[] = [];
+  private requests = 0;
+  private raw = 0;
+  private sent = 0;
+
+  /** Later requests are billed under `rules`; a new provider starts with an empty cache. */
+  useRules(rules: CacheRules): void {
+    if (rules === this.rules) return;
+    this.settle();
+    this.rules = rules;
+    this.rawMeter = cacheMeter(rules);
+    this.sentMeter = cacheMeter(rules);
+  }
+
+  /** One request: what Pi would have sent and what was sent (the same array when nothing was pruned). */
+  record(raw: readonly AgentMessage[], sent: readonly AgentMessage[]): void {
+    this.queue.push({ raw, sent });
+  }
+
+  /** Bills what is queued, in order, and gives the totals so far. */
+  settle(): BillTotals {
+    const queue = this.queue;
+    this.queue = [];
+    for (const { raw, sent } of queue) {
+      this.requests++;
+      this.raw += this.rawMeter.bill({ system: "", tools: "", messages: raw }).billed;
+      this.sent += this.sentMeter.bill({ system: "", tools: "", messages: sent }).billed;
+    }
+    return this.totals();
+  }
+
+  /** The totals of the requests billed so far, without billing the queued ones. */
+  totals(): BillTotals {
+    return { rules: this.rules, requests: this.requests, raw: this.raw, sent: this.sent };
+  }
+}
