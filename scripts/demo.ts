@@ -140,6 +140,11 @@ async function main(): Promise<void> {
   console.log(`  spilled:    ${byState("spilled").map((c) => `${describe(c)} (${n(c.spillBytes ?? 0)} bytes → ${c.spillPath})`).join("; ") || "-"}`);
   console.log(`  raw:        ${byState("raw").map(describe).join("; ") || "-"}`);
   console.log(`  summaries:  ${view.summaries.length}, summarizer calls: ${pruned.requests.filter(isSummarizerRequest).length}`);
+  if (pruned.requests.filter(isSummarizerRequest).length === 0) {
+    console.log("  Nothing was summarized: under the default cache-aware policy this task is too short for a flush to repay");
+    console.log("  its summarizer calls and the cache rewrite, so the reads stay raw (the recovery of `t4` below finds no such ref)");
+    console.log("  and only the oversized build log was spilled. `contextPrune.cacheAware: false` flushes on every final reply.");
+  }
 
   const withP = agentRequests(pruned.requests);
   const without = agentRequests(raw.requests);

@@ -55,6 +55,8 @@ export default function piPruner(pi: ExtensionAPI): void {
   pi.on("turn_end", async (event, ctx) => {
     ui = ctx.ui;
     const drafts = withEntryDrafts(event.entries, await runtime.turnEnd(event as unknown as TurnEnd, hostOf(ctx)));
+    // The model has answered: the requests so far can be billed now, for the status line.
+    runtime.settleBill();
     showStatus(ctx);
     return drafts;
   });

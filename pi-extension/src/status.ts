@@ -6,9 +6,9 @@ import type { Reclaim } from "./runtime.ts";
 
 export const STATUS_KEY = "pi-pruner";
 
-/** The change of the billed input against no pruning, e.g. `-41%` (`+3%` when pruning cost more). */
+/** The change of the billed input against no pruning, e.g. `-41%` (`+3%` when pruning cost more); nothing while they are the same. */
 function billChange(bill: BillTotals, summarizer = 0): string | undefined {
-  if (bill.requests === 0 || bill.raw <= 0) return undefined;
+  if (bill.requests === 0 || bill.raw <= 0 || (bill.sent === bill.raw && summarizer === 0)) return undefined;
   const change = Math.round(((bill.sent + summarizer - bill.raw) / bill.raw) * 100);
   return `${change > 0 ? "+" : change < 0 ? "-" : "±"}${Math.abs(change)}%`;
 }

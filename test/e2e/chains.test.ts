@@ -27,7 +27,8 @@ async function setup(agentReplies: Reply[], settings: Record<string, unknown>) {
   server.route(() => true, agentReplies);
   const files: Record<string, string> = { "skills/release/SKILL.md": SKILL };
   for (const name of ["a", "b", "c", "d", "e", "f"]) files[`src/${name}.ts`] = lines(name, 60);
-  const ws = createPiWorkspace({ baseUrl: server.baseUrl, files, settings: { contextPrune: settings }, model: { contextWindow: 400_000 } });
+  // Chain mechanics on a small scripted session: every final reply flushes (cacheAware off); the default policy is tested in policy.test.ts.
+  const ws = createPiWorkspace({ baseUrl: server.baseUrl, files, settings: { contextPrune: { cacheAware: false, ...settings } }, model: { contextWindow: 400_000 } });
   servers.push(server);
   workspaces.push(ws);
   return { server, ws };

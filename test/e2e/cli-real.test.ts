@@ -37,7 +37,8 @@ describe("the command line on sessions written by Pi 1.6", () => {
     const session = await makeRealSession({
       extension: EXTENSION,
       otherReply: goodSummary,
-      settings: { contextPrune: { minBatchChars: 10 } },
+      // A flush on the final reply of this small session (cacheAware off), for the command line to show.
+      settings: { contextPrune: { minBatchChars: 10, cacheAware: false } },
       files: { "notes.txt": Array.from({ length: 80 }, (_, i) => `note ${i}: the build uses esbuild and vitest`).join("\n") },
     });
     try {

@@ -27,7 +27,8 @@ async function setup(replies: Reply[], settings: Record<string, unknown> = {}) {
   ws = createPiWorkspace({
     baseUrl: server.baseUrl,
     files: { "docs/guide.md": lines("guide", 120), "src/a.ts": lines("a", 120) },
-    settings: { contextPrune: { pruneOn: "on-demand", ...settings } },
+    // Commands on small scripted sessions: a final reply flushes when asked to (cacheAware off); the default policy is tested in policy.test.ts.
+    settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, ...settings } },
   });
   return { server, ws };
 }
@@ -57,7 +58,7 @@ describe("/pruner commands in real Pi", () => {
       expect(rpc.statuses()["pi-pruner"]).toBe("prune: on");
       await rpc.prompt("/pruner now");
       await rpc.prompt("next");
-      expect(rpc.statuses()["pi-pruner"]).toMatch(/^prune: \d+(\.\d)?k?→\d+(\.\d)?k? \(-\d+%\)$/);
+      expect(rpc.statuses()["pi-pruner"]).toMatch(/^prune: \d+(\.\d)?k?→\d+(\.\d)?k? \(-\d+%\) · \$ [-+±]\d+%$/);
       await rpc.prompt("/pruner status");
       const status = rpc.notifications().at(-1)!.message;
       expect(status).toContain("pi-pruner is on");

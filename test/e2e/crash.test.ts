@@ -115,7 +115,8 @@ async function setup(opts: Setup = {}) {
   const workspace = createPiWorkspace({
     baseUrl: model.baseUrl,
     files: { "src/a.ts": lines("a", 60), "src/b.ts": lines("b", 60), "src/c.ts": lines("c", 60), "src/d.ts": lines("d", 60) },
-    settings: { contextPrune: { pruneOn: "agent-message", ...(opts.settings ?? {}) } },
+    // Every final reply flushes (cacheAware off), so each crash point is reached on a small script.
+    settings: { contextPrune: { pruneOn: "agent-message", cacheAware: false, ...(opts.settings ?? {}) } },
     model: { contextWindow: 400_000 }, // Pi's own compaction estimates from raw sizes; keep it out
   });
   ws = workspace;

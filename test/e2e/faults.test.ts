@@ -67,7 +67,8 @@ async function setup(scenario: Scenario) {
   ws = createPiWorkspace({
     baseUrl: server.baseUrl,
     files: { "src/a.ts": lines("a", 60), "src/b.ts": lines("b", 60) },
-    settings: { contextPrune: { pruneOn: "agent-message", ...(scenario.settings ?? {}) } },
+    // Every final reply flushes (cacheAware off), so each fault meets a flush on a small script.
+    settings: { contextPrune: { pruneOn: "agent-message", cacheAware: false, ...(scenario.settings ?? {}) } },
   });
   let flakyPort: number | undefined;
   if (scenario.refused) {
@@ -84,7 +85,7 @@ async function setup(scenario: Scenario) {
         },
       }),
     );
-    ws.updateSettings({ contextPrune: { pruneOn: "agent-message", summarizerModel: "flaky/m" } });
+    ws.updateSettings({ contextPrune: { pruneOn: "agent-message", cacheAware: false, summarizerModel: "flaky/m" } });
   }
   const endFault = async () => {
     failing = false;

@@ -124,7 +124,12 @@ describe("the Pi package as a user installs it", () => {
       { toolCalls: [{ name: "context_tree_query", arguments: { toolCallIds: ["t1"] } }] },
       { text: "recovered" },
     ]);
-    ws = createPiWorkspace({ baseUrl: server.baseUrl, files: { "a.txt": Array.from({ length: 200 }, (_, i) => `line ${i}: some source text`).join("\n") } });
+    // A flush on the first final reply of this small session (cacheAware off), to see the package prune.
+    ws = createPiWorkspace({
+      baseUrl: server.baseUrl,
+      files: { "a.txt": Array.from({ length: 200 }, (_, i) => `line ${i}: some source text`).join("\n") },
+      settings: { contextPrune: { cacheAware: false } },
+    });
     const result = await runPi({ workspace: ws, extension: installedPackage, prompts: ["read a", "again"], timeoutMs: 30_000 });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/Extension error|Cannot find/);

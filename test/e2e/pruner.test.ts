@@ -40,7 +40,8 @@ async function setup(
       "src/a.ts": lines("a", 60),
       "src/b.ts": lines("b", 60),
     },
-    settings: { contextPrune: { pruneOn: "on-demand", ...(opts.settings ?? {}) } },
+    // Flush mechanics on small scripted sessions (cacheAware off: a final reply flushes when asked to); the default policy is tested in policy.test.ts.
+    settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, ...(opts.settings ?? {}) } },
     model: opts.contextWindow ? { contextWindow: opts.contextWindow } : undefined,
   });
   return { server, ws };
@@ -76,7 +77,7 @@ describe("the live pruner in real Pi", () => {
     expect(requests[2]!.allText).toContain("Pruned refs: `t1`, `t2`");
   });
 
-  it("flushes on the agent's final reply by default, and recovers a ref with context_tree_query", async () => {
+  it("flushes on the agent's final reply (cacheAware off), and recovers a ref with context_tree_query", async () => {
     const { server, ws } = await setup(
       [
         { toolCalls: [{ name: "read", arguments: { path: "src/a.ts" } }, { name: "read", arguments: { path: "src/b.ts" } }] },
