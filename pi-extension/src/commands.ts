@@ -139,7 +139,7 @@ async function settingsOverlay(ctx: ExtensionCommandContext, host: CommandHost):
 
 export const SUBCOMMANDS: Record<string, Subcommand> = {
   status: { description: "state, sizes and settings", run: (_a, ctx, host) => ctx.ui.notify(host.statusReport(), "info") },
-  stats: { description: "summarizer calls, tokens and cost", run: (_a, ctx, host) => ctx.ui.notify(host.statsReport(), "info") },
+  stats: { description: "summarizer calls, tokens, cost, and the billed input with and without pruning", run: (_a, ctx, host) => ctx.ui.notify(host.statsReport(), "info") },
   on: { description: "turn pruning on", run: toggle("enabled", true) },
   off: { description: "turn pruning off (the model sees raw outputs again)", run: toggle("enabled", false) },
   now: {
