@@ -65,7 +65,7 @@ async function runSuite(name: SuiteName, options: BenchOptions): Promise<SuiteOu
   const { quick, log } = options;
   switch (name) {
     case "render":
-      return (await import("./suites/render.ts")).runRender({ quick, log });
+      return (await import("./suites/render.ts")).runRender({ quick, log, peers: options.peers });
     case "load":
       return (await import("./suites/load.ts")).runLoad({ quick, log });
     case "replay":

@@ -65,14 +65,17 @@ export function windowCapTokens(contextWindow: number): number {
 }
 
 /**
- * Requests expected before the next flush. On a final reply, the next task's: the session's
- * requests per task. Mid-task, the rest of this task (whose final reply is the next chance):
- * what tasks took on average beyond the requests made so far, or, in the first task, as many
- * again as it took so far. Always at least one.
+ * Requests over which a flush's saving is counted. On a final reply the removed tokens stay out of
+ * every later request, and a flush deferred to a later reply costs no less (history only grows):
+ * the saving counts over the rest of the session, expected to last as long again as it has so far,
+ * and at least one more task. Mid-task the alternative is this task's own final reply, so only the
+ * rest of this task counts: what tasks took on average beyond the requests made so far, or, in the
+ * first task, as many again as it took so far. Always at least one.
  */
 export function requestsAhead(history: RequestHistory, moment: FlushMoment): number {
   const perTask = history.completedTasks > 0 ? history.inCompletedTasks / history.completedTasks : undefined;
-  if (moment === "final-reply") return Math.max(1, perTask ?? history.inCurrentTask);
+  const total = history.inCompletedTasks + history.inCurrentTask;
+  if (moment === "final-reply") return Math.max(1, perTask ?? history.inCurrentTask, total);
   if (perTask === undefined) return Math.max(1, history.inCurrentTask);
   return Math.max(1, perTask - history.inCurrentTask);
 }

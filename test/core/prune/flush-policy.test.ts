@@ -108,8 +108,13 @@ describe("the flush decision", () => {
     expect(decideFlush({ ...farBack, rules: cacheRulesFor("openai-completions") })).toMatchObject({ flush: true });
   });
 
-  it("expects the next task's requests on a final reply, and the rest of the task mid-task", () => {
-    expect(requestsAhead({ inCurrentTask: 0, completedTasks: 3, inCompletedTasks: 30 }, "final-reply")).toBe(10);
+  it("counts a final reply's saving over the rest of the session (as long again as so far), and mid-task over the rest of the task", () => {
+    // Three tasks of ten requests: the session is expected to run 30 more.
+    expect(requestsAhead({ inCurrentTask: 0, completedTasks: 3, inCompletedTasks: 30 }, "final-reply")).toBe(30);
+    // The first task's reply: as many again as it took.
+    expect(requestsAhead({ inCurrentTask: 8, completedTasks: 0, inCompletedTasks: 0 }, "final-reply")).toBe(8);
+    // One task so far: its length is both the average and the session so far.
+    expect(requestsAhead({ inCurrentTask: 0, completedTasks: 1, inCompletedTasks: 40 }, "final-reply")).toBe(40);
     expect(requestsAhead({ inCurrentTask: 4, completedTasks: 3, inCompletedTasks: 30 }, "mid-task")).toBe(6);
     // In the first task: as many again as it took so far.
     expect(requestsAhead({ inCurrentTask: 7, completedTasks: 0, inCompletedTasks: 0 }, "mid-task")).toBe(7);
