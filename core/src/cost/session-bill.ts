@@ -14,6 +14,9 @@ export interface BillTotals {
   sent: number;
 }
 
+/** Requests held for billing at most; more are billed at once. */
+const MAX_QUEUED = 8;
+
 export class SessionBill {
   private rules: CacheRules = "anthropic";
   private rawMeter: CacheMeter = cacheMeter("anthropic");
@@ -35,6 +38,9 @@ export class SessionBill {
   /** One request: what Pi would have sent and what was sent (the same array when nothing was pruned). */
   record(raw: readonly AgentMessage[], sent: readonly AgentMessage[]): void {
     this.queue.push({ raw, sent });
+    // A queue that is not settled (a caller that never yields to the event loop) must not hold
+    // every request's messages.
+    if (this.queue.length >= MAX_QUEUED) this.settle();
   }
 
   /** Bills what is queued, in order, and gives the totals so far. */
