@@ -1,11 +1,12 @@
-// `npm run demo`: the real `pi` with the pruner on a scripted multi-prompt coding task, against a
-// built-in scripted model server on 127.0.0.1 (no API key needed). The same task runs twice, with
-// and without the extension, so every request can be compared: what the model was sent vs. what it
-// would have been sent. `--vscode` then opens the session in code-server with the editor extension.
+// `npm run demo`: the real `pi` with the pruner on a scripted multi-prompt coding session (review,
+// build, tests, fixes, a failing edit, a recovery of a pruned read), against a built-in scripted
+// model server on 127.0.0.1 (no API key needed). The same session runs twice, with and without the
+// extension, so every request can be compared: what the model was sent vs. what it would have been
+// sent. `--vscode` then opens the session in code-server with the editor extension.
 import { existsSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { startModelServer, type ModelRequest, type Reply } from "../test/helpers/model-server.ts";
+import { startModelServer, toolResults, type ModelRequest, type Reply } from "../test/helpers/model-server.ts";
 import { createPiWorkspace, type PiWorkspace } from "../test/helpers/pi-workspace.ts";
 import { REPO_ROOT } from "../test/helpers/pi-process.ts";
 import { assertRunOk, runPi } from "../test/helpers/run-pi.ts";
@@ -20,84 +21,221 @@ Follow every step; do not skip the gate.
 
 1. Read the sources you are asked to review.
 2. Run the build and read its output in full.
-3. Gate: the review is complete only when the build passes.
-4. Report findings as a numbered list.
+3. Run the tests; fix what fails.
+4. Gate: the review is complete only when the build and the tests pass.
+5. Report findings as a numbered list.
 `;
 
-function source(name: string, functions: number): string {
-  const out = [`// ${name}: part of the demo project`];
+function steps(name: string, functions: number): string[] {
+  const out: string[] = [];
   for (let i = 0; i < functions; i++) {
-    out.push(`export function ${name.replace(/\W/g, "")}Step${i}(input: number): number {`, `  // step ${i} of the pipeline`, `  return input * ${i + 2} + ${i};`, "}", "");
+    out.push(`export function ${name}Step${i}(input: number): number {`, `  // step ${i} of the pipeline`, `  return input * ${i + 2} + ${i};`, "}", "");
   }
-  return out.join("\n");
+  return out;
 }
+
+const UTIL = ["// util.ts: part of the demo project", 'export const SCALE: number = "2";', "", ...steps("util", 30)].join("\n");
+const APP = ["// app.ts: part of the demo project", "export function appTotal(values: number[]): number {", "  return values.reduce((a, b) => a - b, 0);", "}", "", ...steps("app", 40)].join("\n");
+const SERVER = [
+  "// server.ts: part of the demo project",
+  'import { appTotal } from "./app.ts";',
+  "",
+  "export function handleRequest(path: string, body: string): string {",
+  "  const values = body.split(\",\").map(Number);",
+  '  return path === "/total" ? String(appTotal(values)) : "not found";',
+  "}",
+  "",
+  ...steps("server", 45),
+].join("\n");
+const TESTS = ['import { appTotal, appStep0 } from "../src/app.ts";', "", 'test("appTotal adds the values", () => expect(appTotal([1, 2, 3])).toBe(6));', ...Array.from({ length: 40 }, (_, i) => `test("appStep${i}", () => expect(appStep${i}(1)).toBe(${i + 2 + i}));`)].join("\n");
 
 function buildLog(): string {
   const lines = ["> demo@1.0.0 build", "> tsc -p . && node scripts/bundle.js", ""];
   for (let i = 0; i < 420; i++) lines.push(`[bundle] src/module${i % 37}.ts → dist/module${i % 37}.js (${1200 + i * 7} bytes, ${i % 5} warnings suppressed)`);
-  lines.push("src/util.ts(12,5): error TS2322: Type 'string' is not assignable to type 'number'.", "Build failed with 1 error.");
+  lines.push("src/util.ts(2,14): error TS2322: Type 'string' is not assignable to type 'number'.", "Build failed with 1 error.");
   return lines.join("\n");
 }
 
+// The build prints the whole bundle log (over the spill threshold below) while util.ts has its type
+// error, and its first part once it compiles; the tests fail while appTotal subtracts.
+const BUILD_SH = `if grep -q 'SCALE: number = "2"' src/util.ts; then cat build.log; exit 1; fi
+head -n 160 build.log
+echo "Build succeeded: 37 modules bundled."
+`;
+const TEST_SH = `echo "> demo@1.0.0 test"
+failed=0
+if grep -q 'a - b' src/app.ts; then echo "  ✗ appTotal adds the values: expected 6, received -6"; failed=1; else echo "  ✓ appTotal adds the values"; fi
+i=0
+while [ $i -lt 40 ]; do echo "  ✓ appStep$i returns input * $((i + 2)) + $i (test/app.test.ts)"; i=$((i + 1)); done
+if [ $failed = 1 ]; then echo "Tests: 1 failed, 40 passed, 41 total"; exit 1; fi
+echo "Tests: 41 passed, 41 total"
+`;
+
 const FILES: Record<string, string> = {
   "skills/review/SKILL.md": SKILL,
-  "src/app.ts": source("app", 40),
-  "src/util.ts": source("util", 30),
-  "src/server.ts": source("server", 45),
-  "README.md": "# demo\n\nA small project for the pi-pruner demo.\n",
+  "src/app.ts": APP,
+  "src/util.ts": UTIL,
+  "src/server.ts": SERVER,
+  "test/app.test.ts": TESTS,
+  "scripts/build.sh": BUILD_SH,
+  "scripts/test.sh": TEST_SH,
+  "README.md": "# demo\n\nA small project for the pi-pruner demo.\n\n## API\n\n- `POST /total` with comma-separated numbers: their sum.\n",
   "build.log": buildLog(),
 };
 
-/** The agent's side of the task, one list of replies per prompt. */
-const PROMPTS: { prompt: string; replies: Reply[] }[] = [
-  {
-    prompt: "Review the project using the review skill.",
-    replies: [
-      { toolCalls: [{ name: "read", arguments: { path: "skills/review/SKILL.md" } }, { name: "read", arguments: { path: "src/app.ts" } }, { name: "read", arguments: { path: "src/util.ts" } }] },
-      { toolCalls: [{ name: "read", arguments: { path: "src/server.ts" } }, { name: "bash", arguments: { command: "cat build.log" } }] },
-      { text: "Read the skill, the sources and the build log. The build fails in src/util.ts line 12." },
-    ],
-  },
-  {
-    prompt: "Look at util.ts again and check the config file.",
-    replies: [
-      { toolCalls: [{ name: "read", arguments: { path: "src/util.ts" } }, { name: "read", arguments: { path: "config/settings.json" } }] },
-      { text: "util.ts is unchanged; there is no config/settings.json (the read failed)." },
-    ],
-  },
-  {
-    prompt: "What exactly does serverStep3 in server.ts compute?",
-    replies: [
-      { toolCalls: [{ name: "context_tree_query", arguments: { toolCallIds: ["t4"] } }] },
-      { text: "serverStep3(input) returns input * 5 + 3 (recovered from the pruned read of server.ts, ref t4)." },
-    ],
-  },
-  { prompt: "Summarize the review.", replies: [{ text: "1. Build fails (TS2322 in util.ts). 2. The gate is not passed yet." }] },
-];
+/** A scripted reply, or one computed from the request the model was sent. */
+type Step = Reply | ((req: ModelRequest) => Reply);
 
-/** The scripted summarizer: for each call, its first meaningful line, so summaries say something real. */
+const read = (path: string) => ({ name: "read", arguments: { path } });
+const bash = (command: string) => ({ name: "bash", arguments: { command } });
+const edit = (path: string, oldText: string, newText: string) => ({ name: "edit", arguments: { path, edits: [{ oldText, newText }] } });
+
+const ORIGINAL_HANDLER = /export function handleRequest[\s\S]*?\n\}/;
+
+/**
+ * The ref of the first read of src/server.ts, as the pruner's summaries in the request name it
+ * (the scripted summarizer writes one bullet per ref: "`t3` read {"path":"src/server.ts"}: …").
+ * Without the pruner there is none: the other run records the one it used, so both runs send the same call.
+ */
+function serverReadRef(req: ModelRequest): string | undefined {
+  return /`(t\d+)` read \{"path":"src\/server\.ts"\}/.exec(req.allText)?.[1];
+}
+
+/** What the recovery prompt found: the ref it asked for, and whether the query's result held the original. */
+interface Recovery {
+  ref?: string;
+  fromQuery?: boolean;
+}
+
+const RECOVERY_QUESTION = "For the pull request description: how did handleRequest look before your change? Quote it exactly.";
+
+/** The agent's side of the task, one list of replies per prompt; `recovery` records what the recovery prompt found. */
+function script(recovery: Recovery): { prompt: string; replies: Step[] }[] {
+  return [
+    {
+      prompt: "Review the project using the review skill.",
+      replies: [
+        { toolCalls: [read("skills/review/SKILL.md"), read("src/app.ts"), read("src/util.ts")] },
+        { toolCalls: [read("src/server.ts"), bash("sh scripts/build.sh")] },
+        { text: "Read the skill and the sources. The build fails: src/util.ts(2,14) TS2322, SCALE is declared a number but set to the string \"2\"." },
+      ],
+    },
+    {
+      prompt: "Fix the build error.",
+      replies: [
+        { toolCalls: [read("src/util.ts")] },
+        // The first attempt quotes the line wrongly (single quotes), so the edit fails and is retried.
+        { toolCalls: [edit("src/util.ts", "export const SCALE: number = '2';", "export const SCALE: number = 2;")] },
+        { toolCalls: [edit("src/util.ts", 'export const SCALE: number = "2";', "export const SCALE: number = 2;")] },
+        { toolCalls: [bash("sh scripts/build.sh")] },
+        { text: "Fixed: SCALE is now the number 2 and the build succeeds." },
+      ],
+    },
+    {
+      prompt: "Now run the tests and fix whatever fails.",
+      replies: [
+        { toolCalls: [bash("sh scripts/test.sh")] },
+        { toolCalls: [read("test/app.test.ts"), read("src/app.ts")] },
+        { toolCalls: [edit("src/app.ts", "values.reduce((a, b) => a - b, 0)", "values.reduce((a, b) => a + b, 0)")] },
+        { toolCalls: [bash("sh scripts/test.sh")] },
+        { text: "appTotal subtracted instead of adding; fixed in src/app.ts. All 41 tests pass." },
+      ],
+    },
+    {
+      prompt: "Go through the review skill's checklist again and confirm the gate.",
+      replies: [
+        { toolCalls: [read("skills/review/SKILL.md")] },
+        { toolCalls: [bash("sh scripts/build.sh && sh scripts/test.sh")] },
+        { text: "Every step is done and the gate passes: the build succeeds and all 41 tests pass." },
+      ],
+    },
+    {
+      prompt: "handleRequest in server.ts accepts anything. Make it reject bodies that are not numbers.",
+      replies: [
+        { toolCalls: [read("src/server.ts")] },
+        { toolCalls: [bash("grep -n 'handleRequest' -r src test")] },
+        {
+          toolCalls: [
+            edit(
+              "src/server.ts",
+              '  const values = body.split(",").map(Number);\n',
+              '  const values = body.split(",").map(Number);\n  if (values.some((v) => !Number.isFinite(v))) return "bad request";\n',
+            ),
+          ],
+        },
+        { toolCalls: [bash("sh scripts/test.sh")] },
+        { text: "handleRequest now answers \"bad request\" when a value is not a number; the tests still pass." },
+      ],
+    },
+    {
+      prompt: RECOVERY_QUESTION,
+      replies: [
+        (req) => {
+          recovery.ref ??= serverReadRef(req);
+          return recovery.ref ? { toolCalls: [{ name: "context_tree_query", arguments: { toolCallIds: [recovery.ref] } }] } : { toolCalls: [read("src/server.ts")] };
+        },
+        (req) => {
+          // The recovered output if the query found it, else the original read still in context.
+          const recovered = ORIGINAL_HANDLER.exec(toolResults(req.body).at(-1)?.text ?? "")?.[0];
+          recovery.fromQuery ??= recovered !== undefined;
+          const original = recovered ?? ORIGINAL_HANDLER.exec(req.allText)?.[0];
+          return { text: original ? `Before the change (from ref ${recovery.ref ?? "-"}):\n\n${original}` : "The original read is no longer available." };
+        },
+      ],
+    },
+    {
+      prompt: "Document the new behaviour in the README.",
+      replies: [
+        { toolCalls: [read("README.md")] },
+        { toolCalls: [edit("README.md", "their sum.\n", "their sum; `bad request` when a value is not a number.\n")] },
+        { text: "README updated: POST /total answers `bad request` for a body that is not numbers." },
+      ],
+    },
+    {
+      prompt: "Run the build and the tests one last time and summarize the session.",
+      replies: [
+        { toolCalls: [bash("sh scripts/build.sh && sh scripts/test.sh")] },
+        { text: "1. Build fixed (TS2322 in util.ts). 2. appTotal fixed; 41 tests pass. 3. handleRequest rejects non-numbers; README documents it. The gate passes." },
+      ],
+    },
+  ];
+}
+
+/**
+ * The scripted summarizer: for each call, its first meaningful line, so summaries say something
+ * real. Asked to merge a chain's summaries into one, it keeps each of their bullets once.
+ */
 function scriptedSummary(req: ModelRequest): Reply {
   const prompt = req.body.messages?.map((m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((c) => c.text ?? "").join(""))).join("\n") ?? "";
+  if (req.systemText.includes("You merge several summaries")) {
+    return { text: [...new Set(prompt.split("\n").filter((l) => l.startsWith("- `")))].join("\n") };
+  }
   const bullets = refsAsked(req).map(({ ref, tool }) => {
     const section = prompt.split(`### ${ref} — `)[1] ?? "";
     const args = /Arguments: (.*)/.exec(section)?.[1] ?? "";
     const output = section.split("Output:\n")[1] ?? "";
-    const firstLine = output.split("\n").find((l) => l.trim() && !l.startsWith("//")) ?? "";
+    // A long output reaches the summarizer as numbered excerpts ("12: …"); the number is not content.
+    const firstLine = output.split("\n").map((l) => l.replace(/^\d+: /, "")).find((l) => l.trim() && !l.startsWith("//")) ?? "";
     const lines = output.split("\n").length;
     return `- \`${ref}\` ${tool} ${args}: ${lines} lines; starts with "${firstLine.trim().slice(0, 60)}"`;
   });
   return { text: bullets.join("\n") };
 }
 
-async function runTask(withPruner: boolean): Promise<{ ws: PiWorkspace; requests: ModelRequest[]; sessionFile: string }> {
+async function runTask(withPruner: boolean, recovery: Recovery): Promise<{ ws: PiWorkspace; requests: ModelRequest[]; sessionFile: string; prompts: string[] }> {
+  const prompts = script(recovery);
+  const steps = prompts.flatMap((p) => p.replies);
   const server = await startModelServer();
   server.route(isSummarizerRequest, scriptedSummary);
-  server.route(() => true, PROMPTS.flatMap((p) => p.replies));
+  server.route(() => true, (req) => {
+    const step = steps.shift();
+    return typeof step === "function" ? step(req) : step;
+  });
   const ws = createPiWorkspace({
     baseUrl: server.baseUrl,
     files: FILES,
     prefix: withPruner ? "pi-pruner-demo-" : "pi-pruner-demo-raw-",
-    // A smaller spill threshold than the default so the demo's build log (~40 KB; Pi caps tool output at 50 KB) is spilled.
+    // A smaller spill threshold than the default so the demo's build log (~34 KB; Pi caps tool output at 50 KB) is spilled.
     settings: withPruner ? { contextPrune: { spillThreshold: 32_000 } } : {},
     model: { contextWindow: 200_000 },
   });
@@ -105,13 +243,15 @@ async function runTask(withPruner: boolean): Promise<{ ws: PiWorkspace; requests
     const run = await runPi({
       workspace: ws,
       extension: withPruner ? "pi-extension" : undefined,
-      prompts: PROMPTS.map((p) => p.prompt),
+      prompts: prompts.map((p) => p.prompt),
       sessionId: "demo",
       timeoutMs: 60_000,
     });
     assertRunOk(run);
     if (!run.sessionFile) throw new Error("pi wrote no session file");
-    return { ws, requests: [...server.requests], sessionFile: run.sessionFile };
+    if (steps.length) throw new Error(`the scripted model has ${steps.length} replies left: pi sent fewer requests than scripted`);
+    if (server.warnings.length) throw new Error(`the scripted model: ${server.warnings.join("; ")}`);
+    return { ws, requests: [...server.requests], sessionFile: run.sessionFile, prompts: prompts.map((p) => p.prompt) };
   } finally {
     await server.close();
   }
@@ -123,38 +263,63 @@ async function main(): Promise<void> {
   if (!existsSync(join(REPO_ROOT, "pi-extension", "dist", "index.js"))) {
     throw new Error("pi-extension/dist/index.js is missing: run `npm run build` first");
   }
-  console.log("pi-pruner demo: the real `pi` on a scripted 4-prompt coding task (scripted model on 127.0.0.1)\n");
-  const pruned = await runTask(true);
-  const raw = await runTask(false);
+  console.log(`pi-pruner demo: the real \`pi\` on a scripted ${script({}).length}-prompt coding session (scripted model on 127.0.0.1)\n`);
+  const recovery: Recovery = {};
+  const pruned = await runTask(true, recovery);
+  const raw = await runTask(false, recovery);
   raw.ws.cleanup();
 
   const data = await readSessionFile(pruned.sessionFile);
   const view = buildSessionView(data, { config: { ...DEFAULT_CONFIG, protectedPaths: [...DEFAULT_CONFIG.protectedPaths] } });
-  const byState = (state: string) => view.calls.filter((c) => c.state === state);
-  const describe = (c: (typeof view.calls)[number]) => `${c.shortRef ?? "  "} ${c.toolName} ${c.path ?? c.command ?? ""}`.trim();
+  const calls = view.calls;
+  const describe = (c: (typeof calls)[number]) => `${c.shortRef ?? ""} ${c.toolName} ${c.path ?? c.command ?? ""}`.trim();
+  const list = (items: string[]) => items.join("; ") || "-";
+  const summarizerCalls = pruned.requests.filter(isSummarizerRequest).length;
+  const recoveryPrompt = pruned.prompts.indexOf(RECOVERY_QUESTION) + 1;
+  // A call inside a compressed chain has the state "compressed"; what happened to it before is in its other fields.
+  const summarized = calls.filter((c) => c.summaryEntryId && !c.aliasOf);
+  const deduped = calls.filter((c) => c.aliasOf);
+  const spilled = calls.filter((c) => c.spillPath);
 
-  console.log("What the pruner did:");
-  console.log(`  summarized: ${byState("summarized").map(describe).join("; ") || "-"}`);
-  console.log(`  protected:  ${byState("protected").map((c) => `${c.toolName} ${c.path} (${c.protectedBy?.kind === "path" ? `matches ${c.protectedBy.pattern}` : "protected tool"})`).join("; ") || "-"}`);
-  console.log(`  deduped:    ${byState("deduped").map((c) => `${c.toolName} ${c.path ?? ""} → alias of ${c.aliasOf}`).join("; ") || "-"}`);
-  console.log(`  spilled:    ${byState("spilled").map((c) => `${describe(c)} (${n(c.spillBytes ?? 0)} bytes → ${c.spillPath})`).join("; ") || "-"}`);
-  console.log(`  raw:        ${byState("raw").map(describe).join("; ") || "-"}`);
-  console.log(`  summaries:  ${view.summaries.length}, summarizer calls: ${pruned.requests.filter(isSummarizerRequest).length}`);
-  if (pruned.requests.filter(isSummarizerRequest).length === 0) {
-    console.log("  Nothing was summarized: under the default cache-aware policy this task is too short for a flush to repay");
-    console.log("  its summarizer calls and the cache rewrite, so the reads stay raw (the recovery of `t4` below finds no such ref)");
-    console.log("  and only the oversized build log was spilled. `contextPrune.cacheAware: false` flushes on every final reply.");
-  }
+  console.log("What the pruner did (default settings but the spill threshold; the policy chose when a flush pays back):");
+  console.log(`  summarized: ${list(summarized.map(describe))}`);
+  const fused = view.chains.filter((c) => c.rangeSummaryText).length;
+  console.log(`              (${view.summaries.length} batch summaries and ${fused} chains' merged summaries, from ${summarizerCalls} summarizer calls)`);
+  console.log(`  compressed: ${list(view.chains.map((c) => `chain ${c.blockId} (${c.toolRefs.join(", ")})`))}; the newest ${DEFAULT_CONFIG.chainCompression.rollingWindow} closed chains stay whole`);
+  console.log(`  protected:  ${list(calls.filter((c) => c.state === "protected").map((c) => `${c.toolName} ${c.path} (${c.protectedBy?.kind === "path" ? `matches ${c.protectedBy.pattern}` : "protected tool"})`))}, sent verbatim`);
+  console.log(`  deduped:    ${list(deduped.map((c) => `${c.toolName} ${c.path ?? c.command ?? ""} → alias of ${c.aliasOf}`))}`);
+  console.log(`  spilled:    ${list(spilled.map((c) => `${describe(c)} (${n(c.spillBytes ?? 0)} bytes → ${c.spillPath})`))}`);
+  console.log(`  raw:        ${list(calls.filter((c) => c.state === "raw").map(describe))}`);
+  console.log(
+    `  recovered:  ${
+      recovery.ref
+        ? `prompt ${recoveryPrompt} asks how handleRequest looked before the edit: context_tree_query ["${recovery.ref}"] (the pruned first read of src/server.ts) ${recovery.fromQuery ? "returned it" : "did not return it"}; without the pruner the tool does not exist and the call fails`
+        : `- (no pruned read of src/server.ts was in context at prompt ${recoveryPrompt}, so the agent read the file again)`
+    }`,
+  );
+  const missing = [
+    summarizerCalls === 0 && "nothing was summarized",
+    view.chains.length === 0 && "no chain was compressed",
+    deduped.length === 0 && "no read was deduplicated",
+    spilled.length === 0 && "nothing was spilled",
+    !recovery.fromQuery && "nothing was recovered",
+  ].filter(Boolean);
+  if (missing.length) console.log(`  Not in this run: ${missing.join(", ")}.`);
 
   const withP = agentRequests(pruned.requests);
   const without = agentRequests(raw.requests);
   console.log("\nCharacters the model was sent per request (messages, system prompt excluded):");
-  console.log("  request  without pruning  with pruning  saved");
+  console.log("  prompt  request  without pruning  with pruning  saved");
+  let lastPrompt = 0;
   for (let i = 0; i < Math.max(withP.length, without.length); i++) {
+    // The run without pruning sends every prompt as it was typed, so its last user message names the prompt.
+    const prompt = without[i] ? pruned.prompts.indexOf(without[i]!.lastUserText) + 1 : 0;
+    const promptCell = prompt > 0 && prompt !== lastPrompt ? String(prompt) : "";
+    lastPrompt = prompt || lastPrompt;
     const a = without[i] ? requestChars(without[i]!.body) : 0;
     const b = withP[i] ? requestChars(withP[i]!.body) : 0;
     const saved = a ? `${Math.round(((a - b) / a) * 100)}%` : "-";
-    console.log(`  ${String(i + 1).padStart(7)}  ${n(a).padStart(15)}  ${n(b).padStart(12)}  ${saved.padStart(5)}`);
+    console.log(`  ${promptCell.padStart(6)}  ${String(i + 1).padStart(7)}  ${n(a).padStart(15)}  ${n(b).padStart(12)}  ${saved.padStart(5)}`);
   }
   const lastA = requestChars(without.at(-1)!.body);
   const lastB = requestChars(withP.at(-1)!.body);
