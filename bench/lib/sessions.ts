@@ -1,7 +1,8 @@
 // Generated sessions as the live pruner leaves them: a coding script played through the real
-// extension (defaults) in the replay host, without model requests, so the file holds Pi's messages
-// and every entry the pruner wrote (index, summaries, dedup aliases, spills, frontier, stats, and
-// chains once the extension writes them).
+// extension in the replay host, without model requests, so the file holds Pi's messages and every
+// entry the pruner wrote (index, summaries, dedup aliases, spills, frontier, stats, chains). The
+// cache-aware policy counts the requests it sees, and no request is made here, so the sessions are
+// made with `cacheAware: false` (a flush on every final reply) unless the caller says otherwise.
 import { codingScript, type CodingScriptOptions } from "./gen.ts";
 import { ReplayHost } from "./pi-host.ts";
 
@@ -15,7 +16,7 @@ export interface GenerateOptions extends Partial<CodingScriptOptions> {
 }
 
 export async function generateSession(options: GenerateOptions): Promise<{ host: ReplayHost; messages: number; bytes: number }> {
-  const host = await ReplayHost.create({ root: options.root, contextPrune: options.contextPrune ?? {}, fireContext: false });
+  const host = await ReplayHost.create({ root: options.root, contextPrune: { cacheAware: false, ...options.contextPrune }, fireContext: false });
   let messages = 0;
   let bytes = JSON.stringify(host.header).length + 1;
   let seen = 0;

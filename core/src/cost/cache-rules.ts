@@ -131,11 +131,47 @@ interface WireMessage {
 // on every request under three models, so a message object is converted once. Messages are
 // not edited in place once sent: a changed message is a new object.
 const wireCache = new WeakMap<AgentMessage, WireMessage | null>();
+// Pi hands the pruner a fresh copy of every message on each request, so the live bill finds its
+// messages again by what survives a copy: role, timestamp, call id and the shape and ends of the
+// content. Bounded: cleared whole when full (an estimate may then convert a message twice).
+const wireByIdentity = new Map<string, WireMessage | null>();
+const MAX_IDENTITIES = 50_000;
+
+function ends(text: unknown): string {
+  if (typeof text !== "string") return "-";
+  return text.length <= 48 ? text : `${text.length}:${text.slice(0, 24)}${text.slice(-24)}`;
+}
+
+/** What a message is, computed without serialising it. */
+function identityOf(message: AgentMessage): string {
+  const m = message as { role: string; timestamp?: unknown; toolCallId?: unknown; content?: unknown; customType?: unknown; summary?: unknown; command?: unknown; output?: unknown; isError?: unknown };
+  let key = `${m.role}|${String(m.timestamp)}|${String(m.toolCallId ?? "")}|${String(m.customType ?? "")}|${m.isError === true ? 1 : 0}`;
+  if (typeof m.content === "string") key += `|s${ends(m.content)}`;
+  else if (Array.isArray(m.content)) {
+    for (const b of m.content as { type?: string; text?: unknown; thinking?: unknown; data?: unknown; id?: unknown; name?: unknown; arguments?: unknown; thinkingSignature?: unknown }[]) {
+      if (!b) continue;
+      if (b.type === "toolCall") {
+        key += `|c${String(b.id)}${String(b.name)}`;
+        if (b.arguments && typeof b.arguments === "object") {
+          for (const [name, value] of Object.entries(b.arguments as Record<string, unknown>)) key += `,${name}=${typeof value === "string" ? ends(value) : typeof value}`;
+        }
+      } else key += `|${b.type}${ends(b.text ?? b.thinking ?? b.data)}${typeof b.thinkingSignature === "string" ? b.thinkingSignature.length : ""}`;
+    }
+  }
+  if (m.summary !== undefined || m.command !== undefined) key += `|${ends(m.summary)}${ends(m.command)}${ends(m.output)}`;
+  return key;
+}
 
 function wireMessage(message: AgentMessage): WireMessage | null {
   let wire = wireCache.get(message);
   if (wire === undefined) {
-    wire = toWire(message);
+    const identity = identityOf(message);
+    wire = wireByIdentity.get(identity);
+    if (wire === undefined) {
+      wire = toWire(message);
+      if (wireByIdentity.size >= MAX_IDENTITIES) wireByIdentity.clear();
+      wireByIdentity.set(identity, wire);
+    }
     wireCache.set(message, wire);
   }
   return wire;
