@@ -15,7 +15,7 @@ import type { Summarizer, SummarizerUsage } from "@pi-pruner/core";
 import { compressChains, type ChainCompressionResult } from "@pi-pruner/core";
 import { PRUNE_STATS, type StatsData } from "@pi-pruner/core";
 import { occurrenceKey, toolCallsOf } from "@pi-pruner/core";
-import { PRUNE_CHAIN, PRUNE_FRONTIER, buildBatchRequest, estimateTokens, summarizedStub, type IndexedCall } from "@pi-pruner/core";
+import { PRUNE_CHAIN, PRUNE_FRONTIER, buildBatchRequest, estimateTokens, summarizedStub, type FrontierData, type IndexedCall } from "@pi-pruner/core";
 import { SessionBill, cacheRulesFor, rewriteSpan, type BillTotals, type CacheRules } from "@pi-pruner/core";
 import { decideFlush, type FlushDecision, type FlushMoment, type PendingEstimate, type RequestHistory } from "@pi-pruner/core";
 
@@ -365,9 +365,12 @@ export class PrunerRuntime {
       if (!reason) return entries;
       // Pi has already appended a final reply to the branch, so the newest chain reads as closed;
       // mid-task the open chain is not closed and is left alone. A budget flush compresses nothing.
-      const compress: CompressScope = reason === "budget" || reason === "budget-delta" ? "none" : "window";
+      // A flush that pays back mid-task changes only the stubs of results near the end of history:
+      // it opens no epoch and compresses nothing, so what it rewrites is what the decision priced.
+      const stubsOnly = reason === "pays-back" && !finalReply;
+      const compress: CompressScope = reason === "budget" || reason === "budget-delta" || stubsOnly ? "none" : "window";
       const epoch = () => newestTimestamp([turn.message, ...turn.toolResults], false);
-      const done = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, hold, epoch });
+      const done = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, hold, epoch, keepEpoch: stubsOnly });
       entries.push(...done.entries);
       return entries;
     } catch (error) {
@@ -464,12 +467,16 @@ export class PrunerRuntime {
   async flushAndCompress(
     summarize: Summarizer,
     contextMessages: () => readonly AgentMessage[],
-    options: { compress: CompressScope; hold?: Batch; epoch?: () => number | undefined },
+    options: { compress: CompressScope; hold?: Batch; epoch?: () => number | undefined; keepEpoch?: boolean },
   ): Promise<FlushAndCompressResult> {
     const result: FlushAndCompressResult = { entries: [] };
     if (this.hasPending()) {
       result.flushed = await this.flush(summarize, options.hold);
-      if (result.flushed) result.entries.push(...result.flushed.entries);
+      if (result.flushed) {
+        // Marked in the file, so a rebuild keeps the epoch where this flush left it.
+        if (options.keepEpoch) for (const e of result.flushed.entries) if (e.kind === "custom" && e.customType === PRUNE_FRONTIER) (e.data as FrontierData).keepsEpoch = true;
+        result.entries.push(...result.flushed.entries);
+      }
       this.emitCost(result.flushed);
     }
     if (options.compress !== "none") {
@@ -477,7 +484,7 @@ export class PrunerRuntime {
       if (result.compressed) result.entries.push(...result.compressed.entries);
       this.emitCost(result.compressed);
     }
-    const opensEpoch = result.entries.some((e) => e.kind === "custom" && (e.customType === PRUNE_FRONTIER || e.customType === PRUNE_CHAIN));
+    const opensEpoch = !options.keepEpoch && result.entries.some((e) => e.kind === "custom" && (e.customType === PRUNE_FRONTIER || e.customType === PRUNE_CHAIN));
     const epoch = opensEpoch ? options.epoch?.() : undefined;
     if (epoch !== undefined) this.index.epoch = epoch;
     return result;

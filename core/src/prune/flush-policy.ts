@@ -65,19 +65,20 @@ export function windowCapTokens(contextWindow: number): number {
 }
 
 /**
- * Requests over which a flush's saving is counted. On a final reply the removed tokens stay out of
- * every later request, and a flush deferred to a later reply costs no less (history only grows):
- * the saving counts over the rest of the session, expected to last as long again as it has so far,
- * and at least one more task. Mid-task the alternative is this task's own final reply, so only the
- * rest of this task counts: what tasks took on average beyond the requests made so far, or, in the
- * first task, as many again as it took so far. Always at least one.
+ * Requests over which a flush's saving is counted. Removed tokens stay out of every later request.
+ * On a final reply a flush put off to a later reply costs no less (the history it rewrites only
+ * grows), so the saving counts over the rest of the session, expected to last as long again as it
+ * has so far, and at least one more task. Mid-task a flush changes only stubs near the end, and
+ * the task's own final reply comes next: the rest of this task (the average task beyond the
+ * requests made so far, or in the first task as many again as it took so far), or half the
+ * session so far when that is more. Always at least one.
  */
 export function requestsAhead(history: RequestHistory, moment: FlushMoment): number {
   const perTask = history.completedTasks > 0 ? history.inCompletedTasks / history.completedTasks : undefined;
   const total = history.inCompletedTasks + history.inCurrentTask;
   if (moment === "final-reply") return Math.max(1, perTask ?? history.inCurrentTask, total);
-  if (perTask === undefined) return Math.max(1, history.inCurrentTask);
-  return Math.max(1, perTask - history.inCurrentTask);
+  if (perTask === undefined) return Math.max(1, history.inCurrentTask, total / 2);
+  return Math.max(1, perTask - history.inCurrentTask, total / 2);
 }
 
 /** Flush when the saving over the requests ahead pays for the rewrite and the summarizer, or when the window is nearly full. */

@@ -344,8 +344,10 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
     }
     if (entry.type !== "custom" && entry.type !== "custom_message") continue;
     const customType = (entry as { customType?: unknown }).customType;
-    // A flush ends with a frontier entry, a compression with a chain entry: either opens an epoch.
-    if (entry.type === "custom" && (customType === PRUNE_FRONTIER || customType === PRUNE_CHAIN) && lastMessageTimestamp !== undefined) {
+    // A flush ends with a frontier entry, a compression with a chain entry: either opens an epoch,
+    // but for a flush that changed only stubs near the end (its frontier says so).
+    const keepsEpoch = customType === PRUNE_FRONTIER && isRecord((entry as { data?: unknown }).data) && ((entry as { data: Record<string, unknown> }).data.keepsEpoch === true);
+    if (entry.type === "custom" && (customType === PRUNE_FRONTIER || customType === PRUNE_CHAIN) && !keepsEpoch && lastMessageTimestamp !== undefined) {
       index.epoch = lastMessageTimestamp;
     }
     if (entry.type === "custom" && customType === PRUNE_FRONTIER) {

@@ -158,6 +158,8 @@ export interface FrontierData {
   rawCharCount?: number;
   summaryCharCount?: number;
   outcome?: FrontierOutcome | string;
+  /** A flush that changed only stubs near the end of history: it opens no epoch. */
+  keepsEpoch?: boolean;
 }
 
 export interface StatsData {

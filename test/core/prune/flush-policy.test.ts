@@ -18,7 +18,7 @@ function midTask(overrides: Partial<FlushInputs> = {}): FlushInputs {
     moment: "mid-task",
     pending: { rawTokens: 10_000, replacementTokens: 500, summarizerInputTokens: 3_000, summarizerOutputTokens: 300 },
     span: { tokensFromFirstChange: 12_000, blocksFromFirstChange: 10, messageTokens: 50_000 },
-    history: { inCurrentTask: 5, completedTasks: 2, inCompletedTasks: 40 },
+    history: { inCurrentTask: 5, completedTasks: 1, inCompletedTasks: 20 },
     context: { tokens: 60_000, contextWindow: 200_000 },
     ...overrides,
   };
@@ -76,7 +76,7 @@ describe("the flush decision", () => {
     // 950 a request over the 15 requests the task has left on average, against 2,875 + 4,500.
     expect(decision).toEqual({ flush: true, reason: "pays-back", saving: 14_250, cost: expect.closeTo(7_375, 6), requestsAhead: 15 });
     // The same outputs with only one request expected before the next chance do not pay back.
-    expect(decideFlush(midTask({ history: { inCurrentTask: 19, completedTasks: 2, inCompletedTasks: 40 } }))).toMatchObject({ flush: false, reason: "cannot-pay-back", requestsAhead: 1 });
+    expect(decideFlush(midTask({ history: { inCurrentTask: 1, completedTasks: 0, inCompletedTasks: 0 } }))).toMatchObject({ flush: false, reason: "cannot-pay-back", requestsAhead: 1 });
   });
 
   it("the window cap forces a flush that cannot pay back", () => {
@@ -115,10 +115,12 @@ describe("the flush decision", () => {
     expect(requestsAhead({ inCurrentTask: 8, completedTasks: 0, inCompletedTasks: 0 }, "final-reply")).toBe(8);
     // One task so far: its length is both the average and the session so far.
     expect(requestsAhead({ inCurrentTask: 0, completedTasks: 1, inCompletedTasks: 40 }, "final-reply")).toBe(40);
-    expect(requestsAhead({ inCurrentTask: 4, completedTasks: 3, inCompletedTasks: 30 }, "mid-task")).toBe(6);
+    // Mid-task: the rest of the task, or half the session so far when that is more.
+    expect(requestsAhead({ inCurrentTask: 4, completedTasks: 3, inCompletedTasks: 6 }, "mid-task")).toBe(5);
+    expect(requestsAhead({ inCurrentTask: 4, completedTasks: 3, inCompletedTasks: 30 }, "mid-task")).toBe(17);
     // In the first task: as many again as it took so far.
     expect(requestsAhead({ inCurrentTask: 7, completedTasks: 0, inCompletedTasks: 0 }, "mid-task")).toBe(7);
-    // A task running longer than the average still expects one more.
-    expect(requestsAhead({ inCurrentTask: 25, completedTasks: 3, inCompletedTasks: 30 }, "mid-task")).toBe(1);
+    // A task running longer than the average: half the session so far.
+    expect(requestsAhead({ inCurrentTask: 25, completedTasks: 3, inCompletedTasks: 30 }, "mid-task")).toBe(27.5);
   });
 });
