@@ -70,15 +70,14 @@ export function windowCapTokens(contextWindow: number): number {
  * grows), so the saving counts over the rest of the session, expected to last as long again as it
  * has so far, and at least one more task. Mid-task a flush changes only stubs near the end, and
  * the task's own final reply comes next: the rest of this task (the average task beyond the
- * requests made so far, or in the first task as many again as it took so far), or half the
- * session so far when that is more. Always at least one.
+ * requests made so far, or in the first task as many again as it took so far). Always at least one.
  */
 export function requestsAhead(history: RequestHistory, moment: FlushMoment): number {
   const perTask = history.completedTasks > 0 ? history.inCompletedTasks / history.completedTasks : undefined;
   const total = history.inCompletedTasks + history.inCurrentTask;
   if (moment === "final-reply") return Math.max(1, perTask ?? history.inCurrentTask, total);
-  if (perTask === undefined) return Math.max(1, history.inCurrentTask, total / 2);
-  return Math.max(1, perTask - history.inCurrentTask, total / 2);
+  if (perTask === undefined) return Math.max(1, history.inCurrentTask);
+  return Math.max(1, perTask - history.inCurrentTask);
 }
 
 /** Flush when the saving over the requests ahead pays for the rewrite and the summarizer, or when the window is nearly full. */

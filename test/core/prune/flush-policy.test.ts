@@ -115,12 +115,11 @@ describe("the flush decision", () => {
     expect(requestsAhead({ inCurrentTask: 8, completedTasks: 0, inCompletedTasks: 0 }, "final-reply")).toBe(8);
     // One task so far: its length is both the average and the session so far.
     expect(requestsAhead({ inCurrentTask: 0, completedTasks: 1, inCompletedTasks: 40 }, "final-reply")).toBe(40);
-    // Mid-task: the rest of the task, or half the session so far when that is more.
-    expect(requestsAhead({ inCurrentTask: 4, completedTasks: 3, inCompletedTasks: 6 }, "mid-task")).toBe(5);
-    expect(requestsAhead({ inCurrentTask: 4, completedTasks: 3, inCompletedTasks: 30 }, "mid-task")).toBe(17);
+    // Mid-task: the rest of the task.
+    expect(requestsAhead({ inCurrentTask: 4, completedTasks: 3, inCompletedTasks: 30 }, "mid-task")).toBe(6);
     // In the first task: as many again as it took so far.
     expect(requestsAhead({ inCurrentTask: 7, completedTasks: 0, inCompletedTasks: 0 }, "mid-task")).toBe(7);
-    // A task running longer than the average: half the session so far.
-    expect(requestsAhead({ inCurrentTask: 25, completedTasks: 3, inCompletedTasks: 30 }, "mid-task")).toBe(27.5);
+    // A task running longer than the average still expects one more.
+    expect(requestsAhead({ inCurrentTask: 25, completedTasks: 3, inCompletedTasks: 30 }, "mid-task")).toBe(1);
   });
 });
