@@ -160,7 +160,7 @@ function referencePass(messages: readonly AgentMessage[]): number {
 export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
   const out = newSuite();
   const rounds = options.quick ? 2 : 7;
-  const callsFor = (n: number) => (options.quick ? (n <= 200 ? 200 : n <= 2000 ? 40 : 4) : n <= 200 ? 1500 : n <= 2000 ? 300 : 40);
+  const callsFor = (n: number) => (options.quick ? (n <= 200 ? 200 : n <= 2000 ? 40 : 4) : n <= 200 ? 500 : n <= 2000 ? 100 : 12);
   const config = DEFAULT_CONFIG;
   const rows: Record<string, unknown>[] = [];
   // The per-step profile is left out of quick runs.
