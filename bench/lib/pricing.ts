@@ -12,7 +12,7 @@ export { CACHE_PRICE, CACHE_RULES, OUTPUT_PRICE, cacheMeter, cacheRulesFor } fro
 export type { CacheMeter, CacheRules, ProviderRequest, RequestBill } from "../../core/src/cost/cache-rules.ts";
 
 export const PRICE = { cacheRead: CACHE_PRICE.read, cacheWrite: CACHE_PRICE.write, uncached: CACHE_PRICE.uncached } as const;
-export const CHARS_PER_TOKEN = 4;
+export { CHARS_PER_TOKEN } from "../../core/src/shapes/size.ts";
 
 /** How each price model is named in tables and notes. */
 export const RULES_LABEL: Record<CacheRules, string> = {

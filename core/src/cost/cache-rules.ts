@@ -26,7 +26,7 @@
 // it; the OpenAI model uses the same blocks, as its wire shape differs only in punctuation.
 import type { AgentMessage, AssistantMessage, ImageContent, TextContent, ToolResultMessage } from "../shapes/messages.ts";
 import { isFailedTurn } from "../shapes/messages.ts";
-import { estimateTokens } from "../shapes/size.ts";
+import { CHARS_PER_TOKEN, estimateTokens } from "../shapes/size.ts";
 
 export type CacheRules = "anthropic" | "openai" | "simple";
 
@@ -451,8 +451,8 @@ class SimpleMeter implements CacheMeter {
     }
     this.previous = parts;
     this.previousHead = headChars;
-    const tokens = total / 4;
-    const cachedTokens = cached / 4;
+    const tokens = total / CHARS_PER_TOKEN;
+    const cachedTokens = cached / CHARS_PER_TOKEN;
     return bill(tokens, cachedTokens, tokens - cachedTokens);
   }
 }

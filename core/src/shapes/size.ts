@@ -61,8 +61,11 @@ export function argsChars(args: unknown): number {
 }
 
 /** A rough token figure: characters / 4. Callers label it as an estimate. */
+/** The one characters-per-token ratio of every estimate. */
+export const CHARS_PER_TOKEN = 4;
+
 export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / 4);
+  return Math.ceil(chars / CHARS_PER_TOKEN);
 }
 
 /**
