@@ -154,7 +154,7 @@ function pytest(rng: Rng): FactOutput {
 }
 
 function cargo(rng: Rng): FactOutput {
-  const lines = ["   Compiling app v0.3.0 (/work/app)"];
+  const lines = ["   Compiling app v0.3.0 (/srv/app)"];
   lines.push(...filler(rng, 220, (r) => `   Compiling ${prose(r, 1)}-${prose(r, 1)} v${r.int(0, 3)}.${r.int(0, 30)}.${r.int(0, 9)}`));
   lines.push("error[E0308]: mismatched types", "  --> src/config/loader.rs:42:13", "   |", "42 |     let port: u16 = settings.get(\"port\");", "   |               ---   ^^^^^^^^^^^^^^^^^^^^^ expected `u16`, found `Option<&str>`");
   lines.push(...filler(rng, 60, (r) => `   Compiling ${prose(r, 1)} v1.${r.int(0, 30)}.0`));
@@ -175,7 +175,7 @@ function cargo(rng: Rng): FactOutput {
 function eslint(rng: Rng): FactOutput {
   const lines: string[] = [];
   for (let f = 0; f < 90; f++) {
-    const path = f === 61 ? "/work/app/src/ui/dialog.tsx" : `/work/app/src/${prose(rng, 1)}/${prose(rng, 1)}-${f}.ts`;
+    const path = f === 61 ? "/srv/app/src/ui/dialog.tsx" : `/srv/app/src/${prose(rng, 1)}/${prose(rng, 1)}-${f}.ts`;
     lines.push(path);
     for (let p = 0; p < 2; p++) {
       const planted = f === 61 && p === 1;
@@ -192,7 +192,7 @@ function eslint(rng: Rng): FactOutput {
     isError: false,
     facts: [
       { label: "the warning", text: "React Hook useEffect has a missing dependency: 'onClose'" },
-      { label: "the file it is in", text: "/work/app/src/ui/dialog.tsx" },
+      { label: "the file it is in", text: "/srv/app/src/ui/dialog.tsx" },
     ],
   };
 }
