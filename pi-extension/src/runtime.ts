@@ -10,7 +10,7 @@ import { emptyIndex, rebuildIndex, type PruneIndex } from "@pi-pruner/core";
 import { captureBatch, flushBatches, spillOversized, type Batch, type FlushResult, type PersistEntry } from "@pi-pruner/core";
 import { buildPiContext, fileSpillStorage, type SpillStorage } from "@pi-pruner/core";
 import { renderModelView } from "@pi-pruner/core";
-import { messageChars } from "@pi-pruner/core";
+import { contentShape, messageChars } from "@pi-pruner/core";
 import type { Summarizer, SummarizerUsage } from "@pi-pruner/core";
 import { compressChains, type ChainCompressionResult } from "@pi-pruner/core";
 import { PRUNE_STATS, type StatsData } from "@pi-pruner/core";
@@ -63,7 +63,7 @@ class PositionSizes {
     for (let i = 0; i < n; i++) {
       const message = messages[i]!;
       const id = (message as { toolCallId?: string }).toolCallId;
-      const length = contentLength(message);
+      const length = contentShape(message);
       if (i < roles.length && roles[i] === message.role && timestamps[i] === message.timestamp && ids[i] === id && lengths[i] === length) {
         sum += chars[i]!;
         continue;
@@ -81,17 +81,6 @@ class PositionSizes {
   }
 }
 
-/**
- * The block count and the first block's string length, in one number: enough to tell a message
- * from another at the same position (a stub from its output, another turn), and cheap on a copy.
- */
-function contentLength(message: AgentMessage): number {
-  const content = (message as { content?: unknown }).content;
-  if (typeof content === "string") return content.length;
-  if (!Array.isArray(content)) return -1;
-  const first = content[0] as { text?: string; thinking?: string } | undefined;
-  return -2 - content.length * 1_000_003 - (first?.text?.length ?? 0) - (first?.thinking?.length ?? 0);
-}
 
 /**
  * The status line's size measure without re-serialising the conversation on every request. A

@@ -9,6 +9,7 @@
 // rendered prefix stays byte-stable between turns (prompt cache); protected output is never
 // replaced or dropped.
 import type { AgentMessage } from "../shapes/messages.ts";
+import { contentShape } from "../shapes/messages.ts";
 import { PRUNE_SUMMARY, QUERY_TOOL } from "../shapes/entries.ts";
 import type { PruneIndex } from "../prune/prune-index.ts";
 import { DEFAULT_CONFIG, type PruneConfig } from "../settings/config.ts";
@@ -112,15 +113,6 @@ function indexSignature(index: PruneIndex): string {
   return `${index.calls.size}:${index.aliases.size}:${index.chains.length}:${index.summaries.length}:${index.byShortRef.size}:${index.lastRefNumber}:${index.lastBlockNumber}:${index.epoch}`;
 }
 
-/** The content's shape: a string's length, or the block count and the first text block's length. */
-function shapeOf(message: AgentMessage): number {
-  const content = (message as { content?: unknown }).content;
-  if (typeof content === "string") return content.length;
-  if (!Array.isArray(content)) return -1;
-  const first = content[0] as { text?: unknown } | undefined;
-  return -2 - content.length * 1_000_003 - (first && typeof first.text === "string" ? first.text.length : 0);
-}
-
 function idOf(message: AgentMessage): string | undefined {
   return message.role === "toolResult" ? message.toolCallId : undefined;
 }
@@ -137,7 +129,7 @@ function prefixMatches(memo: RenderMemo, messages: readonly AgentMessage[], leng
   const { roles, timestamps, ids, shapes } = memo;
   for (let i = 0; i < length; i++) {
     const m = messages[i]!;
-    if (m.timestamp !== timestamps[i] || m.role !== roles[i] || idOf(m) !== ids[i] || shapeOf(m) !== shapes[i]) return false;
+    if (m.timestamp !== timestamps[i] || m.role !== roles[i] || idOf(m) !== ids[i] || contentShape(m) !== shapes[i]) return false;
   }
   return true;
 }
@@ -214,7 +206,7 @@ function remember(index: PruneIndex, messages: readonly AgentMessage[], config: 
     roles[i] = m.role;
     timestamps[i] = m.timestamp;
     ids[i] = idOf(m);
-    shapes[i] = shapeOf(m);
+    shapes[i] = contentShape(m);
   }
   const boundaries = new Set<number>();
   for (const chain of index.chains) {
@@ -272,7 +264,7 @@ function renderAppended(memo: RenderMemo, messages: AgentMessage[], index: Prune
     memo.roles.push(m.role);
     memo.timestamps.push(m.timestamp);
     memo.ids.push(idOf(m));
-    memo.shapes.push(shapeOf(m));
+    memo.shapes.push(contentShape(m));
   }
   const partSources = part.messages === appended ? undefined : sourcesOf(appended, part.messages, start);
   if (!unchanged) {
