@@ -173,6 +173,9 @@ describe("summarizer input", () => {
   });
 
   it("never exceeds the budget, and is the same for the same input", () => {
+    // Outputs under the budget (sent whole) and over it (cut) must both occur.
+    let whole = 0;
+    let cut = 0;
     const line = fc.oneof(
       fc.string({ maxLength: 120 }),
       fc.constantFrom("error TS2304: Cannot find name 'x'.", " × test > fails", "export function f() {", "src/a.ts:1:2: warning: unused", "    at f (a.ts:1:2)", ""),
@@ -188,12 +191,17 @@ describe("summarizer input", () => {
           const args = { path: "src/x.ts", command: "npm test" };
           const out = summarizerInput(tool, args, text, budget);
           expect(out.length).toBeLessThanOrEqual(Math.max(budget, 0));
-          if (text.length <= budget) expect(out).toBe(text);
+          if (text.length <= budget) {
+            expect(out).toBe(text);
+            whole++;
+          } else cut++;
           expect(summarizerInput(tool, args, text, budget)).toBe(out);
         },
       ),
       { numRuns: 300 },
     );
+    expect(whole).toBeGreaterThan(20);
+    expect(cut).toBeGreaterThan(20);
   });
 });
 
