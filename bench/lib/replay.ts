@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ReplayHost, type HostedExtension } from "./pi-host.ts";
-import { CHARS_PER_TOKEN } from "./pricing.ts";
+import { CHARS_PER_TOKEN } from "../../core/src/shapes/size.ts";
 import { observationMasking } from "./masking.ts";
 import type { ExtensionFactory, PeerInfo } from "./peers.ts";
 import { CACHE_RULES, OUTPUT_PRICE, cacheMeter, type CacheMeter, type CacheRules } from "../../core/src/cost/cache-rules.ts";

@@ -156,7 +156,7 @@ export function renderMarkdown(results: BenchResults): string {
     "node bench/record-session.ts  # re-record bench/fixtures/recorded-session.jsonl with the real pi",
     "```",
     "",
-    "`npm run bench` runs `bench/run.mjs`, which starts `bench/main.ts` on the repository's Node 22 (type stripping, `--expose-gc` so rounds start from a collected heap). Sources of each figure: `bench/suites/render.ts`, `load.ts` (with `bench/workers/load-worker.ts`, one process per memory measurement), `replay.ts` (with `bench/lib/pi-host.ts`, `pricing.ts`, `replay.ts`), `glob.ts`, `host.ts`. Generated sessions come from `bench/lib/gen.ts` (seeded, so every run replays the same sessions byte for byte). Timings move with other load on the machine: compare ratios, not absolute times, between runs.",
+    "`npm run bench` runs `bench/run.mjs`, which starts `bench/main.ts` on the repository's Node 22 (type stripping, `--expose-gc` so rounds start from a collected heap). Sources of each figure: `bench/suites/render.ts`, `load.ts` (with `bench/workers/load-worker.ts`, one process per memory measurement), `replay.ts` (with `bench/lib/pi-host.ts`, `replay.ts`, `masking.ts`, `peers.ts` and core's `core/src/cost/cache-rules.ts`), `glob.ts`, `host.ts`. Generated sessions come from `bench/lib/gen.ts` (seeded, so every run replays the same sessions byte for byte). Timings move with other load on the machine: compare ratios, not absolute times, between runs.",
     "",
   );
   const notes = Object.entries(results.suites).flatMap(([name, s]) => (s.notes ?? []).map((n) => `- ${name}: ${n}`));

@@ -5,12 +5,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parseSessionText, getBranch } from "../../core/src/session/session-reader.ts";
 import { buildPiContext } from "../../core/src/session/pi-context.ts";
-import { CACHE_RULES, OUTPUT_PRICE, type CacheRules } from "../../core/src/cost/cache-rules.ts";
+import { CACHE_PRICE, CACHE_RULES, OUTPUT_PRICE, type CacheRules } from "../../core/src/cost/cache-rules.ts";
 import { codingScript, takeTurns, scriptFromMessages, type ScriptStep } from "../lib/gen.ts";
 import { MASKING_POLICY, PI_CONDENSE_SETTINGS, POLICIES, piCondensePolicy, replayScript, type PiHead, type Policy, type ReplayResult } from "../lib/replay.ts";
 import { MASKING_WINDOW } from "../lib/masking.ts";
 import { loadPiCondense, type PeerInfo } from "../lib/peers.ts";
-import { PRICE } from "../lib/pricing.ts";
 import { RECORDED_LONG_META, RECORDED_LONG_SESSION, RECORDED_META, RECORDED_SESSION, type RecordedMeta } from "../record-session.ts";
 import { figure, newSuite, spreadFigure, type Figure, type SuiteOutput } from "../lib/results.ts";
 import { spread } from "../lib/stats.ts";
@@ -189,7 +188,7 @@ export async function runReplay(options: ReplayOptions): Promise<SuiteOutput> {
 
   out.data = {
     head,
-    prices: PRICE,
+    prices: CACHE_PRICE,
     outputPrice: OUTPUT_PRICE,
     rules: TABLE_RULES,
     maskingWindow: MASKING_WINDOW,
