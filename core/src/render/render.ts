@@ -1,7 +1,7 @@
 // The pure transform from the messages Pi would send to the messages the model sees.
 // The same function serves Pi live (the `context` event) and the editor's model view.
 //
-// Order: stub-replace → error purge → chain range prune → orphan sweep → thinking strip.
+// Order: the agent's own rewinds and shrinks → stub-replace → error purge → chain range prune → orphan sweep → thinking strip.
 // The time-dependent steps (recovery grace, error purge, thinking strip) count turns only up to the
 // newest flush (the index's epoch), so under `cacheAware` history changes only at a flush.
 // Invariants: nothing to change → the input array itself comes back (no copy, no serialisation);
@@ -19,15 +19,20 @@ import { pruneChainRanges, type ChainRenderStats } from "./chain-blocks.ts";
 import { sweepOrphans, type OrphanSweepStats } from "./orphan-sweep.ts";
 import { stripThinking, type ThinkingStripStats } from "./thinking-strip.ts";
 import { epochEnd } from "./epoch.ts";
+import { applySelfControl, type SelfControlStats } from "./self-control.ts";
+import { hasActiveControls, type ControlState } from "../control/control-entries.ts";
 
 /** The settings the render reads. The nested blocks default to DEFAULT_CONFIG's when absent. */
 export type RenderConfig = Pick<PruneConfig, "enabled" | "protectedTools" | "protectedPaths" | "recoveryGraceTurns"> &
-  Partial<Pick<PruneConfig, "chainCompression" | "purgeErrors" | "thinkingStrip" | "cacheAware">>;
+  Partial<Pick<PruneConfig, "chainCompression" | "purgeErrors" | "thinkingStrip" | "cacheAware" | "selfControl">>;
 
-export interface RenderStats extends StubStats, ErrorPurgeStats, ChainRenderStats, OrphanSweepStats, ThinkingStripStats {}
+export interface RenderStats extends SelfControlStats, StubStats, ErrorPurgeStats, ChainRenderStats, OrphanSweepStats, ThinkingStripStats {}
 
 export function emptyRenderStats(): RenderStats {
   return {
+    rewoundMessages: 0,
+    shrunkMessages: 0,
+    rewindKeptProtected: 0,
     stubbed: 0,
     keptProtected: 0,
     keptInGrace: 0,
@@ -48,15 +53,30 @@ export interface RenderResult {
   stats: RenderStats;
 }
 
-export function renderModelView(messages: AgentMessage[], index: PruneIndex, config: RenderConfig): RenderResult {
-  if (!config.enabled) return { messages, stats: emptyRenderStats() };
-  return renderIncrementally(messages, index, config);
+/**
+ * `controls` are the branch's self-control markers (readControls); they apply only while
+ * `selfControl` is enabled, and even with the pruner itself off.
+ */
+export function renderModelView(messages: AgentMessage[], index: PruneIndex, config: RenderConfig, controls?: ControlState): RenderResult {
+  const active = activeControls(config, controls);
+  if (!config.enabled) {
+    if (!active) return { messages, stats: emptyRenderStats() };
+    const stats = emptyRenderStats();
+    return { messages: applySelfControl(messages, active, config, stats).messages, stats };
+  }
+  return renderIncrementally(messages, index, config, active);
+}
+
+function activeControls(config: RenderConfig, controls: ControlState | undefined): ControlState | undefined {
+  if (!controls || !hasActiveControls(controls)) return undefined;
+  return (config.selfControl ?? DEFAULT_CONFIG.selfControl).enabled ? controls : undefined;
 }
 
 /** Every step over the whole array, nothing remembered: what the first request after a flush costs. */
-export function renderWhole(messages: AgentMessage[], index: PruneIndex, config: RenderConfig): RenderResult {
+export function renderWhole(input: AgentMessage[], index: PruneIndex, config: RenderConfig, controls?: ControlState): RenderResult {
   const stats = emptyRenderStats();
-  if (!config.enabled) return { messages, stats };
+  if (!config.enabled) return { messages: input, stats };
+  const { messages, shrunk } = applySelfControl(input, activeControls(config, controls), config, stats);
   const full = {
     ...config,
     chainCompression: config.chainCompression ?? DEFAULT_CONFIG.chainCompression,
@@ -65,7 +85,7 @@ export function renderWhole(messages: AgentMessage[], index: PruneIndex, config:
   };
   const inEpoch = (view: readonly AgentMessage[]) => (config.cacheAware ?? DEFAULT_CONFIG.cacheAware ? epochEnd(view, index.epoch) : view.length);
   const end = inEpoch(messages);
-  let current = stubResults(messages, index, config, stats, end);
+  let current = stubResults(messages, index, config, stats, end, shrunk);
   current = purgeErroredArgs(current, messages, full, stats, end);
   current = pruneChainRanges(current, messages, index, full, stats);
   current = sweepOrphans(current, stats);
@@ -84,6 +104,7 @@ export function renderWhole(messages: AgentMessage[], index: PruneIndex, config:
 // would run out, or the thinking strip (which moves with every turn).
 interface RenderMemo {
   config: RenderConfig;
+  controls: ControlState | undefined;
   parts: readonly unknown[];
   signature: string;
   roles: string[];
@@ -117,7 +138,8 @@ function idOf(message: AgentMessage): string | undefined {
   return message.role === "toolResult" ? message.toolCallId : undefined;
 }
 
-function sameSettings(memo: RenderMemo, config: RenderConfig, index: PruneIndex): boolean {
+function sameSettings(memo: RenderMemo, config: RenderConfig, index: PruneIndex, controls: ControlState | undefined): boolean {
+  if (memo.controls !== controls) return false;
   if (memo.config !== config) {
     const parts = settingParts(config);
     if (parts.some((p, i) => p !== memo.parts[i])) return false;
@@ -195,7 +217,7 @@ function flipDistances(messages: readonly AgentMessage[], config: RenderConfig):
   return { users, assistants };
 }
 
-function remember(index: PruneIndex, messages: readonly AgentMessage[], config: RenderConfig, result: RenderResult): void {
+function remember(index: PruneIndex, messages: readonly AgentMessage[], config: RenderConfig, controls: ControlState | undefined, result: RenderResult): void {
   const n = messages.length;
   const roles = new Array<string>(n);
   const timestamps = new Array<number>(n);
@@ -217,6 +239,7 @@ function remember(index: PruneIndex, messages: readonly AgentMessage[], config: 
   const unchanged = result.messages === messages;
   memos.set(index, {
     config,
+    controls,
     parts: settingParts(config),
     signature: indexSignature(index),
     roles,
@@ -230,7 +253,8 @@ function remember(index: PruneIndex, messages: readonly AgentMessage[], config: 
     usersToFlip: flips.users,
     assistantsToFlip: flips.assistants,
     boundaries,
-    appendable: !(config.thinkingStrip ?? DEFAULT_CONFIG.thinkingStrip).enabled && result.stats.unresolvedChains.every((c) => c.absent),
+    // Active rewinds and shrinks apply by identity anywhere in the array: the whole array renders again.
+    appendable: !controls && !(config.thinkingStrip ?? DEFAULT_CONFIG.thinkingStrip).enabled && result.stats.unresolvedChains.every((c) => c.absent),
   });
 }
 
@@ -284,9 +308,9 @@ function renderAppended(memo: RenderMemo, messages: AgentMessage[], index: Prune
   return { messages: output, stats };
 }
 
-function renderIncrementally(messages: AgentMessage[], index: PruneIndex, config: RenderConfig): RenderResult {
+function renderIncrementally(messages: AgentMessage[], index: PruneIndex, config: RenderConfig, controls: ControlState | undefined): RenderResult {
   const memo = memos.get(index);
-  if (memo && sameSettings(memo, config, index)) {
+  if (memo && sameSettings(memo, config, index, controls)) {
     const length = memo.roles.length;
     if (length > 0 && messages.length >= length && prefixMatches(memo, messages, length)) {
       if (messages.length === length) {
@@ -298,7 +322,7 @@ function renderIncrementally(messages: AgentMessage[], index: PruneIndex, config
       }
     }
   }
-  const result = renderWhole(messages, index, config);
-  remember(index, messages, config, result);
+  const result = renderWhole(messages, index, config, controls);
+  remember(index, messages, config, controls, result);
   return result;
 }

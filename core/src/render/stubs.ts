@@ -53,7 +53,15 @@ function callIsProtected(call: IndexedCall, config: StubConfig): boolean {
  * raw while fewer than `recoveryGraceTurns` user turns follow it before `epochEnd` (the newest
  * flush's end), so its grace runs out at a flush, never between two.
  */
-export function stubResults(messages: AgentMessage[], index: PruneIndex, config: StubConfig, stats: StubStats, epochEnd = messages.length): AgentMessage[] {
+export function stubResults(
+  messages: AgentMessage[],
+  index: PruneIndex,
+  config: StubConfig,
+  stats: StubStats,
+  epochEnd = messages.length,
+  /** Results the agent shrank: its replacement stands. */
+  keep?: ReadonlySet<AgentMessage>,
+): AgentMessage[] {
   if (index.calls.size === 0) return messages;
   let out: AgentMessage[] | undefined;
   let turnsAfter: Int32Array | undefined;
@@ -61,6 +69,7 @@ export function stubResults(messages: AgentMessage[], index: PruneIndex, config:
     const message = messages[i]!;
     // A hand-edited or damaged message without a string id cannot be one of ours.
     if (message.role !== "toolResult" || typeof message.toolCallId !== "string") continue;
+    if (keep?.has(message)) continue;
     const found = findCallForResult(index, message.toolCallId, message.timestamp);
     if (!found) continue;
     if (callIsProtected(found.call, config)) {

@@ -29,6 +29,38 @@ export interface ThinkingStripConfig {
   keepLastTurns: number;
 }
 
+/** The agent's own rewind, shrink, cancel and audit tools, their guards and nudges. */
+export interface SelfControlConfig {
+  enabled: boolean;
+  /** Active rewind markers on a branch at most; a further rewind is refused. */
+  maxActiveRewinds: number;
+  /** Rewinds that may land back at the same user prompt before the next one is refused. */
+  maxRewindsPerPrompt: number;
+  /** A rewind is refused once the rendered context reaches this fraction of the window. */
+  refuseRewindAtFraction: number;
+  /** The rewind's result warns when the hidden span wrote files or ran side-effecting commands. */
+  mutationWarning: boolean;
+  /** Active shrinks at most; past it the oldest is retired. */
+  maxActiveShrinks: number;
+  /** A shrink whose target is absent from this many renders in a row is retired. */
+  shrinkStaleAfterRenders: number;
+  /** Characters of a shrink's replacement shown to the person (the model never sees the echo). */
+  notifyMaxChars: number;
+  bloatReminder: boolean;
+  /** Bytes of one tool result above which the reminder is appended to it. */
+  bloatThresholdBytes: number;
+  /** Per-tool thresholds; a tool not listed uses bloatThresholdBytes. */
+  bloatThresholdBytesByTool: Record<string, number>;
+  driftNudge: boolean;
+  /** Average agent-attributable growth per turn, over driftWindowTurns, at or above which the nudge rides the next request. */
+  driftThresholdTokens: number;
+  driftWindowTurns: number;
+  /** null = off; else the fraction of the window whose first crossing adds a one-time note. */
+  highWaterFraction: number | null;
+  /** The line above the editor while a checkpoint is set. */
+  checkpointLine: boolean;
+}
+
 export interface PruneConfig {
   enabled: boolean;
   pruneOn: PruneOn;
@@ -63,9 +95,10 @@ export interface PruneConfig {
   chainCompression: ChainCompressionConfig;
   purgeErrors: PurgeErrorsConfig;
   thinkingStrip: ThinkingStripConfig;
+  selfControl: SelfControlConfig;
 }
 
-type NestedKey = "chainCompression" | "purgeErrors" | "thinkingStrip";
+type NestedKey = "chainCompression" | "purgeErrors" | "thinkingStrip" | "selfControl";
 type LeafKey = Exclude<keyof PruneConfig, NestedKey>;
 
 /** What one settings file contributes: only the keys it sets validly. */
@@ -111,6 +144,24 @@ export const DEFAULT_CONFIG: PruneConfig = deepFreeze({
   chainCompression: { enabled: true, rollingWindow: 3, fuseRangeSummary: true, stripFinalAssistantThinking: true },
   purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
   thinkingStrip: { enabled: false, keepLastTurns: 16 },
+  selfControl: {
+    enabled: true,
+    maxActiveRewinds: 5,
+    maxRewindsPerPrompt: 5,
+    refuseRewindAtFraction: 0.9,
+    mutationWarning: true,
+    maxActiveShrinks: 32,
+    shrinkStaleAfterRenders: 3,
+    notifyMaxChars: 2048,
+    bloatReminder: true,
+    bloatThresholdBytes: 16_384,
+    bloatThresholdBytesByTool: { read: 24_576 },
+    driftNudge: true,
+    driftThresholdTokens: 4000,
+    driftWindowTurns: 3,
+    highWaterFraction: 0.7,
+    checkpointLine: true,
+  },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -172,6 +223,20 @@ const stringArray: FieldRule<string[]> = (raw) => {
   return accept(raw.slice() as string[]);
 };
 
+const fraction: FieldRule<number> = (raw) =>
+  isFiniteNumber(raw) && raw > 0 && raw <= 1 ? accept(raw) : reject("a fraction in (0, 1]");
+
+const byteThresholds: FieldRule<Record<string, number>> = (raw) => {
+  const expected = "an object of tool name to a positive number of bytes";
+  if (!isRecord(raw)) return reject(expected);
+  const out: Record<string, number> = {};
+  for (const [tool, value] of Object.entries(raw)) {
+    if (!isFiniteNumber(value) || value <= 0) return reject(`${expected} (${JSON.stringify(tool)} is ${describeValue(value)})`);
+    out[tool] = value;
+  }
+  return accept(out);
+};
+
 const LEAF_RULES: FieldRules<Pick<PruneConfig, LeafKey>> = {
   enabled: booleanRule,
   pruneOn: oneOfRule(PRUNE_ON_MODES),
@@ -208,6 +273,24 @@ const NESTED_RULES: { [N in NestedKey]: FieldRules<PruneConfig[N]> } = {
   thinkingStrip: {
     enabled: booleanRule,
     keepLastTurns: integerAtLeast(1),
+  },
+  selfControl: {
+    enabled: booleanRule,
+    maxActiveRewinds: integerAtLeast(1),
+    maxRewindsPerPrompt: integerAtLeast(1),
+    refuseRewindAtFraction: fraction,
+    mutationWarning: booleanRule,
+    maxActiveShrinks: integerAtLeast(1),
+    shrinkStaleAfterRenders: integerAtLeast(1),
+    notifyMaxChars: nonNegativeInteger,
+    bloatReminder: booleanRule,
+    bloatThresholdBytes: positiveNumber,
+    bloatThresholdBytesByTool: byteThresholds,
+    driftNudge: booleanRule,
+    driftThresholdTokens: nonNegativeNumber,
+    driftWindowTurns: integerAtLeast(1),
+    highWaterFraction: fractionOrNull,
+    checkpointLine: booleanRule,
   },
 };
 
@@ -312,15 +395,17 @@ export function mergeConfigLayers(base: PruneConfig, ...layers: PruneConfigLayer
     chainCompression: { ...base.chainCompression },
     purgeErrors: { ...base.purgeErrors },
     thinkingStrip: { ...base.thinkingStrip },
+    selfControl: { ...base.selfControl, bloatThresholdBytesByTool: { ...base.selfControl.bloatThresholdBytesByTool } },
   };
   for (const layer of layers) {
-    const { chainCompression, purgeErrors, thinkingStrip, protectedTools, protectedPaths, ...leaves } = layer;
+    const { chainCompression, purgeErrors, thinkingStrip, selfControl, protectedTools, protectedPaths, ...leaves } = layer;
     Object.assign(merged, leaves);
     if (protectedTools) merged.protectedTools = protectedTools.slice();
     if (protectedPaths) merged.protectedPaths = protectedPaths.slice();
     if (chainCompression) Object.assign(merged.chainCompression, chainCompression);
     if (purgeErrors) Object.assign(merged.purgeErrors, purgeErrors);
     if (thinkingStrip) Object.assign(merged.thinkingStrip, thinkingStrip);
+    if (selfControl) Object.assign(merged.selfControl, selfControl);
   }
   return merged;
 }

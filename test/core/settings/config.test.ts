@@ -37,6 +37,24 @@ describe("DEFAULT_CONFIG", () => {
       chainCompression: { enabled: true, rollingWindow: 3, fuseRangeSummary: true, stripFinalAssistantThinking: true },
       purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
       thinkingStrip: { enabled: false, keepLastTurns: 16 },
+      selfControl: {
+        enabled: true,
+        maxActiveRewinds: 5,
+        maxRewindsPerPrompt: 5,
+        refuseRewindAtFraction: 0.9,
+        mutationWarning: true,
+        maxActiveShrinks: 32,
+        shrinkStaleAfterRenders: 3,
+        notifyMaxChars: 2048,
+        bloatReminder: true,
+        bloatThresholdBytes: 16384,
+        bloatThresholdBytesByTool: { read: 24576 },
+        driftNudge: true,
+        driftThresholdTokens: 4000,
+        driftWindowTurns: 3,
+        highWaterFraction: 0.7,
+        checkpointLine: true,
+      },
     });
   });
 
@@ -132,6 +150,8 @@ describe("validation", () => {
     ["rollingWindow fractional", { chainCompression: { rollingWindow: 2.5 } }, "contextPrune.chainCompression.rollingWindow"],
     ["purgeErrors.enabled", { purgeErrors: { enabled: 1 } }, "contextPrune.purgeErrors.enabled"],
     ["thinkingStrip.keepLastTurns string", { thinkingStrip: { keepLastTurns: "4" } }, "contextPrune.thinkingStrip.keepLastTurns"],
+    ["selfControl.refuseRewindAtFraction above 1", { selfControl: { refuseRewindAtFraction: 1.5 } }, "contextPrune.selfControl.refuseRewindAtFraction"],
+    ["selfControl.bloatThresholdBytesByTool with a string", { selfControl: { bloatThresholdBytesByTool: { read: "big" } } }, "contextPrune.selfControl.bloatThresholdBytesByTool"],
     ["chainCompression not an object", { chainCompression: true }, "contextPrune.chainCompression"],
   ];
 

@@ -1,0 +1,277 @@
+// Reads a branch's self-control markers (see control-entries.ts for their shapes) and resolves
+// each to the messages it names, by identity.
+import type { AnyEntry, CustomEntry, LabelEntry } from "../shapes/entries.ts";
+import { isRecord } from "../shapes/json.ts";
+import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
+import {
+  CANCEL_ENTRY,
+  CHECKPOINT_PREFIX,
+  CONTROL_SCHEMA,
+  CONTROL_VERSION,
+  GRANULARITIES,
+  NOTE_MESSAGE,
+  REWIND_ENTRY,
+  SHRINK_ENTRY,
+  TURN_METRIC_ENTRY,
+  messageKey,
+  type CancelData,
+  type CancelReason,
+  type ControlMarker,
+  type ControlState,
+  type FileLedger,
+  type Granularity,
+  type NoteInput,
+  type RewindData,
+  type RewindMarker,
+  type ShrinkData,
+  type ShrinkMarker,
+  type ShrinkTarget,
+  type TurnMetricData,
+} from "./control-entries.ts";
+import { resolveRewindSpan, resolveShrinkTarget, visibleContext } from "./spans.ts";
+
+// ---- narrowing what a file holds ----
+
+const str = (v: unknown): v is string => typeof v === "string";
+const num = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+
+function envelopeProblem(data: unknown, kind: string): string | undefined {
+  if (!isRecord(data)) return "its data is not an object";
+  if (data.schema !== CONTROL_SCHEMA) return `its schema is ${JSON.stringify(data.schema)}, not "${CONTROL_SCHEMA}"`;
+  if (!num(data.v) || data.v < 1) return "it has no version";
+  if (data.v > CONTROL_VERSION) return `it is version ${data.v}, newer than this reader (${CONTROL_VERSION})`;
+  if (data.kind !== kind) return `its kind is ${JSON.stringify(data.kind)}, not "${kind}"`;
+  return undefined;
+}
+
+function readNote(raw: unknown): NoteInput | undefined {
+  if (!isRecord(raw)) return undefined;
+  const { what_happened, true_current_state, next } = raw;
+  return str(what_happened) && str(true_current_state) && str(next) ? { what_happened, true_current_state, next } : undefined;
+}
+
+function stringList(raw: unknown): string[] {
+  return Array.isArray(raw) ? raw.filter(str) : [];
+}
+
+function readLedger(raw: unknown): FileLedger | undefined {
+  if (!isRecord(raw)) return undefined;
+  return { readFiles: stringList(raw.readFiles), modifiedFiles: stringList(raw.modifiedFiles), bashSideEffects: stringList(raw.bashSideEffects) };
+}
+
+export function readShrinkTarget(raw: unknown): ShrinkTarget | undefined {
+  if (!isRecord(raw)) return undefined;
+  if (str(raw.by_tool_call_id)) return { by_tool_call_id: raw.by_tool_call_id };
+  if (str(raw.by_tool_name)) return { by_tool_name: raw.by_tool_name, occurrence: raw.occurrence === "first" ? "first" : "last" };
+  if (str(raw.by_content_includes)) return { by_content_includes: raw.by_content_includes };
+  return undefined;
+}
+
+function readRewind(data: unknown): RewindData | string {
+  const problem = envelopeProblem(data, "rewind");
+  if (problem) return problem;
+  const d = data as Record<string, unknown>;
+  if (!str(d.id) || d.id === "") return "it has no id";
+  const granularity = (GRANULARITIES as readonly unknown[]).includes(d.granularity) ? (d.granularity as Granularity) : undefined;
+  if (!granularity) return `its granularity ${JSON.stringify(d.granularity)} is unknown`;
+  const out: RewindData = { schema: CONTROL_SCHEMA, v: d.v as number, kind: "rewind", id: d.id, granularity, seq: num(d.seq) ? d.seq : 0, ts: num(d.ts) ? d.ts : 0 };
+  if (str(d.checkpoint)) out.checkpoint = d.checkpoint;
+  if (isRecord(d.options)) out.options = { protect: stringList(d.options.protect) };
+  if (str(d.excludeToolCallId)) out.excludeToolCallId = d.excludeToolCallId;
+  if (Array.isArray(d.hideEntryIds)) out.hideEntryIds = d.hideEntryIds.filter((id): id is string => str(id) && id !== "");
+  const note = readNote(d.note);
+  if (note) out.note = note;
+  const ledger = readLedger(d.ledger);
+  if (ledger) out.ledger = ledger;
+  return out;
+}
+
+function readShrink(data: unknown): ShrinkData | string {
+  const problem = envelopeProblem(data, "shrink");
+  if (problem) return problem;
+  const d = data as Record<string, unknown>;
+  if (!str(d.id) || d.id === "") return "it has no id";
+  const target = readShrinkTarget(d.target);
+  if (!target) return "its target names nothing";
+  if (!str(d.replacement)) return "it has no replacement";
+  const out: ShrinkData = { schema: CONTROL_SCHEMA, v: d.v as number, kind: "shrink", id: d.id, target, replacement: d.replacement, seq: num(d.seq) ? d.seq : 0, ts: num(d.ts) ? d.ts : 0 };
+  if (str(d.reason)) out.reason = d.reason;
+  if (str(d.pinnedEntryId) && d.pinnedEntryId !== "") out.pinnedEntryId = d.pinnedEntryId;
+  return out;
+}
+
+const CANCEL_REASONS: readonly CancelReason[] = ["agent", "person", "stale", "cap"];
+
+function readCancel(data: unknown): CancelData | string {
+  const problem = envelopeProblem(data, "cancel");
+  if (problem) return problem;
+  const d = data as Record<string, unknown>;
+  if (!str(d.targetId) || d.targetId === "") return "it names no marker";
+  const out: CancelData = { schema: CONTROL_SCHEMA, v: d.v as number, kind: "cancel", targetId: d.targetId, seq: num(d.seq) ? d.seq : 0, ts: num(d.ts) ? d.ts : 0 };
+  if ((CANCEL_REASONS as readonly unknown[]).includes(d.reason)) out.reason = d.reason as CancelReason;
+  return out;
+}
+
+function readMetric(data: unknown): TurnMetricData | string {
+  const problem = envelopeProblem(data, "turn-metric");
+  if (problem) return problem;
+  const d = data as Record<string, unknown>;
+  const out: TurnMetricData = { schema: CONTROL_SCHEMA, v: d.v as number, kind: "turn-metric", seq: num(d.seq) ? d.seq : 0, ts: num(d.ts) ? d.ts : 0, deltaTokens: num(d.deltaTokens) ? d.deltaTokens : null };
+  if (typeof d.bloatHit === "boolean") out.bloatHit = d.bloatHit;
+  if (num(d.turnIndex)) out.turnIndex = d.turnIndex;
+  return out;
+}
+
+// ---- reading a branch ----
+
+/**
+ * Every self-control marker on a branch (root → leaf), each resolved to the messages it names.
+ * A rewind written with entry ids hides those entries; one written without them (older writers, or
+ * pi-mulligan on Pi 1.6, whose capture came back empty) is resolved once, from its granularity,
+ * against the context as it stood where the marker was written, so later work never slides under it.
+ * Never throws on what a file holds: unreadable markers are listed and skipped.
+ */
+export function readControls(branch: readonly AnyEntry[]): ControlState {
+  const state: ControlState = { markers: [], checkpoints: [], nextSeq: 1, unreadable: [] };
+  const byId = new Map<string, ControlMarker>();
+  const labels = new Map<string, { labelEntryId: string; label: string | undefined }>();
+  const notes = new Map<string, string>();
+  let fullContext: ContextMessage[] | undefined;
+  let keyOfEntry: Map<string, string> | undefined;
+  const keys = () => {
+    if (!keyOfEntry) {
+      fullContext = buildPiContext(branch as AnyEntry[]);
+      keyOfEntry = new Map(fullContext.map((c) => [c.entryId, messageKey(c.message)]));
+    }
+    return keyOfEntry;
+  };
+  let maxSeq = 0;
+
+  for (let i = 0; i < branch.length; i++) {
+    const entry = branch[i]!;
+    if (entry.type === "label") {
+      const { targetId, label } = entry as LabelEntry;
+      if (str(targetId)) labels.set(targetId, { labelEntryId: entry.id, label: str(label) ? label : undefined });
+      continue;
+    }
+    if (entry.type === "custom_message" && (entry as { customType?: unknown }).customType === NOTE_MESSAGE) {
+      const details = (entry as { details?: unknown }).details;
+      if (isRecord(details) && str(details.rewindId)) notes.set(details.rewindId, entry.id);
+      continue;
+    }
+    if (entry.type !== "custom") continue;
+    const { customType, data } = entry as CustomEntry;
+    if (typeof customType !== "string" || !customType.startsWith("mulligan:")) continue;
+    const unreadable = (problem: string) => state.unreadable.push({ entryId: entry.id, customType, problem });
+    if (customType === REWIND_ENTRY) {
+      const read = readRewind(data);
+      if (typeof read === "string") {
+        unreadable(read);
+        continue;
+      }
+      maxSeq = Math.max(maxSeq, read.seq);
+      const pinned = (read.hideEntryIds?.length ?? 0) > 0;
+      let hiddenEntryIds = read.hideEntryIds ?? [];
+      if (!pinned) hiddenEntryIds = resolveUnpinnedRewind(branch, i, read, state);
+      const marker: RewindMarker = { kind: "rewind", entryId: entry.id, id: read.id, seq: read.seq, ts: read.ts, state: "active", data: read, hiddenEntryIds, hidden: new Set(), pinned };
+      state.markers.push(marker);
+      byId.set(read.id, marker);
+    } else if (customType === SHRINK_ENTRY) {
+      const read = readShrink(data);
+      if (typeof read === "string") {
+        unreadable(read);
+        continue;
+      }
+      maxSeq = Math.max(maxSeq, read.seq);
+      const marker: ShrinkMarker = { kind: "shrink", entryId: entry.id, id: read.id, seq: read.seq, ts: read.ts, state: "active", data: read };
+      marker.targetEntryId = read.pinnedEntryId ?? resolveUnpinnedShrink(branch, i, read, state);
+      state.markers.push(marker);
+      byId.set(read.id, marker);
+    } else if (customType === CANCEL_ENTRY) {
+      const read = readCancel(data);
+      if (typeof read === "string") {
+        unreadable(read);
+        continue;
+      }
+      maxSeq = Math.max(maxSeq, read.seq);
+      const target = byId.get(read.targetId);
+      // Forward only, and idempotent: a cancel of a missing or retired marker changes nothing.
+      if (target && target.state === "active") {
+        const reason = read.reason ?? "agent";
+        target.state = reason === "stale" ? "stale" : "cancelled";
+        target.cancel = { entryId: entry.id, reason };
+      }
+    } else if (customType === TURN_METRIC_ENTRY) {
+      const read = readMetric(data);
+      if (typeof read === "string") {
+        unreadable(read);
+        continue;
+      }
+      maxSeq = Math.max(maxSeq, read.seq);
+      state.lastMetric = read;
+    }
+  }
+
+  for (const [targetEntryId, { labelEntryId, label }] of labels) {
+    if (label?.startsWith(CHECKPOINT_PREFIX)) state.checkpoints.push({ name: label.slice(CHECKPOINT_PREFIX.length), labelEntryId, targetEntryId });
+  }
+  if (state.markers.length > 0) {
+    const entryKeys = keys();
+    for (const marker of state.markers) {
+      if (marker.kind === "rewind") {
+        for (const id of marker.hiddenEntryIds) {
+          const key = entryKeys.get(id);
+          if (key) marker.hidden.add(key);
+        }
+        const noteEntry = notes.get(marker.id);
+        if (noteEntry) marker.noteKey = entryKeys.get(noteEntry);
+      } else if (marker.targetEntryId) {
+        marker.targetKey = entryKeys.get(marker.targetEntryId);
+      }
+    }
+  }
+  state.nextSeq = maxSeq + 1;
+  return state;
+}
+
+/** The context as the agent saw it just before the entry at `position`, with the controls active then applied. */
+function contextBefore(branch: readonly AnyEntry[], position: number, state: ControlState): ContextMessage[] {
+  const before = buildPiContext(branch.slice(0, position) as AnyEntry[]);
+  const keyed = new Map(before.map((c) => [c.entryId, messageKey(c.message)]));
+  const partial: ControlState = { ...state, markers: state.markers.filter((m) => m.state === "active").map((m) => withKeys(m, keyed)) };
+  return visibleContext(before, partial);
+}
+
+function withKeys(marker: ControlMarker, keyOfEntry: Map<string, string>): ControlMarker {
+  if (marker.kind === "rewind") {
+    const hidden = new Set<string>();
+    for (const id of marker.hiddenEntryIds) {
+      const key = keyOfEntry.get(id);
+      if (key) hidden.add(key);
+    }
+    return { ...marker, hidden };
+  }
+  return { ...marker, targetKey: marker.targetEntryId ? keyOfEntry.get(marker.targetEntryId) : undefined };
+}
+
+function resolveUnpinnedRewind(branch: readonly AnyEntry[], position: number, data: RewindData, state: ControlState): string[] {
+  const context = contextBefore(branch, position, state);
+  let checkpointEntryId: string | undefined;
+  if (data.granularity === "checkpoint") {
+    // The label may have been cleared since (a rewind consumes its checkpoint): look at the labels written before the marker.
+    for (let j = position - 1; j >= 0; j--) {
+      const e = branch[j]!;
+      if (e.type === "label" && (e as LabelEntry).label === `${CHECKPOINT_PREFIX}${data.checkpoint ?? ""}`) {
+        checkpointEntryId = (e as LabelEntry).targetId;
+        break;
+      }
+    }
+    if (!checkpointEntryId) return [];
+  }
+  const span = resolveRewindSpan(context, { granularity: data.granularity, excludeToolCallId: data.excludeToolCallId, checkpointEntryId });
+  return span.ok ? span.entryIds : [];
+}
+
+function resolveUnpinnedShrink(branch: readonly AnyEntry[], position: number, data: ShrinkData, state: ControlState): string | undefined {
+  return resolveShrinkTarget(contextBefore(branch, position, state), data.target)?.entryId;
+}
