@@ -22,7 +22,7 @@ export interface CommandHost {
   compactNow(ctx: ExtensionCommandContext): Promise<string>;
 }
 
-interface Subcommand {
+export interface Subcommand {
   description: string;
   completions?: () => string[];
   run(args: string, ctx: ExtensionCommandContext, host: CommandHost): Promise<void> | void;
@@ -137,7 +137,7 @@ async function settingsOverlay(ctx: ExtensionCommandContext, host: CommandHost):
   changeSetting(ctx, host, key, parseSettingValue(answer));
 }
 
-export const SUBCOMMANDS: Record<string, Subcommand> = {
+const BASE_SUBCOMMANDS: Record<string, Subcommand> = {
   status: { description: "state, sizes and settings", run: (_a, ctx, host) => ctx.ui.notify(host.statusReport(), "info") },
   stats: { description: "summarizer calls, tokens, cost, and the billed input with and without pruning", run: (_a, ctx, host) => ctx.ui.notify(host.statsReport(), "info") },
   on: { description: "turn pruning on", run: toggle("enabled", true) },
@@ -198,11 +198,17 @@ export const SUBCOMMANDS: Record<string, Subcommand> = {
   help: { description: "this list", run: (_a, ctx) => ctx.ui.notify(helpText(), "info") },
 };
 
-export function helpText(): string {
-  return ["/pruner <subcommand>:", ...Object.entries(SUBCOMMANDS).map(([name, s]) => `  ${name.padEnd(16)} ${s.description}`)].join("\n");
+/** The `/pruner` subcommands of the settings and the pruner itself. */
+export const SUBCOMMANDS: Record<string, Subcommand> = BASE_SUBCOMMANDS;
+
+export function helpText(table: Record<string, Subcommand> = SUBCOMMANDS): string {
+  return ["/pruner <subcommand>:", ...Object.entries(table).map(([name, s]) => `  ${name.padEnd(16)} ${s.description}`)].join("\n");
 }
 
-export function registerCommands(pi: ExtensionAPI, host: CommandHost): void {
+/** `extra`: subcommands of other parts of the extension (the self-control checkpoints and audit). */
+export function registerCommands(pi: ExtensionAPI, host: CommandHost, extra: Record<string, Subcommand> = {}): void {
+  const SUBCOMMANDS: Record<string, Subcommand> = { ...BASE_SUBCOMMANDS, ...extra };
+  SUBCOMMANDS.help = { description: "this list", run: (_a, ctx) => ctx.ui.notify(helpText(SUBCOMMANDS), "info") };
   pi.registerCommand("pruner", {
     description: "pi-pruner: status, now, tree, settings, protected-paths … (/pruner help)",
     getArgumentCompletions(prefix: string) {
@@ -225,7 +231,7 @@ export function registerCommands(pi: ExtensionAPI, host: CommandHost): void {
       const rest = space < 0 ? "" : trimmed.slice(space + 1);
       const sub = SUBCOMMANDS[name];
       if (!sub) {
-        ctx.ui.notify(`pi-pruner: unknown subcommand "${name}"\n${helpText()}`, "error");
+        ctx.ui.notify(`pi-pruner: unknown subcommand "${name}"\n${helpText(SUBCOMMANDS)}`, "error");
         return;
       }
       try {

@@ -9,6 +9,8 @@ import { registerCommands } from "./commands.ts";
 import { loadPrunerSettings, settingsTarget, writePrunerSetting, type LoadedSettings } from "./settings.ts";
 import { STATUS_KEY, statsReport, statusReport, statusText } from "./status.ts";
 import { treeNodes, treeReport } from "./tree.ts";
+import { registerSelfControl } from "./self-control/register.ts";
+import { buildPiContext, renderWhole, visibleContext, type RenderStep } from "@pi-pruner/core";
 
 export default function piPruner(pi: ExtensionAPI): void {
   let ui: ExtensionContext["ui"] | undefined;
@@ -21,7 +23,8 @@ export default function piPruner(pi: ExtensionAPI): void {
   const hostOf = (ctx: ExtensionContext): RuntimeHost => ({
     contextUsage: () => ctx.getContextUsage(),
     summarizer: () => createSummarizer(ctx, runtime.config),
-    contextMessages: () => contextMessagesOf(branchOf(ctx)),
+    contextMessages: () => contextMessagesOf(branchOf(ctx), runtime.controls.read(branchOf(ctx))),
+    controls: () => runtime.controls.read(branchOf(ctx)),
   });
 
   const loadSettings = (ctx: ExtensionContext) => {
@@ -65,13 +68,31 @@ export default function piPruner(pi: ExtensionAPI): void {
     ui = ctx.ui;
     runtime.useModel(ctx.model?.api);
     const messages = event.messages as unknown as AgentMessage[];
-    const rendered = runtime.render(messages);
+    const rendered = runtime.render(messages, runtime.controls.read(branchOf(ctx)));
     if (rendered === messages) return;
     showStatus(ctx);
     return { messages: rendered as unknown as typeof event.messages };
   });
 
   registerQueryTool(pi, { index: () => runtime.index, spill: () => runtime.spill });
+
+  const selfControlCommands = registerSelfControl(pi, {
+    config: () => runtime.config,
+    branch: branchOf,
+    controls: (ctx) => runtime.controls.read(branchOf(ctx)),
+    visibleContext: (ctx) => {
+      const branch = branchOf(ctx);
+      return visibleContext(buildPiContext(branch), runtime.controls.read(branch));
+    },
+    renderSteps: (ctx) => {
+      const branch = branchOf(ctx);
+      const raw = contextMessagesOf(branch);
+      const steps: { step: RenderStep; messages: readonly AgentMessage[] }[] = [];
+      renderWhole(raw, runtime.index, runtime.config, runtime.controls.read(branch), (step, messages) => steps.push({ step, messages }));
+      return { raw, steps };
+    },
+    contextWindow: (ctx) => ctx.getContextUsage()?.contextWindow ?? ctx.model?.contextWindow,
+  });
 
   registerCommands(pi, {
     config: () => runtime.config,
@@ -87,5 +108,5 @@ export default function piPruner(pi: ExtensionAPI): void {
     treeNodes: () => treeNodes(runtime.index),
     flushNow: async (ctx) => settle(ctx, await runtime.flushCommand(hostOf(ctx))),
     compactNow: async (ctx) => settle(ctx, await runtime.compactCommand(hostOf(ctx))),
-  });
+  }, selfControlCommands);
 }

@@ -17,6 +17,7 @@ import { PRUNE_STATS, type StatsData } from "@pi-pruner/core";
 import { occurrenceKey, toolCallsOf } from "@pi-pruner/core";
 import { PRUNE_CHAIN, PRUNE_FRONTIER, buildBatchRequest, estimateTokens, summarizedStub, type FrontierData, type IndexedCall } from "@pi-pruner/core";
 import { SessionBill, cacheRulesFor, rewriteSpan, type BillTotals, type CacheRules } from "@pi-pruner/core";
+import { ControlsReader, EMPTY_CONTROLS, activeRewinds, activeShrinks, keyTimestamp, messageKey, visibleContext, type ControlState } from "@pi-pruner/core";
 import { decideFlush, type FlushDecision, type FlushMoment, type PendingEstimate, type RequestHistory } from "@pi-pruner/core";
 
 /** Reports each distinct problem once per session, so a broken summarizer cannot flood the screen. */
@@ -127,8 +128,10 @@ export interface TurnEnd {
 export interface RuntimeHost {
   contextUsage(): { tokens: number | null; contextWindow: number } | undefined;
   summarizer(): Summarizer;
-  /** The messages Pi builds for the current branch (after its own compaction): what chains are found in. */
+  /** The messages Pi builds for the current branch (after its own compaction), the agent's rewinds and shrinks applied: what chains are found in. */
   contextMessages(): readonly AgentMessage[];
+  /** The branch's self-control markers now. */
+  controls(): ControlState;
 }
 
 /** Which closed chains the sequence compresses after flushing: those beyond the rolling window, all of them, or none. */
@@ -167,6 +170,10 @@ export class PrunerRuntime {
   lastDecision: (FlushDecision & { moment: FlushMoment }) | undefined;
   /** What the last request sent: where a flush's first change is looked for. */
   private lastSent: readonly AgentMessage[] = [];
+  /** The self-control markers that last request was rendered with. */
+  private sentControls: ControlState = EMPTY_CONTROLS;
+  /** Reads the branch's self-control markers, again only when they change. */
+  readonly controls = new ControlsReader();
   private readonly summarizerInput = new WeakMap<Batch, number>();
 
   config: PruneConfig;
@@ -345,11 +352,11 @@ export class PrunerRuntime {
         reason = this.budgetTrigger(usage?.tokens, usage?.contextWindow);
         if (reason) hold = undefined;
         else if (automatic && this.config.cacheAware) {
-          const decision = this.decide("mid-task", usage, hold);
+          const decision = this.decide("mid-task", usage, hold, host.controls());
           if (decision.flush) reason = decision.reason === "window-cap" ? "window-cap" : "pays-back";
         }
       } else if (turn.outcome === "completed" && automatic) {
-        if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined).flush) reason = "final-reply";
+        if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined, host.controls()).flush) reason = "final-reply";
       }
       if (!reason) return entries;
       // Pi has already appended a final reply to the branch, so the newest chain reads as closed;
@@ -376,18 +383,39 @@ export class PrunerRuntime {
   }
 
   /** Asks the cache-aware policy whether flushing what is pending (all but `hold`) pays back now. */
-  private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined): FlushDecision {
+  private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined, controls: ControlState): FlushDecision {
+    this.dropControlled(controls);
     const batches = this.pending.filter((b) => b !== hold);
+    // A rewind, shrink or cancel since the last request rewrites history from where it applies:
+    // a flush whose change lies after that point rewrites nothing more.
+    const firstChange = Math.min(this.firstChange(batches), controlChangeIn(this.lastSent, this.sentControls, controls));
     const decision = decideFlush({
       rules: this.rules,
       moment,
       pending: this.estimatePending(batches),
-      span: rewriteSpan(this.lastSent, this.firstChange(batches)),
+      span: rewriteSpan(this.lastSent, firstChange),
       history: this.history,
       context: usage,
     });
     this.lastDecision = { ...decision, moment };
     return decision;
+  }
+
+  /**
+   * Calls a rewind hides or a shrink replaces leave the pending batches: summarizing them would
+   * bring back what the agent chose to shed, or pay for output the agent already condensed.
+   */
+  dropControlled(controls: ControlState): void {
+    const rewinds = activeRewinds(controls);
+    const shrinks = activeShrinks(controls);
+    if (rewinds.length === 0 && shrinks.length === 0) return;
+    const gone = new Set<string>();
+    for (const r of rewinds) for (const key of r.hidden) gone.add(key);
+    for (const s of shrinks) if (s.targetKey) gone.add(s.targetKey);
+    const keyOf = (c: { toolCallId: string; resultTimestamp: number }) => messageKey({ role: "toolResult", toolCallId: c.toolCallId, timestamp: c.resultTimestamp } as AgentMessage);
+    this.pending = this.pending
+      .map((b) => (b.calls.some((c) => gone.has(keyOf(c))) ? { ...b, calls: b.calls.filter((c) => !gone.has(keyOf(c))) } : b))
+      .filter((b) => b.calls.length > 0);
   }
 
   /** What flushing `batches` would replace and what its summarizer calls would cost, in estimated tokens. */
@@ -480,7 +508,8 @@ export class PrunerRuntime {
   }
 
   /** `/pruner now`: summarizes every pending batch. */
-  async flushCommand(host: Pick<RuntimeHost, "summarizer" | "contextMessages">): Promise<CommandOutcome> {
+  async flushCommand(host: Pick<RuntimeHost, "summarizer" | "contextMessages" | "controls">): Promise<CommandOutcome> {
+    this.dropControlled(host.controls());
     if (!this.hasPending()) return { entries: [], message: "pi-pruner: nothing pending to summarize" };
     const { flushed } = await this.flushAndCompress(host.summarizer(), () => [], { compress: "none", epoch: () => newestTimestamp(host.contextMessages(), true) });
     if (!flushed) return { entries: [], message: "pi-pruner: flush did not run" };
@@ -489,8 +518,9 @@ export class PrunerRuntime {
   }
 
   /** `/pruner compact`: summarizes what is pending, then compresses every closed chain not compressed yet. */
-  async compactCommand(host: Pick<RuntimeHost, "summarizer" | "contextMessages">): Promise<CommandOutcome> {
+  async compactCommand(host: Pick<RuntimeHost, "summarizer" | "contextMessages" | "controls">): Promise<CommandOutcome> {
     if (!this.config.enabled) return { entries: [], message: "pi-pruner is off (/pruner on)" };
+    this.dropControlled(host.controls());
     if (!this.config.chainCompression.enabled) return { entries: [], message: "pi-pruner: chain compression is off (chainCompression.enabled)" };
     const { entries, compressed } = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), {
       compress: "all",
@@ -592,10 +622,10 @@ export class PrunerRuntime {
     }
   }
 
-  /** The `context` transform. Fails open: any error gives the messages back untouched. */
-  render(messages: AgentMessage[]): AgentMessage[] {
+  /** The `context` transform, with the branch's self-control markers. Fails open: any error gives the messages back untouched. */
+  render(messages: AgentMessage[], controls: ControlState = EMPTY_CONTROLS): AgentMessage[] {
     try {
-      const result = renderModelView(messages, this.index, this.config);
+      const result = renderModelView(messages, this.index, this.config, controls);
       for (const chain of result.stats.unresolvedChains) {
         // A chain Pi's compaction removed whole is simply gone; anything else is worth one note.
         if (chain.absent) continue;
@@ -609,6 +639,7 @@ export class PrunerRuntime {
       }
       this.history.inCurrentTask++;
       this.lastSent = result.messages;
+      this.sentControls = controls;
       this.bill.record(messages, result.messages);
       this.billing ??= unref(setTimeout(() => this.settleBill(), 0));
       return result.messages;
@@ -659,9 +690,39 @@ function unref<T>(timer: T): T {
   return timer;
 }
 
-/** The messages Pi builds for a branch (after its own compaction). */
-export function contextMessagesOf(branch: AnyEntry[]): AgentMessage[] {
-  return buildPiContext(branch).map((c) => c.message);
+/** The messages Pi builds for a branch (after its own compaction), with the agent's rewinds and shrinks applied. */
+export function contextMessagesOf(branch: AnyEntry[], controls: ControlState = EMPTY_CONTROLS): AgentMessage[] {
+  const context = buildPiContext(branch);
+  return (controls.markers.length ? visibleContext(context, controls) : context).map((c) => c.message);
+}
+
+/**
+ * Where in `sent` (rendered with `before`) the markers of `now` first change what is sent: the first
+ * message a new rewind hides or a new shrink replaces, or, for a retired marker, the first message
+ * after the earliest one it brings back. `sent.length` when nothing changes.
+ */
+export function controlChangeIn(sent: readonly AgentMessage[], before: ControlState, now: ControlState): number {
+  if (before === now) return sent.length;
+  const affected = (state: ControlState) => {
+    const keys = new Map<string, string>();
+    for (const r of activeRewinds(state)) for (const key of r.hidden) keys.set(key, r.id);
+    for (const s of activeShrinks(state)) if (s.targetKey) keys.set(s.targetKey, s.id);
+    return keys;
+  };
+  const was = affected(before);
+  const is = affected(now);
+  let returning = Infinity;
+  for (const [key, id] of was) {
+    if (is.get(key) === id) continue;
+    const time = keyTimestamp(key);
+    if (Number.isFinite(time)) returning = Math.min(returning, time);
+  }
+  for (let i = 0; i < sent.length; i++) {
+    const m = sent[i]!;
+    const key = messageKey(m);
+    if ((is.has(key) && was.get(key) !== is.get(key)) || m.timestamp >= returning) return i;
+  }
+  return sent.length;
 }
 
 type EntryDraft = { type: "custom"; customType: string; data: unknown } | { type: "custom_message"; customType: string; content: string; display: boolean; details: unknown };

@@ -7,6 +7,7 @@ import { rebuildIndex } from "../../core/src/prune/prune-index.ts";
 import { renderModelView } from "../../core/src/render/render.ts";
 import { cacheMeter } from "../../core/src/cost/cache-rules.ts";
 import type { Summarizer } from "../../core/src/prune/summarizer-prompts.ts";
+import { EMPTY_CONTROLS } from "../../core/src/control/control-entries.ts";
 import { OnceReporter, PrunerRuntime, requestHistoryOf, type RuntimeHost, type RuntimeOptions, type SummarizerCost } from "../../pi-extension/src/runtime.ts";
 import { statsReport, statusText } from "../../pi-extension/src/status.ts";
 import { formatQueryResult } from "../../pi-extension/src/query-tool.ts";
@@ -84,6 +85,7 @@ describe("what a turn's end does", () => {
       contextUsage: () => usage,
       summarizer: () => summarizer,
       contextMessages: () => (contextReads++, piContext(b)),
+      controls: () => EMPTY_CONTROLS,
     };
     let turnIndex = 0;
     /** One tool-using turn: the assistant's calls, their results, then turn_end. */

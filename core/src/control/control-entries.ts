@@ -168,6 +168,11 @@ export function messageKey(message: AgentMessage): string {
   return `${message.role}\u0000${message.timestamp}\u0000${id}`;
 }
 
+/** The timestamp a message key was made from. */
+export function keyTimestamp(key: string): number {
+  return Number(key.slice(key.indexOf("\u0000") + 1, key.lastIndexOf("\u0000")));
+}
+
 export function activeRewinds(state: ControlState): RewindMarker[] {
   return state.markers.filter((m): m is RewindMarker => m.kind === "rewind" && m.state === "active");
 }

@@ -13,6 +13,7 @@ import {
   REWIND_ENTRY,
   SHRINK_ENTRY,
   TURN_METRIC_ENTRY,
+  EMPTY_CONTROLS,
   messageKey,
   type CancelData,
   type CancelReason,
@@ -274,4 +275,36 @@ function resolveUnpinnedRewind(branch: readonly AnyEntry[], position: number, da
 
 function resolveUnpinnedShrink(branch: readonly AnyEntry[], position: number, data: ShrinkData, state: ControlState): string | undefined {
   return resolveShrinkTarget(contextBefore(branch, position, state), data.target)?.entryId;
+}
+
+/** Whether an entry can change what readControls finds: a marker, a note or a label. */
+function isControlEntry(entry: AnyEntry): boolean {
+  if (entry.type === "label") return true;
+  const customType = (entry as { customType?: unknown }).customType;
+  return (entry.type === "custom" || entry.type === "custom_message") && typeof customType === "string" && customType.startsWith("mulligan:");
+}
+
+/**
+ * readControls for a branch that grows between calls (Pi's `context` event): the state is read
+ * again only when the branch's control entries differ from the previous call's, and otherwise the
+ * same object comes back, so the render's memory of the previous request still applies.
+ */
+export class ControlsReader {
+  private signature = "";
+  private state: ControlState = EMPTY_CONTROLS;
+
+  read(branch: readonly AnyEntry[]): ControlState {
+    let signature = "";
+    for (const entry of branch) if (isControlEntry(entry)) signature += `${entry.id}\n`;
+    if (signature !== this.signature) {
+      this.signature = signature;
+      this.state = signature === "" ? EMPTY_CONTROLS : readControls(branch);
+    }
+    return this.state;
+  }
+
+  /** The state last read. */
+  current(): ControlState {
+    return this.state;
+  }
 }

@@ -59,11 +59,7 @@ export interface RenderResult {
  */
 export function renderModelView(messages: AgentMessage[], index: PruneIndex, config: RenderConfig, controls?: ControlState): RenderResult {
   const active = activeControls(config, controls);
-  if (!config.enabled) {
-    if (!active) return { messages, stats: emptyRenderStats() };
-    const stats = emptyRenderStats();
-    return { messages: applySelfControl(messages, active, config, stats).messages, stats };
-  }
+  if (!config.enabled) return active ? renderWhole(messages, index, config, active) : { messages, stats: emptyRenderStats() };
   return renderIncrementally(messages, index, config, active);
 }
 
@@ -72,11 +68,30 @@ function activeControls(config: RenderConfig, controls: ControlState | undefined
   return (config.selfControl ?? DEFAULT_CONFIG.selfControl).enabled ? controls : undefined;
 }
 
-/** Every step over the whole array, nothing remembered: what the first request after a flush costs. */
-export function renderWhole(input: AgentMessage[], index: PruneIndex, config: RenderConfig, controls?: ControlState): RenderResult {
+/** The render's steps, in order: what `renderWhole` can report after each. */
+export const RENDER_STEPS = ["self-control", "stubs", "error-purge", "chains", "orphan-sweep", "thinking-strip"] as const;
+export type RenderStep = (typeof RENDER_STEPS)[number];
+
+/**
+ * Every step over the whole array, nothing remembered: what the first request after a flush costs.
+ * `observe` is shown the messages after each step (the audit's breakdown).
+ */
+export function renderWhole(
+  input: AgentMessage[],
+  index: PruneIndex,
+  config: RenderConfig,
+  controls?: ControlState,
+  observe?: (step: RenderStep, messages: readonly AgentMessage[]) => void,
+): RenderResult {
   const stats = emptyRenderStats();
-  if (!config.enabled) return { messages: input, stats };
-  const { messages, shrunk } = applySelfControl(input, activeControls(config, controls), config, stats);
+  const active = activeControls(config, controls);
+  if (!config.enabled) {
+    const messages = active ? applySelfControl(input, active, config, stats).messages : input;
+    for (const step of RENDER_STEPS) observe?.(step, messages);
+    return { messages, stats };
+  }
+  const { messages, shrunk } = applySelfControl(input, active, config, stats);
+  observe?.("self-control", messages);
   const full = {
     ...config,
     chainCompression: config.chainCompression ?? DEFAULT_CONFIG.chainCompression,
@@ -86,11 +101,16 @@ export function renderWhole(input: AgentMessage[], index: PruneIndex, config: Re
   const inEpoch = (view: readonly AgentMessage[]) => (config.cacheAware ?? DEFAULT_CONFIG.cacheAware ? epochEnd(view, index.epoch) : view.length);
   const end = inEpoch(messages);
   let current = stubResults(messages, index, config, stats, end, shrunk);
+  observe?.("stubs", current);
   current = purgeErroredArgs(current, messages, full, stats, end);
+  observe?.("error-purge", current);
   current = pruneChainRanges(current, messages, index, full, stats);
+  observe?.("chains", current);
   current = sweepOrphans(current, stats);
+  observe?.("orphan-sweep", current);
   // Chain blocks and the sweep change positions: the epoch's end is found again in what they left.
   current = stripThinking(current, full, stats, inEpoch(current));
+  observe?.("thinking-strip", current);
   return { messages: current, stats };
 }
 

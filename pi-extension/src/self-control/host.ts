@@ -1,0 +1,23 @@
+// What the self-control tools and commands ask of the rest of the extension. The tools write
+// their markers with Pi's own calls (appendEntry, sendMessage, setLabel); everything they read
+// about the session comes through here.
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { AgentMessage, AnyEntry, ContextMessage, ControlState, PruneConfig, RenderStep } from "@pi-pruner/core";
+
+export interface SelfControlHost {
+  /** The effective settings (`selfControl` and the protection lists). */
+  config(): PruneConfig;
+  /** The current branch, root → leaf. */
+  branch(ctx: ExtensionContext): AnyEntry[];
+  /** The branch's self-control markers now (re-read only when they change). */
+  controls(ctx: ExtensionContext): ControlState;
+  /** The context Pi builds for the branch with the active markers applied, each message tied to its entry: what a new marker is resolved against. */
+  visibleContext(ctx: ExtensionContext): ContextMessage[];
+  /** What the model is sent for the branch now, after each step of the render (for the audit). */
+  renderSteps(ctx: ExtensionContext): { raw: readonly AgentMessage[]; steps: { step: RenderStep; messages: readonly AgentMessage[] }[] };
+  /** The model's context window in tokens, when known. */
+  contextWindow(ctx: ExtensionContext): number | undefined;
+}
+
+/** The one answer every self-control tool and command gives while the feature is off. */
+export const SELF_CONTROL_OFF = "pi-pruner: refused: self-control is off (contextPrune.selfControl.enabled is false).";
