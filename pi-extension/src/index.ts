@@ -68,7 +68,8 @@ export default function piPruner(pi: ExtensionAPI): void {
     ui = ctx.ui;
     runtime.useModel(ctx.model?.api);
     const messages = event.messages as unknown as AgentMessage[];
-    const rendered = runtime.render(messages, runtime.controls.read(branchOf(ctx)));
+    let rendered = runtime.render(messages, runtime.controls.read(branchOf(ctx)));
+    rendered = runtime.failOpen("nudges", () => selfControl.live.onContext(ctx, messages, rendered), rendered);
     if (rendered === messages) return;
     showStatus(ctx);
     return { messages: rendered as unknown as typeof event.messages };
@@ -76,7 +77,7 @@ export default function piPruner(pi: ExtensionAPI): void {
 
   registerQueryTool(pi, { index: () => runtime.index, spill: () => runtime.spill });
 
-  const selfControlCommands = registerSelfControl(pi, {
+  const selfControl = registerSelfControl(pi, {
     config: () => runtime.config,
     branch: branchOf,
     controls: (ctx) => runtime.controls.read(branchOf(ctx)),
@@ -108,5 +109,5 @@ export default function piPruner(pi: ExtensionAPI): void {
     treeNodes: () => treeNodes(runtime.index),
     flushNow: async (ctx) => settle(ctx, await runtime.flushCommand(hostOf(ctx))),
     compactNow: async (ctx) => settle(ctx, await runtime.compactCommand(hostOf(ctx))),
-  }, selfControlCommands);
+  }, selfControl.subcommands);
 }

@@ -610,6 +610,16 @@ export class PrunerRuntime {
     }
   }
 
+  /** Runs `work`; on an error reports it once under `what` and gives `fallback` back. */
+  failOpen<T>(what: string, work: () => T, fallback: T): T {
+    try {
+      return work();
+    } catch (error) {
+      this.reporter.report(`${what}:${(error as Error).message}`, `pi-pruner: ${what} failed (${(error as Error).message}); left the request as it was`, "error");
+      return fallback;
+    }
+  }
+
   /** Bills the requests not billed yet and gives the session's totals (the bill is fail-open too). */
   settleBill(): BillTotals | undefined {
     if (this.billing) clearTimeout(this.billing);

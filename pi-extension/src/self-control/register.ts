@@ -5,10 +5,11 @@ import type { Subcommand } from "../commands.ts";
 import type { SelfControlHost } from "./host.ts";
 import { registerRewindTools, rewindSubcommands } from "./rewind-tools.ts";
 import { registerShrinkTools, shrinkSubcommands } from "./shrink-tools.ts";
+import { createSelfControlLive, type SelfControlLive } from "./live.ts";
 
-/** Registers the tools and event handlers; returns the `/pruner` subcommands they add. */
-export function registerSelfControl(pi: ExtensionAPI, host: SelfControlHost): Record<string, Subcommand> {
+/** Registers the tools and event handlers; returns the `/pruner` subcommands they add and the hook the `context` handler calls. */
+export function registerSelfControl(pi: ExtensionAPI, host: SelfControlHost): { subcommands: Record<string, Subcommand>; live: SelfControlLive } {
   registerRewindTools(pi, host);
   registerShrinkTools(pi, host);
-  return { ...rewindSubcommands(host), ...shrinkSubcommands(host) };
+  return { subcommands: { ...rewindSubcommands(host), ...shrinkSubcommands(host) }, live: createSelfControlLive(pi, host) };
 }
