@@ -1,5 +1,6 @@
 // `npm run demo`: the real `pi` with the pruner on a scripted multi-prompt coding session (review,
-// build, tests, fixes, a failing edit, a recovery of a pruned read), against a built-in scripted
+// build, tests, fixes, a failing edit, a recovery of a pruned read, the agent rewinding a bloated
+// search and shrinking a large read), against a built-in scripted
 // model server on 127.0.0.1 (no API key needed). The same session runs twice, with and without the
 // extension, so every request can be compared: what the model was sent vs. what it would have been
 // sent. `--vscode` then opens the session in code-server with the editor extension.
@@ -109,6 +110,25 @@ interface Recovery {
 
 const RECOVERY_QUESTION = "For the pull request description: how did handleRequest look before your change? Quote it exactly.";
 
+const SELF_CONTROL_PROMPT = "Which source files mention a module? List them.";
+const REWIND_NOTE = {
+  what_happened: "grep -rn over the whole project matched every line of build.log and flooded the context; search with -l and only in src and scripts.",
+  true_current_state: "No file has been changed for this question; the build and the tests passed at the end of the previous prompt.",
+  next: "Run grep -rln 'module' src scripts and read only the files it lists.",
+};
+const SHRINK_REPLACEMENT = "src/server.ts: handleRequest(path, body) splits the body on commas, rejects values that are not numbers (\"bad request\"), answers appTotal for /total; then 45 serverStepN helpers. No module imports besides ./app.ts.";
+
+/** What the self-control prompt measured: the bloated search before and after its rewind, the large read before and after its shrink. */
+interface SelfControlFigures {
+  grepChars?: number;
+  beforeRewind?: number;
+  afterRewind?: number;
+  grepGone?: boolean;
+  readChars?: number;
+  shrunkChars?: number;
+}
+const selfControl: SelfControlFigures = {};
+
 /** The agent's side of the task, one list of replies per prompt; `recovery` records what the recovery prompt found. */
 function script(recovery: Recovery): { prompt: string; replies: Step[] }[] {
   return [
@@ -192,6 +212,32 @@ function script(recovery: Recovery): { prompt: string; replies: Step[] }[] {
       ],
     },
     {
+      prompt: SELF_CONTROL_PROMPT,
+      replies: [
+        // A search without a limit: every match in build.log and the sources lands in context.
+        { toolCalls: [bash("grep -rn 'module' .")] },
+        (req) => {
+          selfControl.grepChars = toolResults(req.body).at(-1)?.text.length;
+          selfControl.beforeRewind = requestChars(req.body);
+          return { toolCalls: [{ name: "context_rewind", arguments: { granularity: "last_tool_call_group", note: REWIND_NOTE } }] };
+        },
+        (req) => {
+          selfControl.afterRewind = requestChars(req.body);
+          selfControl.grepGone = !req.allText.includes("./build.log:");
+          return { toolCalls: [bash("grep -rln 'module' src scripts")] };
+        },
+        { toolCalls: [read("src/server.ts")] },
+        (req) => {
+          selfControl.readChars = toolResults(req.body).at(-1)?.text.length;
+          return { toolCalls: [{ name: "context_shrink", arguments: { target: { by_tool_name: "read", occurrence: "last" }, replacement: SHRINK_REPLACEMENT } }] };
+        },
+        (req) => {
+          selfControl.shrunkChars = toolResults(req.body).find((r) => r.text.includes("<context-shrunk>"))?.text.length;
+          return { text: "No source file imports a module by that name: only build.log and scripts/build.sh mention modules." };
+        },
+      ],
+    },
+    {
       prompt: "Run the build and the tests one last time and summarize the session.",
       replies: [
         { toolCalls: [bash("sh scripts/build.sh && sh scripts/test.sh")] },
@@ -266,6 +312,7 @@ async function main(): Promise<void> {
   console.log(`pi-pruner demo: the real \`pi\` on a scripted ${script({}).length}-prompt coding session (scripted model on 127.0.0.1)\n`);
   const recovery: Recovery = {};
   const pruned = await runTask(true, recovery);
+  const figures = { ...selfControl };
   const raw = await runTask(false, recovery);
   raw.ws.cleanup();
 
@@ -297,7 +344,15 @@ async function main(): Promise<void> {
         : `- (no pruned read of src/server.ts was in context at prompt ${recoveryPrompt}, so the agent read the file again)`
     }`,
   );
+  const selfPrompt = pruned.prompts.indexOf(SELF_CONTROL_PROMPT) + 1;
+  console.log(
+    `  rewound:    prompt ${selfPrompt}: the agent's \`grep -rn\` printed ${n(figures.grepChars ?? 0)} characters; it called context_rewind (last_tool_call_group) with a note, ` +
+      `and the next request was ${n(figures.beforeRewind ?? 0)} → ${n(figures.afterRewind ?? 0)} characters (the search ${figures.grepGone ? "gone" : "STILL THERE"}, the note in its place)`,
+  );
+  console.log(`  shrunk:     then it read src/server.ts (${n(figures.readChars ?? 0)} characters) and called context_shrink on it: ${n(figures.shrunkChars ?? 0)} characters in its place from then on`);
   const missing = [
+    !figures.grepGone && "the rewind hid nothing",
+    !figures.shrunkChars && "the shrink replaced nothing",
     summarizerCalls === 0 && "nothing was summarized",
     view.chains.length === 0 && "no chain was compressed",
     deduped.length === 0 && "no read was deduplicated",
