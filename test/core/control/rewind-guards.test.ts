@@ -86,8 +86,9 @@ describe("checkRewind: the bounds", () => {
   it("refuses once maxRewindsPerPrompt rewinds landed back at the latest user message; those of earlier prompts do not count", () => {
     const s = new SessionBuilder().user("first").toolUse("bash", { command: "a" }, "1");
     rewindMarker(s, ["e2", "e3"], timestampOf(s, "e3") + 1);
-    s.user("second").toolUse("bash", { command: "b" }, "2").toolUse("bash", { command: "c" }, "3");
-    const latestUser = s.entries.find((e) => e.type === "message" && (e as { message: AgentMessage }).message.content === "second")!.id;
+    s.user("second");
+    const latestUser = s.lastId;
+    s.toolUse("bash", { command: "b" }, "2").toolUse("bash", { command: "c" }, "3");
     const config = { ...DEFAULT_CONFIG.selfControl, maxRewindsPerPrompt: 1 };
     ownCall(s);
     expect(check(s, { config }).ok).toBe(true);
