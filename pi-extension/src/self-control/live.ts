@@ -1,14 +1,148 @@
 // What self-control does on Pi's live events besides its tools: the nudges that ride requests
 // already being made (never persisted), the per-turn growth metric, and retiring stale shrinks.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { AgentMessage } from "@pi-pruner/core";
+import {
+  CANCEL_ENTRY,
+  CONTROL_SCHEMA,
+  CONTROL_VERSION,
+  TURN_METRIC_ENTRY,
+  activeShrinks,
+  agentAttributableTokens,
+  bloatReminder,
+  bloatThreshold,
+  cancelData,
+  contentBytes,
+  driftNudge,
+  estimateTokens,
+  highWater,
+  messageKey,
+  messagesChars,
+  turnGrowthOf,
+  type AgentMessage,
+  type HighWaterState,
+  type TurnMetricData,
+} from "@pi-pruner/core";
 import type { SelfControlHost } from "./host.ts";
 
 export interface SelfControlLive {
-  /** After the render, before the request leaves: may add a nudge to what is sent. */
+  /** After the render, before the request leaves: retires stale shrinks and may add a nudge to what is sent. */
   onContext(ctx: ExtensionContext, raw: readonly AgentMessage[], rendered: AgentMessage[]): AgentMessage[];
+  /** At a turn's end: records how much the agent's own context grew over the turn. */
+  onTurnEnd(ctx: ExtensionContext, turn: { turnIndex?: number }): void;
 }
 
-export function createSelfControlLive(_pi: ExtensionAPI, _host: SelfControlHost): SelfControlLive {
-  return { onContext: (_ctx, _raw, rendered) => rendered };
+/** The custom type of a nudge sent as a message of its own (when the newest message cannot carry it). Never persisted. */
+export const NUDGE_MESSAGE = "pi-pruner:nudge";
+
+/** The newest message with the nudge appended, or the nudge as a message of its own after it. A copy: Pi's messages are left as they were. */
+export function withNudge(messages: readonly AgentMessage[], note: string): AgentMessage[] {
+  const out = messages.slice();
+  const last = out[out.length - 1];
+  const block = { type: "text" as const, text: note };
+  if (last?.role === "toolResult") {
+    out[out.length - 1] = { ...last, content: [...last.content, block] };
+  } else if (last?.role === "user") {
+    const content = typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content;
+    out[out.length - 1] = { ...last, content: [...content, block] };
+  } else {
+    out.push({ role: "custom", customType: NUDGE_MESSAGE, content: note, display: false, timestamp: Date.now() });
+  }
+  return out;
+}
+
+const OWN_TOOLS = /^context_/;
+
+export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): SelfControlLive {
+  // Renders in a row in which each active shrink's target was missing from what Pi would send.
+  const absentFor = new Map<string, number>();
+  // Shrinks this process already retired: the cancel is on the branch from the next read on.
+  const retiredHere = new Set<string>();
+  let highWaterState: HighWaterState = { above: false };
+  // The agent's own tokens at the last turn's end, and the leaf then: a baseline from another branch means nothing.
+  let baseline: { tokens: number; leafId: string | null } | undefined;
+  // The newest metric a request has seen, and the one a drift nudge last fired on.
+  let lastMetricSeen: string | undefined;
+  let nudgedAtMetric: string | undefined;
+
+  const retireStaleShrinks = (ctx: ExtensionContext, raw: readonly AgentMessage[]) => {
+    const config = host.config().selfControl;
+    const controls = host.controls(ctx);
+    const shrinks = activeShrinks(controls).filter((s) => !retiredHere.has(s.id));
+    if (shrinks.length === 0) return;
+    const keys = new Set(raw.map(messageKey));
+    let seq = controls.nextSeq;
+    const active = new Set<string>();
+    for (const shrink of shrinks) {
+      active.add(shrink.id);
+      const present = shrink.targetKey !== undefined && keys.has(shrink.targetKey);
+      const count = present ? 0 : (absentFor.get(shrink.id) ?? 0) + 1;
+      absentFor.set(shrink.id, count);
+      if (count < config.shrinkStaleAfterRenders) continue;
+      // It takes effect from the next request: this one is already rendered.
+      pi.appendEntry(CANCEL_ENTRY, cancelData(shrink.id, "stale", seq++, Date.now()));
+      retiredHere.add(shrink.id);
+      absentFor.delete(shrink.id);
+    }
+    for (const id of absentFor.keys()) if (!active.has(id)) absentFor.delete(id);
+  };
+
+  const driftNote = (ctx: ExtensionContext): string | undefined => {
+    const growth = turnGrowthOf(host.branch(ctx));
+    const newest = growth[growth.length - 1];
+    // One chance per recorded turn: the request right after it.
+    if (!newest || newest.entryId === lastMetricSeen) return undefined;
+    lastMetricSeen = newest.entryId;
+    // A window counts only turns after the last nudge, so it repeats at most once a window.
+    const since = nudgedAtMetric ? growth.findIndex((g) => g.entryId === nudgedAtMetric) + 1 : 0;
+    const note = driftNudge(growth.slice(since).map((g) => g.deltaTokens), host.config().selfControl);
+    if (note) nudgedAtMetric = newest.entryId;
+    return note;
+  };
+
+  const highWaterNote = (ctx: ExtensionContext, rendered: readonly AgentMessage[]): string | undefined => {
+    const result = highWater(highWaterState, estimateTokens(messagesChars(rendered)), host.contextWindow(ctx), host.config().selfControl.highWaterFraction);
+    highWaterState = result.state;
+    return result.note;
+  };
+
+  pi.on("tool_result", (event, _ctx) => {
+    try {
+      const config = host.config().selfControl;
+      if (!config.enabled || !config.bloatReminder || OWN_TOOLS.test(event.toolName)) return undefined;
+      const bytes = contentBytes(event.content);
+      if (bytes <= bloatThreshold(event.toolName, config)) return undefined;
+      return { content: [...event.content, { type: "text" as const, text: bloatReminder(event.toolName, bytes, event.toolCallId) }] };
+    } catch {
+      // The result goes to the model as the tool gave it.
+      return undefined;
+    }
+  });
+
+  return {
+    onContext(ctx, raw, rendered) {
+      if (!host.config().selfControl.enabled) return rendered;
+      retireStaleShrinks(ctx, raw);
+      const notes = [driftNote(ctx), highWaterNote(ctx, rendered)].filter((n): n is string => n !== undefined);
+      return notes.length ? withNudge(rendered, notes.join("\n")) : rendered;
+    },
+
+    onTurnEnd(ctx, turn) {
+      if (!host.config().selfControl.enabled) return;
+      const branch = host.branch(ctx);
+      const tokens = agentAttributableTokens(host.visibleContext(ctx).map((c) => c.message));
+      const onBranch = baseline !== undefined && (baseline.leafId === null || branch.some((e) => e.id === baseline!.leafId));
+      const deltaTokens = baseline && onBranch ? tokens - baseline.tokens : null;
+      const metric: TurnMetricData = {
+        schema: CONTROL_SCHEMA,
+        v: CONTROL_VERSION,
+        kind: "turn-metric",
+        seq: host.controls(ctx).nextSeq,
+        ts: Date.now(),
+        deltaTokens,
+        ...(typeof turn.turnIndex === "number" ? { turnIndex: turn.turnIndex } : {}),
+      };
+      pi.appendEntry(TURN_METRIC_ENTRY, metric);
+      baseline = { tokens, leafId: branch[branch.length - 1]?.id ?? null };
+    },
+  };
 }

@@ -1,10 +1,154 @@
-// The shrink and audit tools, the nudges that ride requests, and the stale and cap retirement of shrinks.
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+// The shrink and audit tools, and the person's `/pruner audit`.
+import { randomUUID } from "node:crypto";
+import { Type } from "typebox";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import {
+  CANCEL_ENTRY,
+  SHRINK_ENTRY,
+  auditReport,
+  cancelData,
+  capForNotice,
+  describeShrinkTarget,
+  estimateTokens,
+  formatAudit,
+  formatNumber,
+  messageChars,
+  readShrinkTarget,
+  resolveShrinkTarget,
+  shrinkData,
+  shrinkRefusal,
+  shrinksOverCap,
+} from "@pi-pruner/core";
 import type { Subcommand } from "../commands.ts";
-import type { SelfControlHost } from "./host.ts";
+import { parseObjectArguments } from "./arguments.ts";
+import { SELF_CONTROL_OFF, type SelfControlHost } from "./host.ts";
 
-export function registerShrinkTools(_pi: ExtensionAPI, _host: SelfControlHost): void {}
+export const SHRINK_TOOL = "context_shrink";
+export const AUDIT_TOOL = "context_audit";
 
-export function shrinkSubcommands(_host: SelfControlHost): Record<string, Subcommand> {
-  return {};
+const TargetSchema = Type.Union(
+  [
+    Type.Object({ by_tool_call_id: Type.String({ description: "The tool-call id of the result" }) }),
+    Type.Object({
+      by_tool_name: Type.String({ description: "A tool name, e.g. bash or read" }),
+      occurrence: Type.Optional(Type.Union([Type.Literal("first"), Type.Literal("last")], { description: "Which result of that tool (default last)" })),
+    }),
+    Type.Object({ by_content_includes: Type.String({ description: "Text the message contains (the first such message)" }) }),
+  ],
+  { description: "The one message to replace" },
+);
+
+interface ShrinkParams {
+  target: unknown;
+  replacement: string;
+  reason?: string;
+}
+
+const text = (value: string, details: Record<string, unknown> = {}) => ({ content: [{ type: "text" as const, text: value }], details });
+const refused = (why: string) => text(`pi-pruner: refused: ${why}`, { refused: true });
+
+function auditText(host: SelfControlHost, ctx: ExtensionContext, top: number | undefined, audience: "agent" | "person"): string {
+  const { raw, steps } = host.renderSteps(ctx);
+  const report = auditReport({ raw, steps, controls: host.controls(ctx), config: host.config(), top, contextWindow: host.contextWindow(ctx) });
+  return formatAudit(report, audience);
+}
+
+function shrink(pi: ExtensionAPI, host: SelfControlHost, params: ShrinkParams, ctx: ExtensionContext) {
+  const config = host.config();
+  if (!config.selfControl.enabled) return text(SELF_CONTROL_OFF, { refused: true });
+  const target = readShrinkTarget(params.target);
+  if (!target) return refused("target must be one of {by_tool_call_id}, {by_tool_name, occurrence}, {by_content_includes}.");
+  const replacement = typeof params.replacement === "string" ? params.replacement : "";
+  if (replacement.trim() === "") return refused("the replacement is empty; write the summary the message should be replaced with.");
+
+  const context = host.visibleContext(ctx);
+  const found = resolveShrinkTarget(context, target);
+  // A marker that matches nothing now can never apply (its target is fixed where it is written), so none is written.
+  if (!found) return text(`matched: no — nothing in your context is ${describeShrinkTarget(target)}; nothing was recorded.`, { matched: false });
+  const refusal = shrinkRefusal(context, found.position, config);
+  if (refusal) return refused(`${refusal}.`);
+
+  const controls = host.controls(ctx);
+  const id = randomUUID();
+  const ts = Date.now();
+  let seq = controls.nextSeq;
+  const reason = typeof params.reason === "string" && params.reason.trim() !== "" ? params.reason.trim() : undefined;
+  pi.appendEntry(SHRINK_ENTRY, shrinkData({ id, target, replacement, reason, pinnedEntryId: found.entryId, seq: seq++, ts }));
+  const retired = shrinksOverCap(controls, config.selfControl.maxActiveShrinks);
+  for (const old of retired) pi.appendEntry(CANCEL_ENTRY, cancelData(old.id, "cap", seq++, ts));
+
+  const before = estimateTokens(messageChars(context[found.position]!.message));
+  const saved = Math.max(0, before - estimateTokens(replacement.length));
+  const retiredText = retired.length
+    ? ` To stay within maxActiveShrinks (${config.selfControl.maxActiveShrinks}) the oldest ${retired.length === 1 ? "shrink" : `${retired.length} shrinks`} (${retired.map((r) => r.id).join(", ")}) no longer ${retired.length === 1 ? "applies" : "apply"}.`
+    : "";
+  try {
+    // The person sees what the agent will treat as the message from now on; the model is not sent it twice.
+    ctx.ui.notify(`pi-pruner: the agent shrank ${describeShrinkTarget(target)}; in its place it keeps:\n${capForNotice(replacement, config.selfControl.notifyMaxChars)}`, "info");
+  } catch {
+    // The marker is written; a notification that fails changes nothing.
+  }
+  return text(`matched: yes — marker ${id}: ${describeShrinkTarget(target)} (~${formatNumber(saved)} tokens smaller) shows your replacement from the next request on.${retiredText}`, {
+    matched: true,
+    markerId: id,
+    retired: retired.map((r) => r.id),
+  });
+}
+
+export function registerShrinkTools(pi: ExtensionAPI, host: SelfControlHost): void {
+  pi.registerTool({
+    name: SHRINK_TOOL,
+    label: "Context shrink",
+    description:
+      "Replace one past message in your view with a compact summary you write, from the next request on (the session keeps the original). " +
+      "Use it when a call was right but its output is too big to keep carrying; the call stays, only its result shows your summary. " +
+      "The replacement must be faithful: you will treat it as the message from then on.",
+    promptSnippet: "Replace a bloated past tool result in your context with your own summary",
+    parameters: Type.Object({
+      target: TargetSchema,
+      replacement: Type.String({ description: "What you keep in its place (non-empty)" }),
+      reason: Type.Optional(Type.String({ description: "Why, in a few words" })),
+    }),
+    prepareArguments: (args: unknown) => parseObjectArguments<ShrinkParams>(args, ["target"]) as never,
+    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+      try {
+        return shrink(pi, host, params as ShrinkParams, ctx);
+      } catch (error) {
+        return text(`pi-pruner: the shrink failed (${(error as Error).message}); nothing changed.`, { error: true });
+      }
+    },
+  });
+
+  pi.registerTool({
+    name: AUDIT_TOOL,
+    label: "Context audit",
+    description:
+      "Show what your context holds now, as the model is sent it: estimated tokens after each pruning step, the largest messages, results over the bloat threshold, and the rewinds, shrinks and checkpoints in force. Read-only.",
+    parameters: Type.Object({
+      top: Type.Optional(Type.Integer({ minimum: 0, description: "How many of the largest messages to list (default 8)" })),
+    }),
+    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+      if (!host.config().selfControl.enabled) return text(SELF_CONTROL_OFF, { refused: true });
+      try {
+        return text(auditText(host, ctx, (params as { top?: number }).top, "agent"));
+      } catch (error) {
+        return text(`pi-pruner: the audit failed (${(error as Error).message}).`, { error: true });
+      }
+    },
+  });
+}
+
+export function shrinkSubcommands(host: SelfControlHost): Record<string, Subcommand> {
+  return {
+    audit: {
+      description: "what the model is sent now, step by step, its largest parts and the agent's markers (shown to you only)",
+      run(_args, ctx) {
+        if (!host.config().selfControl.enabled) {
+          ctx.ui.notify(SELF_CONTROL_OFF, "warning");
+          return;
+        }
+        ctx.ui.notify(auditText(host, ctx, undefined, "person"), "info");
+      },
+    },
+  };
 }
