@@ -1,6 +1,6 @@
 // The shrink and audit tools, and the person's `/pruner audit`.
 import { randomUUID } from "node:crypto";
-import { Type } from "typebox";
+import { Type, type Static } from "typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import {
   CANCEL_ENTRY,
@@ -38,11 +38,16 @@ const TargetSchema = Type.Union(
   { description: "The one message to replace" },
 );
 
-interface ShrinkParams {
-  target: unknown;
-  replacement: string;
-  reason?: string;
-}
+const ShrinkParameters = Type.Object({
+  target: TargetSchema,
+  replacement: Type.String({ description: "What you keep in its place (non-empty)" }),
+  reason: Type.Optional(Type.String({ description: "Why, in a few words" })),
+});
+type ShrinkParams = Static<typeof ShrinkParameters>;
+
+const AuditParameters = Type.Object({
+  top: Type.Optional(Type.Integer({ minimum: 0, description: "How many of the largest messages to list (default 8)" })),
+});
 
 const text = (value: string, details: Record<string, unknown> = {}) => ({ content: [{ type: "text" as const, text: value }], details });
 const refused = (why: string) => text(`pi-pruner: refused: ${why}`, { refused: true });
@@ -104,15 +109,11 @@ export function registerShrinkTools(pi: ExtensionAPI, host: SelfControlHost): vo
       "Use it when a call was right but its output is too big to keep carrying; the call stays, only its result shows your summary. " +
       "The replacement must be faithful: you will treat it as the message from then on.",
     promptSnippet: "Replace a bloated past tool result in your context with your own summary",
-    parameters: Type.Object({
-      target: TargetSchema,
-      replacement: Type.String({ description: "What you keep in its place (non-empty)" }),
-      reason: Type.Optional(Type.String({ description: "Why, in a few words" })),
-    }),
-    prepareArguments: (args: unknown) => parseObjectArguments<ShrinkParams>(args, ["target"]) as never,
+    parameters: ShrinkParameters,
+    prepareArguments: (args: unknown) => parseObjectArguments<ShrinkParams>(args, ["target"]),
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       try {
-        return shrink(pi, host, params as ShrinkParams, ctx);
+        return shrink(pi, host, params, ctx);
       } catch (error) {
         return text(`pi-pruner: the shrink failed (${(error as Error).message}); nothing changed.`, { error: true });
       }
@@ -124,13 +125,11 @@ export function registerShrinkTools(pi: ExtensionAPI, host: SelfControlHost): vo
     label: "Context audit",
     description:
       "Show what your context holds now, as the model is sent it: estimated tokens after each pruning step, the largest messages, results over the bloat threshold, and the rewinds, shrinks and checkpoints in force. Read-only.",
-    parameters: Type.Object({
-      top: Type.Optional(Type.Integer({ minimum: 0, description: "How many of the largest messages to list (default 8)" })),
-    }),
+    parameters: AuditParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       if (!host.config().selfControl.enabled) return text(SELF_CONTROL_OFF, { refused: true });
       try {
-        return text(auditText(host, ctx, (params as { top?: number }).top, "agent"));
+        return text(auditText(host, ctx, params.top, "agent"));
       } catch (error) {
         return text(`pi-pruner: the audit failed (${(error as Error).message}).`, { error: true });
       }
