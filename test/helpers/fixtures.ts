@@ -36,9 +36,25 @@ export function prunedSessionBuilder(): SessionBuilder {
   b.toolUse("read", { path: "src/a.ts" }, "A".repeat(1200), { id: "c4" });
   const c4 = ts("c4");
   b.custom("context-prune-dedup-alias", { newToolCallId: "c4", originalToolCallId: "c2", newResultTimestamp: c4, originalResultTimestamp: ts("c2") });
-  b.custom("mulligan:shrink", { schema: "pi-mulligan", v: 1, kind: "shrink", markerId: "m1" });
-  b.custom("mulligan:rewind", { schema: "pi-mulligan", v: 1, kind: "rewind", markerId: "m2" });
-  b.custom("mulligan:cancel", { schema: "pi-mulligan", v: 1, kind: "cancel", markerId: "m2" });
+  // The agent's markers, in pi-mulligan's shapes, changing nothing the model is sent: the shrink
+  // names the protected skill read (never shrunk), the rewind of the re-read was cancelled.
+  const resultEntry = (id: string) => b.entries.find((x) => x.type === "message" && (x as { message: { toolCallId?: string } }).message.toolCallId === id)!.id;
+  const c4Result = resultEntry("c4");
+  const c4Call = b.entries[b.entries.findIndex((x) => x.id === c4Result) - 1]!.id;
+  const c1Result = resultEntry("c1");
+  b.custom("mulligan:shrink", { schema: "pi-mulligan", v: 1, kind: "shrink", id: "m1", target: { by_tool_call_id: "c1" }, replacement: "the gate skill: run the gate", pinnedEntryId: c1Result, seq: 1, ts: c4 + 10 });
+  b.custom("mulligan:rewind", {
+    schema: "pi-mulligan",
+    v: 1,
+    kind: "rewind",
+    id: "m2",
+    granularity: "last_tool_call_group",
+    hideEntryIds: [c4Call, c4Result],
+    note: { what_happened: "read src/a.ts a second time", true_current_state: "src/a.ts is all A's", next: "fix the build" },
+    seq: 2,
+    ts: c4 + 20,
+  });
+  b.custom("mulligan:cancel", { schema: "pi-mulligan", v: 1, kind: "cancel", targetId: "m2", reason: "person", seq: 3, ts: c4 + 30 });
   b.label(b.lastId, "mulligan:checkpoint:before-refactor");
   b.assistant("same as before");
   return b;

@@ -1,6 +1,7 @@
 // Read-only documents under the `pi-pruner:` scheme: a pruned call with its full original output,
-// a summary's markdown, the model view of a session, the two sides of a chain review, a compaction,
-// a marker note and a session's unreadable lines. Content is plain text built from the session
+// a summary's markdown, the model view of a session (rewound spans and shrinks marked), the two
+// sides of a chain review, a compaction, a rewind or shrink with its note or replacement, and a
+// session's unreadable lines. Content is plain text built from the session
 // file; nothing in it is interpreted, and a document is only ever opened by a person's click.
 import { stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
@@ -8,7 +9,8 @@ import * as vscode from "vscode";
 import { contentText } from "@pi-pruner/core";
 import type { AgentMessage, ToolResultMessage } from "@pi-pruner/core";
 import { BodyCache } from "@pi-pruner/core";
-import { buildModelViewWithBodies, messagesAsText, type ModelView } from "@pi-pruner/core";
+import { buildModelViewWithBodies, modelViewText, type ModelView } from "@pi-pruner/core";
+import { markerEffectText, markerStateText, type MarkerView } from "@pi-pruner/core";
 import { fileSpillStorage } from "@pi-pruner/core";
 import type { RenderConfig } from "@pi-pruner/core";
 import { estimateTokens } from "@pi-pruner/core";
@@ -147,8 +149,51 @@ async function modelDocument(state: SessionState, config: RenderConfig, bodies: 
     `# Session: ${state.file.path}\n` +
     `# Characters raw ${formatNumber(model.rawChars)} → sent ${formatNumber(model.modelChars)}${saving ? ` (${saving})` : ""}; ` +
     `tokens ≈ ${formatNumber(estimateTokens(model.rawChars))} → ${formatNumber(estimateTokens(model.modelChars))} (estimated as characters / 4)\n` +
-    `# ${model.messages.length} messages; the system prompt is not included.\n\n`;
-  return documentText(header + messagesAsText(model.messages));
+    `# ${model.messages.length} messages; the system prompt is not included.\n` +
+    controlsLines(model) +
+    "\n";
+  return documentText(header + modelViewText(model));
+}
+
+/** A `#` line per rewind and shrink on the branch: the body marks where they apply. */
+function controlsLines(model: ModelView): string {
+  const { markers, enabled } = model.controls;
+  const lines = markers.map((m) => `# ${m.kind} ${m.markerId} · ${markerStateText(m)} · ${oneLine(markerEffectText(m), 160)}`);
+  if (!enabled && markers.length > 0) lines.unshift("# Self-control is off (contextPrune.selfControl.enabled): these markers change nothing.");
+  return lines.map((l) => `${l}\n`).join("");
+}
+
+function markerDocument(state: SessionState, marker: Exclude<MarkerView, { kind: "checkpoint" }>): string {
+  const lines = [`# ${marker.kind} ${marker.markerId} · ${markerStateText(marker)}`, `# Session: ${state.file.path}`, `Marker entry: ${marker.entryId}`];
+  if (marker.kind === "rewind") {
+    lines.push(`Granularity:  ${marker.granularity}${marker.checkpoint ? ` (checkpoint ${marker.checkpoint})` : ""}`);
+    lines.push(`Now:          ${markerEffectText(marker)}`);
+    lines.push(`Entries it names: ${marker.hiddenEntries}`);
+    lines.push("");
+    if (marker.note) {
+      lines.push("Note left for the agent:");
+      lines.push(`  What happened:      ${marker.note.what_happened}`);
+      lines.push(`  True current state: ${marker.note.true_current_state}`);
+      lines.push(`  Next:               ${marker.note.next}`);
+    } else lines.push("No note was left with this rewind.");
+    const ledger = marker.ledger;
+    if (ledger && (ledger.readFiles.length || ledger.modifiedFiles.length || ledger.bashSideEffects.length)) {
+      lines.push("");
+      lines.push("What the rewound span did (it stays done):");
+      if (ledger.readFiles.length) lines.push(`  Read:     ${ledger.readFiles.join(", ")}`);
+      if (ledger.modifiedFiles.length) lines.push(`  Modified: ${ledger.modifiedFiles.join(", ")}`);
+      for (const command of ledger.bashSideEffects) lines.push(`  Ran:      ${command}`);
+    }
+  } else {
+    lines.push(`Target:       ${marker.targetText}${marker.targetEntryId ? ` (entry ${marker.targetEntryId})` : ""}`);
+    lines.push(`Now:          ${marker.applied ? "the model is sent the replacement instead of that message" : marker.state === "active" ? `not shown: ${marker.notApplied ?? "?"}` : "retired: the model is sent the message itself"}`);
+    if (marker.reason) lines.push(`Reason:       ${marker.reason}`);
+    lines.push("");
+    lines.push(`Replacement (${formatNumber(marker.replacement.length)} characters):`);
+    lines.push("─".repeat(72));
+    lines.push(marker.replacement);
+  }
+  return documentText(lines.join("\n") + "\n");
 }
 
 export class PrunerDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
@@ -229,8 +274,8 @@ export class PrunerDocuments implements vscode.TextDocumentContentProvider, vsco
       }
       case "marker": {
         const marker = findMarker(view, request.entryId);
-        if (!marker) return `The marker ${request.entryId} is not on the branch shown for this session.\n`;
-        return documentText(`# pi-mulligan ${marker.kind} ${marker.markerId}${marker.cancelled ? " (cancelled)" : ""}\n\n${marker.text ?? ""}\n`);
+        if (!marker || marker.kind === "checkpoint") return `The marker ${request.entryId} is not on the branch shown for this session.\n`;
+        return markerDocument(state, marker);
       }
       case "badLines": {
         const lines = view.errors.map((e) => `line ${e.line}: ${e.message}`);

@@ -8,7 +8,8 @@ import { resolveConfig, type ConfigWarning } from "../settings/config.ts";
 import { protectingPattern } from "../settings/protection.ts";
 import { addProtectedPath, SettingsFileError } from "../settings/settings-writer.ts";
 import { estimateTokens, formatNumber } from "../shapes/size.ts";
-import { buildModelView, messagesAsText } from "../view/model-view.ts";
+import { buildModelView, modelViewText, type ModelView } from "../view/model-view.ts";
+import { markerEffectText, markerStateText, noteOneLine, type ControlsView, type MarkerView } from "../view/control-view.ts";
 
 export interface CliIO {
   out: (text: string) => void;
@@ -24,9 +25,12 @@ const HELP = `pi-pruner — see what the Pi pruner did, and decide what it must 
 
 Usage:
   pi-pruner inspect <session.jsonl> [--leaf ID] [--json] [--cwd DIR]
-      Summaries, pruned calls and their states, chains, protected calls, markers, sizes.
-  pi-pruner view <session.jsonl> [--leaf ID] [--json] [--cwd DIR]
-      The messages the model sees at that leaf (--json: the Pi messages after rendering).
+      Summaries, pruned calls and their states, chains, protected calls, the agent's
+      rewinds, shrinks and checkpoints with their states, sizes.
+  pi-pruner view <session.jsonl> [--leaf ID] [--json [--markers]] [--cwd DIR]
+      The messages the model sees at that leaf, rewound spans and shrinks marked
+      (--json: the Pi messages after rendering; with --markers: {messages, rewinds,
+      shrinks, checkpoints, rewoundSpans}).
   pi-pruner check <path>... [--cwd DIR] [--json]
       Is each path protected from pruning under the effective settings, and by which pattern.
   pi-pruner protect <glob> [--global] [--cwd DIR]
@@ -127,8 +131,11 @@ function cutDeepValues(value: unknown, depth: number): unknown {
 
 /** What `inspect` and `view` share: one session file, an optional leaf, the settings that apply to it. */
 async function openSession(command: string, args: string[], io: CliIO) {
-  const { values, positionals } = parse(args, { leaf: { type: "string" }, json: { type: "boolean" }, cwd: { type: "string" } });
+  const options = { leaf: { type: "string" }, json: { type: "boolean" }, cwd: { type: "string" } } as const;
+  const { values, positionals } = parse(args, command === "view" ? { ...options, markers: { type: "boolean" } } : options);
   if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one session file`);
+  const markers = (values as { markers?: boolean }).markers === true;
+  if (markers && values.json !== true) throw new UsageError("--markers goes with --json (the text output always marks them)");
   const file = resolve(io.cwd, positionals[0]!);
   // `inspect` shows sizes, not output: the long bodies can stay on disk.
   const data = await loadSession(file, command === "inspect");
@@ -136,7 +143,7 @@ async function openSession(command: string, args: string[], io: CliIO) {
   const cwd = values.cwd ? resolve(io.cwd, values.cwd) : headerCwd(data, io);
   const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
   reportWarnings(loaded.warnings, io);
-  return { file, data, leaf: values.leaf, json: values.json === true, config: loaded.config };
+  return { file, data, leaf: values.leaf, json: values.json === true, markers, config: loaded.config };
 }
 
 async function inspect(args: string[], io: CliIO): Promise<number> {
@@ -148,20 +155,63 @@ async function inspect(args: string[], io: CliIO): Promise<number> {
 }
 
 async function view(args: string[], io: CliIO): Promise<number> {
-  const { file, data, leaf, json, config } = await openSession("view", args, io);
+  const { file, data, leaf, json, markers, config } = await openSession("view", args, io);
   for (const e of data.errors) io.err(`warning: line ${e.line}: ${e.message}\n`);
   const model = buildModelView(data, { leafId: leaf, config });
   if (model.renderError) io.err(`warning: the pruner's render failed on this session (${model.renderError}); shown unchanged, as the pruner would send it\n`);
   if (json) {
-    io.out(sessionJson(model.messages) + "\n");
+    // The bare array stays what `--json` prints, so scripts that read it keep working.
+    io.out(sessionJson(markers ? viewJson(model) : model.messages) + "\n");
     return 0;
   }
   io.out(
     `# Model view of ${file} at leaf ${model.leafId ?? "(empty)"}\n` +
-      `# ${formatNumber(model.rawChars)} chars raw → ${formatNumber(model.modelChars)} chars sent (≈${formatNumber(estimateTokens(model.rawChars))} → ${formatNumber(estimateTokens(model.modelChars))} tokens, estimate); the system prompt is not included\n\n`,
+      `# ${formatNumber(model.rawChars)} chars raw → ${formatNumber(model.modelChars)} chars sent (≈${formatNumber(estimateTokens(model.rawChars))} → ${formatNumber(estimateTokens(model.modelChars))} tokens, estimate); the system prompt is not included\n` +
+      controlsHeader(model.controls) +
+      "\n",
   );
-  io.out(messagesAsText(model.messages));
+  io.out(modelViewText(model));
   return 0;
+}
+
+/** `view --json --markers`: the sent messages and the agent's markers at that leaf. */
+export function viewJson(model: ModelView) {
+  const { rewinds, shrinks, checkpoints, rewoundSpans } = model.controls;
+  return {
+    messages: model.messages,
+    rewinds: rewinds.map((r) => ({
+      markerId: r.markerId,
+      entryId: r.entryId,
+      granularity: r.granularity,
+      checkpoint: r.checkpoint ?? null,
+      state: r.state,
+      cancelReason: r.cancelReason ?? null,
+      hiddenMessages: r.hiddenMessages,
+      keptProtected: r.keptProtected,
+      notApplied: r.notApplied ?? null,
+      note: r.note ?? null,
+    })),
+    shrinks: shrinks.map((s) => ({
+      markerId: s.markerId,
+      entryId: s.entryId,
+      target: s.target,
+      state: s.state,
+      cancelReason: s.cancelReason ?? null,
+      replacement: s.replacement,
+      applied: s.applied,
+      notApplied: s.notApplied ?? null,
+    })),
+    checkpoints: checkpoints.map((c) => ({ name: c.markerId, entryId: c.entryId, targetEntryId: c.targetEntryId })),
+    rewoundSpans: rewoundSpans.map((s) => ({ markerId: s.markerId, after: s.after, messages: s.messages })),
+  };
+}
+
+/** One `#` line per rewind and shrink on the branch, for the top of the text model view. */
+function controlsHeader(controls: ControlsView): string {
+  const lines = controls.markers.map((m) => `# ${m.kind} ${m.markerId} · ${markerStateText(m)} · ${markerEffectText(m)}`);
+  if (!controls.enabled && controls.markers.length > 0) lines.unshift("# self-control is off (contextPrune.selfControl.enabled): the markers below change nothing");
+  for (const c of controls.checkpoints) lines.push(`# checkpoint ${c.markerId} · at entry ${c.targetEntryId}`);
+  return lines.map((l) => l + "\n").join("");
 }
 
 /** The documented JSON shape of `inspect --json`. */
@@ -182,9 +232,16 @@ export function inspectJson(view: SessionView) {
     })),
     chains: view.chains.map((c) => ({ blockId: c.blockId, toolRefs: c.toolRefs, protectedToolCallIds: c.protectedToolCallIds })),
     protected: view.protected.map((p) => ({ toolCallId: p.toolCallId, toolName: p.toolName, path: p.path ?? null })),
-    markers: view.markers.map((m) => ({ entryId: m.entryId, kind: m.kind, markerId: m.markerId, cancelled: m.cancelled })),
+    markers: view.markers.filter((m) => m.kind !== "checkpoint").map(markerJson),
+    checkpoints: view.markers.filter((m) => m.kind === "checkpoint").map((c) => ({ name: c.markerId, entryId: c.entryId, targetEntryId: c.targetEntryId })),
     totals: view.totals.modelChars === undefined ? { rawChars: view.totals.rawChars } : { rawChars: view.totals.rawChars, modelChars: view.totals.modelChars },
   };
+}
+
+function markerJson(m: Exclude<MarkerView, { kind: "checkpoint" }>) {
+  const common = { entryId: m.entryId, kind: m.kind, markerId: m.markerId, state: m.state, cancelReason: m.cancelReason ?? null, notApplied: m.notApplied ?? null };
+  if (m.kind === "rewind") return { ...common, granularity: m.granularity, hiddenMessages: m.hiddenMessages, note: m.note ?? null };
+  return { ...common, target: m.target, replacement: m.replacement, applied: m.applied };
 }
 
 function pad(text: string | undefined, width: number): string {
@@ -235,10 +292,21 @@ export function inspectText(view: SessionView, file: string): string {
     lines.push(`Protected calls: ${view.protected.length}`);
     for (const p of view.protected) lines.push(`  ${pad(p.toolName, 10)} ${p.path ?? ""} (${p.reason})`);
   }
-  if (view.markers.length) {
+  const written = view.markers.filter((m) => m.kind !== "checkpoint");
+  if (written.length) {
     lines.push("");
-    lines.push(`pi-mulligan markers: ${view.markers.length}`);
-    for (const m of view.markers) lines.push(`  ${pad(m.kind, 10)} ${m.markerId}${m.cancelled ? " (cancelled)" : ""}`);
+    lines.push(`Self-control markers: ${written.length}`);
+    for (const m of written) {
+      lines.push(`  ${pad(m.kind, 7)} ${pad(m.markerId, 12)} ${pad(markerStateText(m), 18)} ${markerEffectText(m)}`);
+      if (m.kind === "rewind" && m.note) lines.push(`          note: ${oneLine(noteOneLine(m.note), 160)}`);
+      if (m.kind === "shrink") lines.push(`          replacement: ${oneLine(m.replacement, 140)}`);
+    }
+  }
+  const checkpoints = view.markers.filter((m) => m.kind === "checkpoint");
+  if (checkpoints.length) {
+    lines.push("");
+    lines.push(`Checkpoints: ${checkpoints.length}`);
+    for (const c of checkpoints) lines.push(`  ${pad(c.markerId, 20)} at entry ${c.targetEntryId}`);
   }
   if (view.compactions.length) {
     lines.push("");

@@ -1,5 +1,6 @@
 // The context exactly as the model sees it at a leaf: Pi's context for the branch, then the same
-// render the live pruner applies. Used by `pi-pruner view` and the editor's "Show Model View".
+// render the live pruner applies, the branch's self-control markers included. Used by
+// `pi-pruner view` and the editor's "Show Model View".
 import type { AgentMessage } from "../shapes/messages.ts";
 import { contentText } from "../shapes/messages.ts";
 import type { SessionData } from "../session/session-reader.ts";
@@ -11,6 +12,9 @@ import type { AnyEntry } from "../shapes/entries.ts";
 import { renderModelView, type RenderConfig } from "../render/render.ts";
 import { messageChars } from "../shapes/size.ts";
 import { PRUNE_SUMMARY } from "../shapes/entries.ts";
+import { readControls } from "../control/read-controls.ts";
+import { EMPTY_CONTROLS } from "../control/control-entries.ts";
+import { describeControls, rewoundSpanLine, type ControlsView } from "./control-view.ts";
 
 export interface ModelView {
   leafId: string | null;
@@ -22,6 +26,8 @@ export interface ModelView {
   modelChars: number;
   /** The render threw and, as the live pruner does, the messages are shown unchanged. */
   renderError?: string;
+  /** The agent's rewinds, shrinks and checkpoints on the branch, and where they apply in `messages`. */
+  controls: ControlsView;
 }
 
 export function buildModelView(data: SessionData, options: { leafId?: string; config: RenderConfig }): ModelView {
@@ -39,12 +45,15 @@ export async function buildModelViewWithBodies(path: string, data: SessionData, 
 
 /** Pi's context for a branch and what the model is sent of it, for callers that already hold the branch's index. */
 export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig): Omit<ModelView, "leafId"> {
-  const context = buildPiContext(branch as AnyEntry[]).map((c) => c.message);
+  const piContext = buildPiContext(branch as AnyEntry[]);
+  const context = piContext.map((c) => c.message);
   // As live: a render that throws (on a message no Pi would write) sends the messages unchanged.
   let messages: AgentMessage[];
   let renderError: string | undefined;
+  let controls = EMPTY_CONTROLS;
   try {
-    messages = renderModelView(context, index, config).messages;
+    controls = readControls(branch);
+    messages = renderModelView(context, index, config, controls).messages;
   } catch (error) {
     messages = context;
     renderError = error instanceof Error ? error.message : "the render failed";
@@ -60,7 +69,7 @@ export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, con
   }
   let modelChars = 0;
   for (const m of messages) modelChars += sizes.get(m) ?? messageChars(m);
-  const view: Omit<ModelView, "leafId"> = { rawMessages, messages, rawChars, modelChars };
+  const view: Omit<ModelView, "leafId"> = { rawMessages, messages, rawChars, modelChars, controls: describeControls(piContext, controls, config, messages, renderError === undefined) };
   if (renderError !== undefined) view.renderError = renderError;
   return view;
 }
@@ -119,5 +128,36 @@ function argumentsText(args: unknown): string {
 
 /** Messages as plain readable text, one section per message. Nothing in it is interpreted. */
 export function messagesAsText(messages: readonly AgentMessage[]): string {
-  return messages.map((m, i) => `── ${i + 1}. ${roleLabel(m)} ──\n${bodyOf(m)}`).join("\n\n") + "\n";
+  return messages.map((m, i) => section(m, i)).join("\n\n") + "\n";
+}
+
+function section(message: AgentMessage, index: number, shrinkId?: string): string {
+  return `── ${index + 1}. ${roleLabel(message)}${shrinkId !== undefined ? ` · shrunk by ${shrinkId}` : ""} ──\n${bodyOf(message)}`;
+}
+
+/**
+ * A model view as plain text: messagesAsText of what the model is sent, with a line where each
+ * rewound span was (its size and the rewind's note) and each shrunk message's header naming its
+ * shrink. Without markers that apply, exactly messagesAsText.
+ */
+export function modelViewText(view: Pick<ModelView, "messages" | "controls">): string {
+  const { rewoundSpans, shrunkMessages, rewinds } = view.controls;
+  if (rewoundSpans.length === 0 && shrunkMessages.length === 0) return messagesAsText(view.messages);
+  const rewindById = new Map(rewinds.map((r) => [r.markerId, r]));
+  const shrinkAt = new Map(shrunkMessages.map((s) => [s.at, s.markerId]));
+  const parts: string[] = [];
+  let next = 0;
+  const spansUpTo = (after: number) => {
+    while (next < rewoundSpans.length && rewoundSpans[next]!.after <= after) {
+      const span = rewoundSpans[next++]!;
+      parts.push(rewoundSpanLine(span, rewindById.get(span.markerId)));
+    }
+  };
+  spansUpTo(-1);
+  view.messages.forEach((m, i) => {
+    parts.push(section(m, i, shrinkAt.get(i)));
+    spansUpTo(i);
+  });
+  spansUpTo(Number.POSITIVE_INFINITY);
+  return parts.join("\n\n") + "\n";
 }

@@ -1,16 +1,17 @@
 // A session → what a person wants to see: summaries with their pruned calls, every tool call
-// with its state, compressed chains, protected calls, pi-mulligan markers, compactions and sizes.
+// with its state, compressed chains, protected calls, the agent's self-control markers (pi-mulligan's
+// shapes), compactions and sizes.
 // Shared by the command line, the VS Code trees and `/pruner tree`.
 import type { AnyEntry, SessionHeader, StatsData, FrontierData } from "../shapes/entries.ts";
-import { MULLIGAN_CHECKPOINT_PREFIX, MULLIGAN_CUSTOM_TYPES, MULLIGAN_NOTE } from "../shapes/entries.ts";
 import type { AgentMessage, ToolCallBlock, ToolResultMessage } from "../shapes/messages.ts";
-import { contentText, occurrenceKey } from "../shapes/messages.ts";
+import { occurrenceKey } from "../shapes/messages.ts";
 import type { BadLine, SessionData } from "../session/session-reader.ts";
 import { getBranch } from "../session/session-reader.ts";
 import { rebuildIndex, findCallForResult, type IndexedCall, type PruneIndex } from "../prune/prune-index.ts";
 import { protectionReason, type ProtectionConfig } from "../settings/protection.ts";
 import type { RenderConfig } from "../render/render.ts";
 import { renderBranch } from "./model-view.ts";
+import type { ControlsView, MarkerView } from "./control-view.ts";
 import { sessionLabels } from "../session/labels.ts";
 import { contentChars } from "../shapes/size.ts";
 
@@ -74,16 +75,6 @@ export interface ProtectedView {
   reason: string;
 }
 
-export type MarkerKind = "rewind" | "shrink" | "checkpoint" | "note";
-
-export interface MarkerView {
-  entryId: string;
-  kind: MarkerKind;
-  markerId: string;
-  cancelled: boolean;
-  text?: string;
-}
-
 export interface CompactionView {
   entryId: string;
   summary: string;
@@ -101,6 +92,7 @@ export interface SessionView {
   calls: CallView[];
   chains: ChainView[];
   protected: ProtectedView[];
+  /** Rewinds and shrinks in the order they were written, each with its state, then the checkpoints. */
   markers: MarkerView[];
   compactions: CompactionView[];
   frontier?: FrontierData;
@@ -183,34 +175,9 @@ function describeReason(reason: NonNullable<CallView["protectedBy"]>): string {
   return reason.kind === "tool" ? `tool \`${reason.name}\` is in protectedTools` : `path matches \`${reason.pattern}\``;
 }
 
-export function collectMarkers(branch: readonly AnyEntry[]): MarkerView[] {
-  const markers: MarkerView[] = [];
-  const cancelledIds = new Set<string>();
-  for (const entry of branch) {
-    const customType = (entry as { customType?: unknown }).customType;
-    if (entry.type === "custom" && typeof customType === "string" && (MULLIGAN_CUSTOM_TYPES as readonly string[]).includes(customType)) {
-      const data = (entry as { data?: unknown }).data as Record<string, unknown> | undefined;
-      const kind = customType.slice("mulligan:".length);
-      if (kind === "cancel") {
-        const target = data && (typeof data.markerId === "string" ? data.markerId : typeof data.targetMarkerId === "string" ? data.targetMarkerId : undefined);
-        if (target) cancelledIds.add(target);
-        continue;
-      }
-      if (kind !== "rewind" && kind !== "shrink") continue;
-      const markerId = data && typeof data.markerId === "string" ? data.markerId : entry.id;
-      markers.push({ entryId: entry.id, kind, markerId, cancelled: false });
-    } else if (entry.type === "label") {
-      const label = (entry as { label?: unknown }).label;
-      if (typeof label === "string" && label.startsWith(MULLIGAN_CHECKPOINT_PREFIX)) {
-        markers.push({ entryId: entry.id, kind: "checkpoint", markerId: label.slice(MULLIGAN_CHECKPOINT_PREFIX.length), cancelled: false });
-      }
-    } else if (entry.type === "custom_message" && customType === MULLIGAN_NOTE) {
-      const text = contentText((entry as { content?: unknown }).content as string);
-      markers.push({ entryId: entry.id, kind: "note", markerId: entry.id, cancelled: false, text });
-    }
-  }
-  for (const m of markers) if (cancelledIds.has(m.markerId) || cancelledIds.has(m.entryId)) m.cancelled = true;
-  return markers;
+/** The markers list of a session view: rewinds and shrinks in written order, then the checkpoints. */
+export function markersOf(controls: ControlsView): MarkerView[] {
+  return [...controls.markers, ...controls.checkpoints];
 }
 
 function sessionInfo(header: SessionHeader | undefined, branch: readonly AnyEntry[]): SessionView["session"] {
@@ -345,12 +312,12 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     session: sessionInfo(data.header, branch.entries),
     leafId: branch.leafId,
     errors: data.errors,
-    problems: [...branch.problems, ...problems],
+    problems: [...branch.problems, ...problems, ...model.controls.unreadable.map((u) => `a ${u.customType} entry (${u.entryId}) was skipped: ${u.problem}`)],
     summaries,
     calls,
     chains,
     protected: protectedCalls,
-    markers: collectMarkers(branch.entries),
+    markers: markersOf(model.controls),
     compactions,
     frontier: index.frontier,
     stats: index.stats,

@@ -20,13 +20,16 @@ describe("session view", () => {
     expect(view.frontier?.outcome).toBe("summarized");
   });
 
-  it("lists pi-mulligan rewinds, shrinks and checkpoints, with cancels applied", () => {
+  it("lists the agent's rewinds, shrinks and checkpoints with their states, cancels applied", () => {
     const view = buildSessionView(parseSessionText(prunedSessionBuilder().toJsonl()), { config });
-    expect(view.markers.map((m) => [m.kind, m.markerId, m.cancelled])).toEqual([
-      ["shrink", "m1", false],
-      ["rewind", "m2", true],
-      ["checkpoint", "before-refactor", false],
+    expect(view.markers.map((m) => [m.kind, m.markerId, m.kind === "checkpoint" ? "set" : m.state])).toEqual([
+      ["shrink", "m1", "active"],
+      ["rewind", "m2", "cancelled"],
+      ["checkpoint", "before-refactor", "set"],
     ]);
+    expect(view.markers[0]).toMatchObject({ applied: false, notApplied: "its message is protected output, which is never shrunk" });
+    expect(view.markers[1]).toMatchObject({ cancelReason: "person", hiddenMessages: 0 });
+    expect(view.problems).toEqual([]);
   });
 
   it("reads another branch from its leaf: the other branch's pruning is not on it", () => {

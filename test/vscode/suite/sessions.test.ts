@@ -1,5 +1,5 @@
 // The Sessions view in a real extension host, over fixture sessions: one written by our pruner
-// through the real `pi`, one with a summary, spill, duplicate, protected read and pi-mulligan
+// through the real `pi`, one with a summary, spill, duplicate, protected read and the agent's
 // markers, one with a compressed chain and a compaction, one with branches, one with bad lines.
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -54,7 +54,7 @@ describe("Sessions view", () => {
     const top = await open(sessionItem(agent.files.pruned).node);
     assert.deepEqual(
       top.map((i) => i.label),
-      ["Model view", "Summaries", "Pruned without a summary", "Protected calls", "pi-mulligan markers"],
+      ["Model view", "Summaries", "Pruned without a summary", "Protected calls", "Self-control markers"],
     );
     const summaries = await open(find(top, "Summaries").node);
     assert.equal(summaries.length, 1);
@@ -85,13 +85,13 @@ describe("Sessions view", () => {
     );
     assert.equal((protectedCalls[0]!.item.iconPath as vscode.ThemeIcon).id, "shield");
 
-    const markers = await open(find(top, "pi-mulligan markers").node);
+    const markers = await open(find(top, "Self-control markers").node);
     assert.deepEqual(
       markers.map((m) => [m.label, m.description]),
       [
-        ["shrink m1", ""],
-        ["rewind m2", "cancelled"],
-        ["checkpoint before-refactor", ""],
+        ["shrink m1", "active · tool call c1 · not shown: its message is protected output, which is never shrunk"],
+        ["rewind m2", "cancelled (person) · last_tool_call_group · 2 entries named"],
+        ["checkpoint before-refactor", "set"],
       ],
     );
   });

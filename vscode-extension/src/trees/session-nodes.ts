@@ -23,7 +23,7 @@ export const GROUP_LABELS: Record<GroupKind, string> = {
   other: "Pruned without a summary",
   chains: "Compressed chains",
   protected: "Protected calls",
-  markers: "pi-mulligan markers",
+  markers: "Self-control markers",
   compactions: "Pi compactions",
 };
 

@@ -1,7 +1,8 @@
 // The Sessions view: the workspace's Pi sessions, newest first; under each, what the pruner did.
 import { basename } from "node:path";
 import * as vscode from "vscode";
-import type { CallState, CallView, SessionView } from "@pi-pruner/core";
+import type { CallState, CallView, MarkerView, SessionView } from "@pi-pruner/core";
+import { markerEffectText, markerStateText } from "@pi-pruner/core";
 import { callTitle } from "../documents.ts";
 import type { SessionState, SessionStore } from "../session-store.ts";
 import { formatAge, formatDateTime, formatNumber, formatReclaim, formatSaving, oneLine, safeTooltip } from "../text.ts";
@@ -39,7 +40,7 @@ const GROUP_ICONS = {
   compactions: "layers",
 } as const;
 
-const MARKER_ICONS = { rewind: "debug-step-back", shrink: "fold-down", checkpoint: "bookmark", note: "comment" } as const;
+const MARKER_ICONS = { rewind: "debug-step-back", shrink: "fold-down", checkpoint: "bookmark" } as const;
 
 export const OPEN_DOCUMENT_COMMAND = "piPruner.openDocument";
 export const REVIEW_CHAIN_COMMAND = "piPruner.reviewChain";
@@ -271,11 +272,14 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
         const marker = findMarker(view, node.entryId);
         if (!marker) return new vscode.TreeItem("(marker not on this branch)");
         item = new vscode.TreeItem(`${marker.kind} ${oneLine(marker.markerId, 40)}`, none);
-        item.description = [marker.cancelled ? "cancelled" : "", oneLine(marker.text, 60)].filter(Boolean).join(" · ");
-        item.iconPath = icon(MARKER_ICONS[marker.kind], marker.cancelled ? "disabledForeground" : undefined);
-        item.tooltip = safeTooltip(`pi-mulligan ${marker.kind} ${marker.markerId}${marker.cancelled ? " (cancelled)" : ""}`);
-        if (marker.text) item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Open Note", arguments: [{ kind: "marker", file, entryId: marker.entryId }, `note ${marker.markerId}`] };
-        item.contextValue = "marker";
+        item.description = markerDescription(marker);
+        const retired = marker.kind !== "checkpoint" && marker.state !== "active";
+        item.iconPath = icon(MARKER_ICONS[marker.kind], retired ? "disabledForeground" : marker.kind !== "checkpoint" && marker.notApplied ? "list.warningForeground" : undefined);
+        item.tooltip = markerTooltip(marker);
+        if (marker.kind !== "checkpoint") {
+          item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Open Marker", arguments: [{ kind: "marker", file, entryId: marker.entryId }, `${marker.kind} ${marker.markerId}`] };
+        }
+        item.contextValue = marker.kind === "checkpoint" ? "marker.checkpoint" : `marker.${marker.kind}.${marker.state}`;
         break;
       }
       case "compaction": {
@@ -305,6 +309,23 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
     for (const s of this.subscriptions) s.dispose();
     this.changed.dispose();
   }
+}
+
+/** The state first (active, cancelled, stale), then what the marker does now. */
+function markerDescription(marker: MarkerView): string {
+  if (marker.kind === "checkpoint") return "set";
+  return `${markerStateText(marker)} · ${oneLine(markerEffectText(marker), 120)}`;
+}
+
+function markerTooltip(marker: MarkerView): vscode.MarkdownString {
+  if (marker.kind === "checkpoint") {
+    return safeTooltip(`Checkpoint ${marker.markerId}, set by the person at entry ${marker.targetEntryId}: the agent may rewind back to it until it is used or revoked.`);
+  }
+  const head = `${marker.kind} ${marker.markerId} · ${markerStateText(marker)}\n${markerEffectText(marker)}\n\n`;
+  if (marker.kind === "shrink") return safeTooltip(head, "Replacement (what the model is sent instead):\n", { code: marker.replacement.slice(0, 1500) });
+  if (!marker.note) return safeTooltip(head, "No note was left with this rewind.");
+  const { what_happened, true_current_state, next } = marker.note;
+  return safeTooltip(head, { code: `What happened: ${what_happened}\nTrue current state: ${true_current_state}\nNext: ${next}`.slice(0, 1500) });
 }
 
 function name(state: SessionState): string {
