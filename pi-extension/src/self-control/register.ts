@@ -11,5 +11,5 @@ import { createSelfControlLive, type SelfControlLive } from "./live.ts";
 export function registerSelfControl(pi: ExtensionAPI, host: SelfControlHost): { subcommands: Record<string, Subcommand>; live: SelfControlLive } {
   registerRewindTools(pi, host);
   registerShrinkTools(pi, host);
-  return { subcommands: { ...rewindSubcommands(host), ...shrinkSubcommands(host) }, live: createSelfControlLive(pi, host) };
+  return { subcommands: { ...rewindSubcommands(pi, host), ...shrinkSubcommands(host) }, live: createSelfControlLive(pi, host) };
 }
