@@ -152,7 +152,11 @@ export function readControls(branch: readonly AnyEntry[]): ControlState {
     const entry = branch[i]!;
     if (entry.type === "label") {
       const { targetId, label } = entry as LabelEntry;
-      if (str(targetId)) labels.set(targetId, { labelEntryId: entry.id, label: str(label) ? label : undefined });
+      if (str(targetId)) {
+        // A label replaces the target's earlier one: the newest checkpoint of a name comes last.
+        labels.delete(targetId);
+        labels.set(targetId, { labelEntryId: entry.id, label: str(label) ? label : undefined });
+      }
       continue;
     }
     if (entry.type === "custom_message" && (entry as { customType?: unknown }).customType === NOTE_MESSAGE) {
@@ -224,7 +228,8 @@ export function readControls(branch: readonly AnyEntry[]): ControlState {
           const key = entryKeys.get(id);
           if (key) marker.hidden.add(key);
         }
-        const noteEntry = notes.get(marker.id);
+        // pi-mulligan names the rewind by its marker's entry id (or, failing that, its tool call); we name it by its id.
+        const noteEntry = notes.get(marker.id) ?? notes.get(marker.entryId) ?? (marker.data.excludeToolCallId ? notes.get(marker.data.excludeToolCallId) : undefined);
         if (noteEntry) marker.noteKey = entryKeys.get(noteEntry);
       } else if (marker.targetEntryId) {
         marker.targetKey = entryKeys.get(marker.targetEntryId);
@@ -277,9 +282,12 @@ function resolveUnpinnedShrink(branch: readonly AnyEntry[], position: number, da
   return resolveShrinkTarget(contextBefore(branch, position, state), data.target)?.entryId;
 }
 
-/** Whether an entry can change what readControls finds: a marker, a note or a label. */
+/**
+ * Whether an entry can change what readControls finds: a marker, a note or a label, and what
+ * decides which of the messages they name are still in the context (a compaction, a context edit).
+ */
 function isControlEntry(entry: AnyEntry): boolean {
-  if (entry.type === "label") return true;
+  if (entry.type === "label" || entry.type === "compaction" || entry.type === "context_edit") return true;
   const customType = (entry as { customType?: unknown }).customType;
   return (entry.type === "custom" || entry.type === "custom_message") && typeof customType === "string" && customType.startsWith("mulligan:");
 }

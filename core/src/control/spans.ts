@@ -2,7 +2,9 @@
 // Both work on units: an assistant turn with tool calls together with the results that follow it,
 // or one other message. A unit is hidden whole or not at all, so no call loses its result.
 import type { AgentMessage } from "../shapes/messages.ts";
-import { contentText, toolCallsOf } from "../shapes/messages.ts";
+import { contentText, occurrenceKey, toolCallsOf } from "../shapes/messages.ts";
+import { PRUNE_SUMMARY, type SummaryDetails } from "../shapes/entries.ts";
+import { isRecord } from "../shapes/json.ts";
 import type { ContextMessage } from "../session/pi-context.ts";
 import type { ControlState, Granularity, ShrinkMarker, ShrinkTarget } from "./control-entries.ts";
 import { NOTE_MESSAGE, activeRewinds, activeShrinks, messageKey } from "./control-entries.ts";
@@ -19,10 +21,16 @@ export interface Unit {
   callIds: string[];
 }
 
-/** The units of a message list, in order. Results that follow their assistant turn belong to it. */
+/**
+ * The units of a message list, in order. The results that answer an assistant turn's calls belong
+ * to it: those right after it, and those a notice or other custom message separates from it, up
+ * to the next user or assistant message. A result that answers no such turn is a unit of its own.
+ */
 export function unitsOf(messages: readonly AgentMessage[]): Unit[] {
   const units: Unit[] = [];
+  const claimed = new Set<number>();
   for (let i = 0; i < messages.length; i++) {
+    if (claimed.has(i)) continue;
     const message = messages[i]!;
     const calls = message.role === "assistant" ? toolCallsOf(message).map((c) => c.id) : [];
     if (calls.length === 0) {
@@ -31,10 +39,13 @@ export function unitsOf(messages: readonly AgentMessage[]): Unit[] {
     }
     const unit: Unit = { positions: [i], callIds: calls };
     const ids = new Set(calls);
-    while (i + 1 < messages.length) {
-      const next = messages[i + 1]!;
-      if (next.role !== "toolResult" || !ids.has(next.toolCallId)) break;
-      unit.positions.push(++i);
+    for (let j = i + 1; j < messages.length; j++) {
+      const next = messages[j]!;
+      if (next.role === "user" || next.role === "assistant") break;
+      if (next.role === "toolResult" && ids.has(next.toolCallId)) {
+        unit.positions.push(j);
+        claimed.add(j);
+      }
     }
     units.push(unit);
   }
@@ -119,12 +130,16 @@ export function resolveRewindSpan(context: readonly ContextMessage[], request: R
       if (unit.positions[0]! < start || own(unit)) continue;
       const first = messages[unit.positions[0]!]!;
       if (isNote(first)) continue;
-      // last_turn sheds only the agent's own work; a checkpoint was set by the person, who agreed to more.
-      if (request.granularity === "last_turn" && first.role !== "assistant" && first.role !== "toolResult" && first.role !== "bashExecution") continue;
+      // last_turn sheds only the agent's own work (a `!command` the person ran is theirs); a
+      // checkpoint was set by the person, who agreed to more.
+      if (request.granularity === "last_turn" && first.role !== "assistant" && first.role !== "toolResult") continue;
       chosen.push(unit);
     }
   }
-  const positions = chosen.flatMap((u) => u.positions).filter((p) => p !== firstUser);
+  const positions = chosen
+    .flatMap((u) => u.positions)
+    .filter((p) => p !== firstUser)
+    .sort((a, b) => a - b);
   if (positions.length === 0) return { ok: false, reason: "there is nothing to rewind" };
   const entryIds = [...new Set(positions.map((p) => context[p]!.entryId))];
   return { ok: true, entryIds, positions };
@@ -166,7 +181,9 @@ export interface ControlPlan {
 /**
  * Where the active markers apply in `messages`, by identity. A rewind hides a unit only when it
  * names the unit's first message (a result never goes without its call, nor a call without its
- * results); `protects` keeps protected output out of every rewind and shrink.
+ * results); `protects` keeps protected output out of every rewind and shrink. A pruner summary in
+ * a rewound span stays while a result it names is still shown: the stubs of those results point
+ * the agent to it.
  */
 export function planControls(
   messages: readonly AgentMessage[],
@@ -182,39 +199,62 @@ export function planControls(
   // Applied in the order written: of two shrinks of one message, the newer shows.
   const shrinkByKey = new Map<string, ShrinkMarker>();
   for (const shrink of shrinks.slice().sort((a, b) => a.seq - b.seq)) if (shrink.targetKey) shrinkByKey.set(shrink.targetKey, shrink);
-  const seen = new Set<string>();
   const argsOf = new Map<string, unknown>();
+  const rewoundSummaries: number[] = [];
+  const keyOf = (p: number) => messageKey(messages[p]!);
 
   for (const unit of unitsOf(messages)) {
     const head = messages[unit.positions[0]!]!;
     for (const call of toolCallsOf(head)) argsOf.set(call.id, call.arguments);
-    const keyOf = (p: number) => messageKey(messages[p]!);
     const isProtectedResult = (p: number) => {
       const m = messages[p]!;
       return !!protects && m.role === "toolResult" && protects(m.toolName, argsOf.get(m.toolCallId));
     };
     if (hiddenKeys.size > 0 && hiddenKeys.has(keyOf(unit.positions[0]!))) {
-      if (unit.positions.some(isProtectedResult)) plan.keptProtected++;
+      if (isPruneSummary(head)) rewoundSummaries.push(unit.positions[0]!);
+      else if (unit.positions.some(isProtectedResult)) plan.keptProtected++;
       else {
         for (const p of unit.positions) plan.hidden.add(p);
         continue;
       }
     }
+    if (shrinkByKey.size === 0) continue;
     for (const p of unit.positions) {
-      const key = keyOf(p);
-      const shrink = shrinkByKey.get(key);
-      if (!shrink) continue;
-      seen.add(key);
-      if (!isProtectedResult(p)) plan.shrunk.set(p, shrink);
+      const shrink = shrinkByKey.get(keyOf(p));
+      if (shrink && !isProtectedResult(p)) plan.shrunk.set(p, shrink);
     }
   }
-  for (const shrink of shrinks) if (!shrink.targetKey || (!seen.has(shrink.targetKey) && !hiddenKeysCover(shrink, hiddenKeys))) plan.missing.push(shrink);
+  if (rewoundSummaries.length > 0) hideOrphanedSummaries(messages, rewoundSummaries, plan);
+  if (shrinks.length > 0) {
+    // Missing means absent from the messages; a target a rewind hides is there, only unseen.
+    const present = new Set(messages.map(messageKey));
+    for (const shrink of shrinks) if (!shrink.targetKey || !present.has(shrink.targetKey)) plan.missing.push(shrink);
+  }
   return plan;
 }
 
-/** A shrink whose target a rewind hides is not missing: its target is there, only unseen. */
-function hiddenKeysCover(shrink: ShrinkMarker, hiddenKeys: Set<string>): boolean {
-  return shrink.targetKey !== undefined && hiddenKeys.has(shrink.targetKey);
+function isPruneSummary(message: AgentMessage): boolean {
+  return message.role === "custom" && message.customType === PRUNE_SUMMARY;
+}
+
+/** The rewound summaries none of whose results is shown any more leave with the span; the others stay. */
+function hideOrphanedSummaries(messages: readonly AgentMessage[], summaries: readonly number[], plan: ControlPlan): void {
+  const shown = new Set<string>();
+  messages.forEach((m, p) => {
+    if (m.role !== "toolResult" || plan.hidden.has(p)) return;
+    shown.add(m.toolCallId);
+    shown.add(occurrenceKey(m.toolCallId, m.timestamp));
+  });
+  for (const p of summaries) {
+    const details = (messages[p] as { details?: unknown }).details;
+    const refs: string[] = [];
+    if (isRecord(details)) {
+      const { toolCallRefs, toolCallIds } = details as SummaryDetails;
+      if (Array.isArray(toolCallRefs)) for (const r of toolCallRefs) if (isRecord(r) && typeof r.toolCallId === "string") refs.push(occurrenceKey(r.toolCallId, typeof r.resultTimestamp === "number" ? r.resultTimestamp : undefined));
+      if (Array.isArray(toolCallIds)) for (const id of toolCallIds) if (typeof id === "string") refs.push(id);
+    }
+    if (!refs.some((ref) => shown.has(ref))) plan.hidden.add(p);
+  }
 }
 
 /** The message with its content replaced by a shrink's, everything that pairs it kept. */
@@ -242,11 +282,16 @@ export function shrunkMessage(message: AgentMessage, replacement: string): Agent
   }
 }
 
-/** The context with the active markers applied: what the agent sees, each message still tied to its entry. */
-export function visibleContext(context: readonly ContextMessage[], state: ControlState): ContextMessage[] {
+/**
+ * The context with the active markers applied: what the agent sees, each message still tied to its
+ * entry. Pass the render's `protects` (isProtected with the settings) to see exactly what it sends:
+ * without it, protected output in a rewound span or under a shrink is treated like any other.
+ */
+export function visibleContext(context: readonly ContextMessage[], state: ControlState, protects?: (toolName: string, args: unknown) => boolean): ContextMessage[] {
   const plan = planControls(
     context.map((c) => c.message),
     state,
+    protects,
   );
   if (plan.hidden.size === 0 && plan.shrunk.size === 0) return context.slice();
   const out: ContextMessage[] = [];
