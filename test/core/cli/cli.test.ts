@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { prunedSessionBuilder } from "../../helpers/fixtures.ts";
+import { MULLIGAN_MARKER_UUIDS, MULLIGAN_STORY_TEXT, mulliganSessionOnPi16 } from "../../helpers/mulligan-sessions.ts";
 
 const bin = fileURLToPath(new URL("../../../pi-extension/bin/pi-pruner.js", import.meta.url));
 
@@ -30,12 +31,23 @@ describe("pi-pruner inspect", () => {
     const r = run(["inspect", file, "--json"]);
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout);
-    expect(Object.keys(json).sort()).toEqual(["calls", "chains", "errors", "leafId", "markers", "protected", "session", "summaries", "totals"]);
+    expect(Object.keys(json).sort()).toEqual(["calls", "chains", "checkpoints", "errors", "leafId", "markers", "protected", "session", "summaries", "totals"]);
     expect(json.session).toEqual({ id: "s-view", cwd: "/workspace" });
     expect(Object.keys(json.calls[0]).sort()).toEqual(["occurrenceKey", "path", "rawChars", "shortRef", "state", "toolCallId", "toolName"]);
     expect(json.calls.map((c: { state: string }) => c.state)).toEqual(["protected", "summarized", "spilled", "deduped"]);
     expect(json.summaries[0]).toEqual({ entryId: expect.any(String), refs: ["t2"], toolCallIds: ["c2"] });
-    expect(json.markers[1]).toEqual({ entryId: expect.any(String), kind: "rewind", markerId: "m2", cancelled: true });
+    expect(json.markers[1]).toEqual({
+      entryId: expect.any(String),
+      kind: "rewind",
+      markerId: "m2",
+      state: "cancelled",
+      cancelReason: "person",
+      notApplied: null,
+      granularity: "last_tool_call_group",
+      hiddenMessages: 0,
+      note: { what_happened: "read src/a.ts a second time", true_current_state: "src/a.ts is all A's", next: "fix the build" },
+    });
+    expect(json.checkpoints).toEqual([{ name: "before-refactor", entryId: expect.any(String), targetEntryId: expect.any(String) }]);
     expect(json.totals.rawChars).toBeGreaterThan(0);
   });
 
@@ -97,6 +109,65 @@ describe("pi-pruner view", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/chars raw → [\d,]+ chars sent/);
     expect(r.stdout).toContain("tool result · read · c2");
+  });
+});
+
+describe("pi-pruner view and inspect of a session pi-mulligan wrote on Pi 1.6", () => {
+  const session = mulliganSessionOnPi16();
+  const rewindId = MULLIGAN_MARKER_UUIDS.rewindWrongRead;
+  const file = () => session.builder.writeTo(join(tempDir(), "mulligan.jsonl"));
+
+  it("view marks the rewound span where it was, with its note, and the rewound read's output is absent", () => {
+    const r = run(["view", file()]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain(MULLIGAN_STORY_TEXT.wrongFile);
+    expect(r.stdout).toContain(`# rewind ${rewindId} · active · last_tool_call_group · 2 messages left out`);
+    expect(r.stdout).toContain(`# shrink ${MULLIGAN_MARKER_UUIDS.shrinkTestLog} · cancelled · the last bash result`);
+    expect(r.stdout).toContain("# checkpoint before-refactor · at entry");
+    const sections = r.stdout.split("\n\n");
+    const at = sections.findIndex((s) => s.startsWith(`[rewound ${rewindId}: 2 messages — note: what happened: ${MULLIGAN_STORY_TEXT.noteWhatHappened}`));
+    expect(at).toBeGreaterThan(0);
+    expect(sections[at - 1]).toMatch(/^── \d+\. tool result · mulligan_shrink · /);
+    expect(sections[at + 1]).toMatch(/^── \d+\. assistant ──\n→ mulligan_rewind /);
+  });
+
+  it("view --json is the sent messages, the rewound read not among them; --json --markers adds the marker lists", () => {
+    const path = file();
+    const plain = run(["view", path, "--json"]);
+    expect(plain.code, plain.stderr).toBe(0);
+    const messages = JSON.parse(plain.stdout) as { role: string; toolCallId?: string }[];
+    expect(Array.isArray(messages)).toBe(true);
+    expect(messages.some((m) => m.toolCallId === session.ids.wrongRead.callId)).toBe(false);
+    expect(plain.stdout).not.toContain(MULLIGAN_STORY_TEXT.wrongFile);
+
+    const withMarkers = run(["view", path, "--json", "--markers"]);
+    expect(withMarkers.code, withMarkers.stderr).toBe(0);
+    const json = JSON.parse(withMarkers.stdout);
+    expect(Object.keys(json).sort()).toEqual(["checkpoints", "messages", "rewinds", "rewoundSpans", "shrinks"]);
+    expect(json.messages).toEqual(messages);
+    expect(json.rewinds).toEqual([
+      expect.objectContaining({ markerId: rewindId, state: "active", granularity: "last_tool_call_group", hiddenMessages: 2, note: expect.objectContaining({ what_happened: MULLIGAN_STORY_TEXT.noteWhatHappened }) }),
+    ]);
+    expect(json.shrinks.map((s: { markerId: string; state: string; applied: boolean }) => [s.markerId, s.state, s.applied])).toEqual([
+      [MULLIGAN_MARKER_UUIDS.shrinkTestLog, "cancelled", false],
+      [MULLIGAN_MARKER_UUIDS.shrinkGrep, "cancelled", false],
+    ]);
+    const [span] = json.rewoundSpans;
+    expect(json.rewoundSpans).toHaveLength(1);
+    expect(json.messages[span.after]).toMatchObject({ role: "toolResult", toolCallId: session.ids.shrinkTestLog.callId });
+    expect(json.checkpoints).toEqual([{ name: "before-refactor", entryId: session.ids.checkpointLabel, targetEntryId: session.ids.task1Final }]);
+    expect(run(["view", path, "--markers"]).code).toBe(1);
+  });
+
+  it("inspect lists each marker with its state, the rewind's note and the shrinks' replacements, and the checkpoints", () => {
+    const r = run(["inspect", file()]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("Self-control markers: 3");
+    expect(r.stdout).toMatch(new RegExp(`shrink  ${MULLIGAN_MARKER_UUIDS.shrinkTestLog} cancelled +the last bash result`));
+    expect(r.stdout).toMatch(new RegExp(`rewind  ${rewindId} active +last_tool_call_group · 2 messages left out`));
+    expect(r.stdout).toContain(`note: what happened: ${MULLIGAN_STORY_TEXT.noteWhatHappened}`);
+    expect(r.stdout).toContain(`replacement: ${MULLIGAN_STORY_TEXT.grepReplacement}`);
+    expect(r.stdout).toMatch(new RegExp(`Checkpoints: 1\n  before-refactor +at entry ${session.ids.task1Final}`));
   });
 });
 
