@@ -16,6 +16,8 @@ const LOG = Array.from({ length: 200 }, (_, i) => `needle line ${i + 1}: request
 const BLOAT = "request handled in"; // only the log has it
 const GREP = "grep -n needle logs/app.log";
 
+const SKILL = "# Release skill\n\n1. Run the release gate before tagging.\n";
+
 const NOTE = {
   what_happened: "An unfiltered grep of the app log flooded the context with two hundred lines.",
   true_current_state: "The log holds only needle lines; no source file has been touched yet.",
@@ -37,7 +39,7 @@ async function setup(replies: Reply[] | ((req: ModelRequest) => Reply | undefine
   server.route(() => true, replies);
   ws = createPiWorkspace({
     baseUrl: server.baseUrl,
-    files: { "logs/app.log": LOG, "src/app.ts": "export const answer = 42;\n" },
+    files: { "logs/app.log": LOG, "src/app.ts": "export const answer = 42;\n", "skills/release/SKILL.md": SKILL },
     settings: {
       // Pi's own compaction would act on the small windows of the bound tests.
       compaction: { enabled: false },
@@ -154,6 +156,17 @@ describe("context_rewind in real Pi", () => {
     expect(resultOf(body, "context_rewind")[0]).toContain(MUTATION_LINE);
   });
 
+  it("a protected skill read inside the rewound turn stays; the rest of the turn goes", async () => {
+    await setup([{ toolCalls: [{ name: "read", arguments: { path: "skills/release/SKILL.md" } }] }, bash(GREP), rewind("last_turn"), { text: "ok" }]);
+    await run(["release it"]);
+    const body = sent().at(-1)!.body;
+    expect(textOf(body)).toContain("Run the release gate before tagging.");
+    expect(textOf(body)).not.toContain(BLOAT);
+    expect(resultOf(body, "context_rewind")[0]).toMatch(/: 2 messages leave your context[^\n]*\n1 tool call in that span stays: protected output/);
+    expect(messageText(messagesOf(body).at(-1)!)).not.toContain("SKILL.md"); // the ledger lists only what was hidden
+    expectPaired(body);
+  });
+
   it("the note sent as a JSON string is parsed back (prepareArguments) and the rewind goes ahead", async () => {
     await setup([bash(GREP), rewindCall({ granularity: "last_tool_call_group", note: JSON.stringify(NOTE) }), { text: "ok" }]);
     await run(["find the needles"]);
@@ -223,6 +236,34 @@ describe("context_rewind in real Pi", () => {
     const labels = entries.filter((e) => e.type === "label");
     expect(labels.map((l) => l.label)).toEqual(["mulligan:checkpoint:before-risk", undefined]);
     expect(labels[1]!.targetId).toBe(labels[0]!.targetId);
+  });
+});
+
+describe("checkpoints across sessions", () => {
+  it("a checkpoint set in one run shows its line when the session is resumed; revoking it clears the line and a rewind to it is refused", async () => {
+    await setup([{ text: "Plan ready." }, bash(GREP), rewind("checkpoint", { checkpoint: "keep" }), { text: "done" }]);
+    const first = await runPi({ workspace: ws!, extension: EXTENSION, sessionId: "resumed", prompts: ["make a plan", "/pruner checkpoint keep"], timeoutMs: 30_000 });
+    expect(first.code, first.stderr).toBe(0);
+    const rpc = await startPiRpc({ workspace: ws!, extension: EXTENSION, sessionId: "resumed" });
+    const widget = () => rpc.uiRequests().filter((r) => r.method === "setWidget" && r.widgetKey === "pi-pruner-checkpoint");
+    try {
+      // The line is drawn on session_start, before anything is asked of the session.
+      await rpc.getState();
+      expect(widget().at(-1)!.widgetLines).toEqual([expect.stringContaining('checkpoint "keep" set by you')]);
+      await rpc.prompt("/pruner checkpoint");
+      expect(rpc.notifications().at(-1)!.message).toBe('pi-pruner: checkpoints set: "keep"');
+      await rpc.prompt("/pruner checkpoint-revoke keep");
+      expect(rpc.notifications().at(-1)!.message).toContain('checkpoint "keep" revoked');
+      expect(widget().at(-1)!.widgetLines).toBeUndefined();
+      await rpc.prompt("/pruner checkpoint-revoke keep");
+      expect(rpc.notifications().at(-1)!.message).toBe('pi-pruner: no checkpoint named "keep" is set');
+      await rpc.prompt("find the needles");
+    } finally {
+      await rpc.close();
+    }
+    const body = sent().at(-1)!.body;
+    expect(resultOf(body, "context_rewind")[0]).toContain('pi-pruner: refused: no checkpoint named "keep" is set');
+    expect(textOf(body)).toContain(BLOAT);
   });
 });
 

@@ -2,9 +2,10 @@
 // request and leaves a marker for good), and the span checks keep it from hiding what the person
 // said: a rewind sheds the agent's own work, the task it was given stays.
 import type { ContextMessage } from "../session/pi-context.ts";
+import { toolCallsOf } from "../shapes/messages.ts";
 import type { SelfControlConfig } from "../settings/config.ts";
 import { CHECKPOINT_NAME, activeRewinds, keyTimestamp, messageKey, type Checkpoint, type ControlState, type Granularity } from "./control-entries.ts";
-import { resolveRewindSpan } from "./spans.ts";
+import { resolveRewindSpan, unitsOf } from "./spans.ts";
 
 export interface RewindCheckInput {
   /** The branch's markers now. */
@@ -23,6 +24,8 @@ export interface RewindCheckInput {
   contextWindow: number | undefined;
   /** The identity (messageKey) of the latest user message the agent sees; by default found in `context`. */
   latestUserKey?: string;
+  /** Whether a call's output is protected (protectedTools, protectedPaths): the render never hides it, so the span leaves it out. */
+  protects?: (toolName: string, args: unknown) => boolean;
 }
 
 export type RewindCheck =
@@ -32,6 +35,8 @@ export type RewindCheck =
       span: { entryIds: string[]; positions: number[] };
       /** The checkpoint a checkpoint rewind goes back to (the one nearest the end when a name is set twice). */
       checkpoint?: Checkpoint;
+      /** Tool-call units of the span left visible because they hold protected output. */
+      keptProtected: number;
     }
   | { ok: false; reason: string };
 
@@ -42,7 +47,8 @@ export type RewindCheck =
  * timestamp) as maxRewindsPerPrompt allows; the rendered context is at refuseRewindAtFraction of
  * the window or more; a checkpoint rewind names no valid checkpoint, one not set, or one whose
  * message is no longer in the context; there is nothing to hide; the span would hold the first
- * user message; or a `last_tool_call_group` or `last_turn` span would hold any user message.
+ * user message; a `last_tool_call_group` or `last_turn` span would hold any user message; or all
+ * of the span is protected output (a unit holding some stays visible, as the render keeps it).
  */
 export function checkRewind(input: RewindCheckInput): RewindCheck {
   const { controls, context, granularity, config } = input;
@@ -102,7 +108,31 @@ export function checkRewind(input: RewindCheckInput): RewindCheck {
   if (granularity !== "checkpoint" && span.positions.some((p) => context[p]!.message.role === "user")) {
     return { ok: false, reason: `a ${granularity} rewind never hides a user message` };
   }
-  return { ok: true, span: { entryIds: span.entryIds, positions: span.positions }, ...(checkpoint ? { checkpoint } : {}) };
+  const { positions, keptProtected } = withoutProtected(context, span.positions, input.protects);
+  if (positions.length === 0) return { ok: false, reason: "everything in the span is protected output (protectedTools, protectedPaths), which is never rewound" };
+  const entryIds = [...new Set(positions.map((p) => context[p]!.entryId))];
+  return { ok: true, span: { entryIds, positions }, ...(checkpoint ? { checkpoint } : {}), keptProtected };
+}
+
+/** The span's positions without the tool-call units that hold protected output. */
+function withoutProtected(context: readonly ContextMessage[], positions: number[], protects: RewindCheckInput["protects"]): { positions: number[]; keptProtected: number } {
+  if (!protects) return { positions, keptProtected: 0 };
+  const inSpan = new Set(positions);
+  const dropped = new Set<number>();
+  let keptProtected = 0;
+  const messages = context.map((c) => c.message);
+  for (const unit of unitsOf(messages)) {
+    if (unit.callIds.length === 0 || !inSpan.has(unit.positions[0]!)) continue;
+    const args = new Map(toolCallsOf(messages[unit.positions[0]!]!).map((call) => [call.id, call.arguments]));
+    const holdsProtected = unit.positions.some((p) => {
+      const m = messages[p]!;
+      return m.role === "toolResult" && protects(m.toolName, args.get(m.toolCallId));
+    });
+    if (!holdsProtected) continue;
+    keptProtected++;
+    for (const p of unit.positions) dropped.add(p);
+  }
+  return { positions: positions.filter((p) => !dropped.has(p)), keptProtected };
 }
 
 function latestUser(context: readonly ContextMessage[]): string | undefined {

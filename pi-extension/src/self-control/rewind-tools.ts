@@ -19,6 +19,7 @@ import {
   estimateTokens,
   extractLedger,
   hasMutations,
+  isProtected,
   messagesChars,
   readShrinkTarget,
   renderNote,
@@ -99,6 +100,7 @@ function rewind(pi: ExtensionAPI, host: SelfControlHost, toolCallId: string, par
     config: config.selfControl,
     contextTokens: estimateTokens(messagesChars(sent)),
     contextWindow: host.contextWindow(ctx),
+    protects: (toolName, args) => isProtected(toolName, args, config),
   });
   if (!check.ok) return refused(check.reason);
 
@@ -140,6 +142,7 @@ function rewind(pi: ExtensionAPI, host: SelfControlHost, toolCallId: string, par
   const lines = [
     `pi-pruner: rewound ${what}: ${hidden.length} message${hidden.length === 1 ? "" : "s"} leave your context from the next request on; your note follows as the newest message. Marker ${data.id} (context_cancel with this markerId brings them back).`,
   ];
+  if (check.keptProtected > 0) lines.push(`${check.keptProtected} tool call${check.keptProtected === 1 ? "" : "s"} in that span stay${check.keptProtected === 1 ? "s" : ""}: protected output (protectedTools, protectedPaths) is never rewound.`);
   if (warn) lines.push(MUTATION_WARNING);
   return text(lines.join("\n"), { markerId: data.id, hidden: hidden.length, ledger });
 }

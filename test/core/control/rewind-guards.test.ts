@@ -52,7 +52,7 @@ describe("checkRewind: what a rewind hides", () => {
     const bashResult = s.lastId;
     ownCall(s);
     const result = check(s);
-    expect(result).toEqual({ ok: true, span: { entryIds: [bashCall, bashResult], positions: [3, 4] } });
+    expect(result).toEqual({ ok: true, span: { entryIds: [bashCall, bashResult], positions: [3, 4] }, keptProtected: 0 });
   });
 
   it("last_turn: the agent's work after the latest user message, never a user message or a note", () => {
@@ -60,6 +60,19 @@ describe("checkRewind: what a rewind hides", () => {
     ownCall(s);
     const result = check(s, { granularity: "last_turn" });
     expect(hiddenRoles(s, result)).toEqual(["assistant", "toolResult", "assistant"]);
+  });
+
+  it("protected output stays out of the span; a span of nothing else is refused", () => {
+    const s = new SessionBuilder().user("release it").toolUse("read", { path: "skills/release/SKILL.md" }, "1. run the gate").toolUse("bash", { command: "npm publish" }, "published");
+    ownCall(s);
+    const protects = (toolName: string, args: unknown) => toolName === "read" && (args as { path?: string }).path === "skills/release/SKILL.md";
+    const turn = check(s, { granularity: "last_turn", protects });
+    expect(turn.ok && turn.keptProtected).toBe(1);
+    expect(hiddenRoles(s, turn)).toEqual(["assistant", "toolResult"]);
+    expect(turn.ok && turn.span.positions).toEqual([3, 4]);
+    const s2 = new SessionBuilder().user("release it").toolUse("read", { path: "skills/release/SKILL.md" }, "1. run the gate");
+    ownCall(s2);
+    expect(check(s2, { protects })).toEqual({ ok: false, reason: expect.stringContaining("everything in the span is protected output") });
   });
 
   it("nothing to hide is a refusal", () => {
