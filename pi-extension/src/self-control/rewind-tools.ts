@@ -89,8 +89,7 @@ function rewind(pi: ExtensionAPI, host: SelfControlHost, toolCallId: string, par
 
   const controls = host.controls(ctx);
   const context = host.visibleContext(ctx);
-  const { raw, steps } = host.renderSteps(ctx);
-  const sent = steps.at(-1)?.messages ?? raw;
+  const sent = sentMessages(host, ctx, context);
   const check = checkRewind({
     controls,
     context,
@@ -123,16 +122,22 @@ function rewind(pi: ExtensionAPI, host: SelfControlHost, toolCallId: string, par
   };
   pi.appendEntry(REWIND_ENTRY, data);
   const warn = config.selfControl.mutationWarning && hasMutations(ledger);
-  pi.sendMessage(
-    {
-      customType: NOTE_MESSAGE,
-      content: renderNote(note.note, ledger, granularity, { mutationWarning: config.selfControl.mutationWarning, checkpoint, hiddenCount: hidden.length }),
-      display: true,
-      details: { schema: CONTROL_SCHEMA, v: CONTROL_VERSION, kind: "note", rewindId: data.id },
-    },
-    // The note must be the newest message of the very next request: it is steered in after this tool batch.
-    { deliverAs: "steer" },
-  );
+  try {
+    pi.sendMessage(
+      {
+        customType: NOTE_MESSAGE,
+        content: renderNote(note.note, ledger, granularity, { mutationWarning: config.selfControl.mutationWarning, checkpoint, hiddenCount: hidden.length }),
+        display: true,
+        details: { schema: CONTROL_SCHEMA, v: CONTROL_VERSION, kind: "note", rewindId: data.id },
+      },
+      // The note must be the newest message of the very next request: it is steered in after this tool batch.
+      { deliverAs: "steer" },
+    );
+  } catch (error) {
+    // A rewind without its note would leave the agent with a hole and no account of it: take it back.
+    pi.appendEntry(CANCEL_ENTRY, { schema: CONTROL_SCHEMA, v: CONTROL_VERSION, kind: "cancel", targetId: data.id, reason: "agent", seq: data.seq + 1, ts: Date.now() } satisfies CancelData);
+    return text(`pi-pruner: the rewind failed (its note could not be sent: ${(error as Error).message}); nothing was hidden.`, { error: true });
+  }
   if (checkpoint) {
     // A checkpoint takes one rewind: every message carrying the name gives it up.
     for (const c of controls.checkpoints) if (c.name === checkpoint) pi.setLabel(c.targetEntryId, undefined);
@@ -145,6 +150,16 @@ function rewind(pi: ExtensionAPI, host: SelfControlHost, toolCallId: string, par
   if (check.keptProtected > 0) lines.push(`${check.keptProtected} tool call${check.keptProtected === 1 ? "" : "s"} in that span stay${check.keptProtected === 1 ? "s" : ""}: protected output (protectedTools, protectedPaths) is never rewound.`);
   if (warn) lines.push(MUTATION_WARNING);
   return text(lines.join("\n"), { markerId: data.id, hidden: hidden.length, ledger });
+}
+
+/** What the model is sent now; when the render cannot say, the visible context is a close enough measure for the window bound. */
+function sentMessages(host: SelfControlHost, ctx: ExtensionContext, context: readonly ContextMessage[]) {
+  try {
+    const { raw, steps } = host.renderSteps(ctx);
+    return steps.at(-1)?.messages ?? raw;
+  } catch {
+    return context.map((c) => c.message);
+  }
 }
 
 // ---- context_cancel ----
