@@ -20,6 +20,7 @@ import {
   type ShrinkTarget,
 } from "../control/control-entries.ts";
 import { planControls, unitsOf, type ControlPlan } from "../control/spans.ts";
+import { describeShrinkTarget } from "../control/shrink-guards.ts";
 
 interface ControlMarkerViewBase {
   /** The session entry that holds the marker. */
@@ -52,7 +53,7 @@ export interface RewindView extends ControlMarkerViewBase {
 export interface ShrinkView extends ControlMarkerViewBase {
   kind: "shrink";
   target: ShrinkTarget;
-  /** The target in words: "tool call c1", "the last read result", … */
+  /** The target in words, as the agent's audit names it: "the last read result", … */
   targetText: string;
   replacement: string;
   reason?: string;
@@ -112,13 +113,6 @@ export const EMPTY_CONTROLS_VIEW: ControlsView = Object.freeze({
   enabled: true,
   unreadable: [],
 }) as ControlsView;
-
-/** A shrink's target in words. */
-export function shrinkTargetText(target: ShrinkTarget): string {
-  if ("by_tool_call_id" in target) return `tool call ${target.by_tool_call_id}`;
-  if ("by_tool_name" in target) return `the ${target.occurrence} ${target.by_tool_name} result`;
-  return `the first message containing ${JSON.stringify(target.by_content_includes)}`;
-}
 
 function base(marker: RewindMarker | ShrinkMarker): ControlMarkerViewBase {
   const out: ControlMarkerViewBase = { entryId: marker.entryId, markerId: marker.id, seq: marker.seq, state: marker.state };
@@ -231,7 +225,7 @@ export function describeControls(
       ...base(marker),
       kind: "shrink",
       target: marker.data.target,
-      targetText: shrinkTargetText(marker.data.target),
+      targetText: describeShrinkTarget(marker.data.target),
       replacement: marker.data.replacement,
       applied: false,
     };

@@ -50,7 +50,7 @@ describe("the model view of a session pi-mulligan wrote on Pi 0.84", () => {
     const testLog = view.messages[resultIndex(view, session.ids.testRun.callId)]!;
     expect(textOf(testLog)).toBe(`<context-shrunk>\n${MULLIGAN_STORY_TEXT.testLogReplacement}\n</context-shrunk>`);
     expect(shrink(view, MULLIGAN_MARKER_UUIDS.shrinkTestLog)).toMatchObject({ state: "active", applied: true, targetText: "the last bash result", replacement: MULLIGAN_STORY_TEXT.testLogReplacement });
-    expect(shrink(view, MULLIGAN_MARKER_UUIDS.shrinkGrep)).toMatchObject({ state: "cancelled", cancelReason: "agent", applied: false, targetText: `tool call ${session.ids.grep.callId}` });
+    expect(shrink(view, MULLIGAN_MARKER_UUIDS.shrinkGrep)).toMatchObject({ state: "cancelled", cancelReason: "agent", applied: false, targetText: `the result of tool call ${session.ids.grep.callId}` });
     expect(sentText(view)).toContain(MULLIGAN_STORY_TEXT.grepOutput);
     expect(view.controls.shrunkMessages).toEqual([{ at: resultIndex(view, session.ids.testRun.callId), markerId: MULLIGAN_MARKER_UUIDS.shrinkTestLog }]);
     expect(view.controls.checkpoints).toEqual([{ kind: "checkpoint", entryId: session.ids.checkpointLabel, markerId: "before-refactor", targetEntryId: session.ids.task1Final }]);

@@ -52,7 +52,7 @@ describe("self-control markers", () => {
       [
         [`shrink ${MULLIGAN_MARKER_UUIDS.shrinkTestLog}`, "active · the last bash result"],
         [`rewind ${MULLIGAN_MARKER_UUIDS.rewindWrongRead}`, "active · last_tool_call_group · 2 messages left out"],
-        [`shrink ${MULLIGAN_MARKER_UUIDS.shrinkGrep}`, `cancelled · tool call ${fixtures.pi084.story.ids.grep.callId}`],
+        [`shrink ${MULLIGAN_MARKER_UUIDS.shrinkGrep}`, `cancelled · the result of tool call ${fixtures.pi084.story.ids.grep.callId}`],
         ["checkpoint before-refactor", "set"],
       ],
     );

@@ -89,7 +89,7 @@ describe("Sessions view", () => {
     assert.deepEqual(
       markers.map((m) => [m.label, m.description]),
       [
-        ["shrink m1", "active · tool call c1 · not shown: its message is protected output, which is never shrunk"],
+        ["shrink m1", "active · the result of tool call c1 · not shown: its message is protected output, which is never shrunk"],
         ["rewind m2", "cancelled (person) · last_tool_call_group · 2 entries named"],
         ["checkpoint before-refactor", "set"],
       ],
