@@ -12,9 +12,11 @@ import {
   bloatThreshold,
   cancelData,
   contentBytes,
+  contentText,
   driftNudge,
   estimateTokens,
   highWater,
+  isProtected,
   messageKey,
   messagesChars,
   turnGrowthOf,
@@ -107,10 +109,15 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
 
   pi.on("tool_result", (event, _ctx) => {
     try {
-      const config = host.config().selfControl;
+      const all = host.config();
+      const config = all.selfControl;
       if (!config.enabled || !config.bloatReminder || OWN_TOOLS.test(event.toolName)) return undefined;
       const bytes = contentBytes(event.content);
       if (bytes <= bloatThreshold(event.toolName, config)) return undefined;
+      // Protected output can be neither shrunk nor rewound: a reminder would offer what is refused.
+      if (isProtected(event.toolName, event.input, all)) return undefined;
+      // The pruner spills a result this large at once and the model is sent a short stub of it.
+      if (all.enabled && contentText(event.content).length >= all.spillThreshold) return undefined;
       return { content: [...event.content, { type: "text" as const, text: bloatReminder(event.toolName, bytes, event.toolCallId) }] };
     } catch {
       // The result goes to the model as the tool gave it.
