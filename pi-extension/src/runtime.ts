@@ -341,22 +341,25 @@ export class PrunerRuntime {
       if (!this.config.enabled) return [];
       const entries: PersistEntry[] = [];
       const automatic = this.config.pruneOn === "agent-message";
+      const controls = host.controls();
       let reason: FlushReason | undefined;
       let hold: Batch | undefined;
       if (!finalReply) {
         const before = this.pending.length;
         entries.push(...this.captureTurn(turn.message, turn.toolResults, turn.turnIndex));
+        this.dropControlled(controls);
         // The batch just captured reaches the model only with the next request.
         hold = this.pending.length > before ? this.pending[this.pending.length - 1] : undefined;
         const usage = host.contextUsage();
         reason = this.budgetTrigger(usage?.tokens, usage?.contextWindow);
         if (reason) hold = undefined;
         else if (automatic && this.config.cacheAware) {
-          const decision = this.decide("mid-task", usage, hold, host.controls());
+          const decision = this.decide("mid-task", usage, hold, controls);
           if (decision.flush) reason = decision.reason === "window-cap" ? "window-cap" : "pays-back";
         }
       } else if (turn.outcome === "completed" && automatic) {
-        if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined, host.controls()).flush) reason = "final-reply";
+        this.dropControlled(controls);
+        if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined, controls).flush) reason = "final-reply";
       }
       if (!reason) return entries;
       // Pi has already appended a final reply to the branch, so the newest chain reads as closed;
@@ -384,7 +387,6 @@ export class PrunerRuntime {
 
   /** Asks the cache-aware policy whether flushing what is pending (all but `hold`) pays back now. */
   private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined, controls: ControlState): FlushDecision {
-    this.dropControlled(controls);
     const batches = this.pending.filter((b) => b !== hold);
     // A rewind, shrink or cancel since the last request rewrites history from where it applies:
     // a flush whose change lies after that point rewrites nothing more.

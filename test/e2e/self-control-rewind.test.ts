@@ -33,7 +33,7 @@ afterEach(async () => {
   ws = undefined;
 });
 
-async function setup(replies: Reply[] | ((req: ModelRequest) => Reply | undefined), opts: { selfControl?: Record<string, unknown>; contextWindow?: number } = {}) {
+async function setup(replies: Reply[] | ((req: ModelRequest) => Reply | undefined), opts: { selfControl?: Record<string, unknown>; contextWindow?: number; prune?: Record<string, unknown> } = {}) {
   server = await startModelServer();
   server.route(isSummarizerRequest, goodSummary);
   server.route(() => true, replies);
@@ -47,6 +47,7 @@ async function setup(replies: Reply[] | ((req: ModelRequest) => Reply | undefine
         // No summaries, and no nudges riding the requests: these tests watch the rewinds alone.
         pruneOn: "on-demand",
         selfControl: { bloatReminder: false, driftNudge: false, highWaterFraction: null, ...(opts.selfControl ?? {}) },
+        ...(opts.prune ?? {}),
       },
     },
     model: { contextWindow: opts.contextWindow ?? 400_000 },
@@ -105,6 +106,23 @@ function expectNoteNewest(body: ChatRequestBody, granularity: string) {
 const custom = (entries: JsonRecord[], customType: string) => entries.filter((e) => (e.type === "custom" || e.type === "custom_message") && e.customType === customType);
 
 describe("context_rewind in real Pi", () => {
+  it("a rewound output is never summarized: the flush at the final reply leaves it out, and no summary brings it back", async () => {
+    // Summaries on, flushed at every final reply: the grep's batch is still pending when the rewind lands.
+    await setup([bash(GREP), rewind("last_tool_call_group"), bash("grep -c needle logs/app.log"), { text: "200 hits." }, { text: "ok" }], {
+      prune: { pruneOn: "agent-message", cacheAware: false, minBatchChars: 0 },
+    });
+    await run(["find the needles", "thanks"]);
+    const summarizer = server!.requests.filter(isSummarizerRequest);
+    // The count's batch was summarized; the rewound grep was not sent to the summarizer.
+    expect(summarizer.length).toBeGreaterThan(0);
+    expect(summarizer.some((r) => r.allText.includes("grep -c needle"))).toBe(true);
+    for (const r of summarizer) expect(r.allText).not.toContain(BLOAT);
+    const last = sent().at(-1)!;
+    expect(textOf(last.body)).not.toContain(BLOAT);
+    expect(textOf(last.body)).not.toContain(GREP);
+    expectPaired(last.body);
+  });
+
   it("last_tool_call_group: the bloated grep leaves the next request, the note is its newest message, calls stay paired", async () => {
     await setup([bash(GREP), rewind("last_tool_call_group"), { text: "Counting instead." }]);
     const result = await run(["find the needles"]);
