@@ -266,9 +266,10 @@ export function shrunkMessage(message: AgentMessage, replacement: string): Agent
     case "toolResult":
     case "assistant": {
       if (message.role === "assistant") {
-        // Tool calls must stay with their results: only the text and thinking give way.
-        const calls = toolCallsOf(message);
-        return { ...message, content: [{ type: "text", text }, ...calls] };
+        // Tool calls must stay with their results, and thinking goes whole or not at all (a
+        // provider wants it back unchanged in the tool loop): only the text gives way.
+        const thinking = message.content.filter((b) => b.type === "thinking");
+        return { ...message, content: [...thinking, { type: "text", text }, ...toolCallsOf(message)] };
       }
       return { ...message, content: [{ type: "text", text }] } as AgentMessage;
     }

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
 import { MULLIGAN_STORY_TEXT, MulliganMarkers, mulliganSessionOnPi084, mulliganSessionOnPi16 } from "../../helpers/mulligan-sessions.ts";
 import { readControls } from "../../../core/src/control/read-controls.ts";
-import { planControls, resolveRewindSpan, resolveShrinkTarget, shrunkText, unitsOf, visibleContext } from "../../../core/src/control/spans.ts";
+import { planControls, resolveRewindSpan, resolveShrinkTarget, shrunkMessage, shrunkText, unitsOf, visibleContext } from "../../../core/src/control/spans.ts";
 import { buildPiContext, type ContextMessage } from "../../../core/src/session/pi-context.ts";
 import type { AgentMessage } from "../../../core/src/shapes/messages.ts";
 import { contentText } from "../../../core/src/shapes/messages.ts";
@@ -256,6 +256,21 @@ describe("planControls and visibleContext", () => {
 
     markers.rewind({ id: "the-read-too", granularity: "last_tool_call_group", hideEntryIds: read });
     expect(labels(visibleContext(context(b), readControls(b.entries)).map((c) => c.message))).toEqual(["user:task", "reply:read a"]);
+  });
+});
+
+describe("shrunkMessage", () => {
+  it("an assistant turn keeps its thinking whole and its calls; only its text gives way", () => {
+    const b = new SessionBuilder().user("go").assistant({ thinking: "plan it", text: "a long explanation", toolCalls: [{ name: "read", id: "a" }] });
+    const shrunk = shrunkMessage(messages(b)[1]!, "short");
+    expect(shrunk.role === "assistant" && shrunk.content.map((c) => c.type)).toEqual(["thinking", "text", "toolCall"]);
+    expect(shrunk.role === "assistant" && shrunk.content[0]).toEqual((messages(b)[1] as { content: unknown[] }).content[0]);
+    expect(textOf(shrunk)).toBe(shrunkText("short"));
+  });
+
+  it("a tool result keeps its call id, tool name and error flag", () => {
+    const b = new SessionBuilder().user("go").toolUse("bash", { command: "make" }, "boom", { isError: true, id: "m" });
+    expect(shrunkMessage(messages(b)[2]!, "make failed")).toMatchObject({ role: "toolResult", toolCallId: "m", toolName: "bash", isError: true, content: [{ type: "text", text: shrunkText("make failed") }] });
   });
 });
 
