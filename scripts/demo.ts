@@ -110,11 +110,11 @@ interface Recovery {
 
 const RECOVERY_QUESTION = "For the pull request description: how did handleRequest look before your change? Quote it exactly.";
 
-const SELF_CONTROL_PROMPT = "Which source files mention a module? List them.";
+const SELF_CONTROL_PROMPT = "Which files mention module1? List them.";
 const REWIND_NOTE = {
-  what_happened: "grep -rn over the whole project matched every line of build.log and flooded the context; search with -l and only in src and scripts.",
+  what_happened: "grep -rn over the whole project printed over a hundred bundle lines of build.log into the context; search with -l, and only in src and scripts.",
   true_current_state: "No file has been changed for this question; the build and the tests passed at the end of the previous prompt.",
-  next: "Run grep -rln 'module' src scripts and read only the files it lists.",
+  next: "Run grep -rln 'module1' src scripts and read only the files it lists.",
 };
 const SHRINK_REPLACEMENT = "src/server.ts: handleRequest(path, body) splits the body on commas, rejects values that are not numbers (\"bad request\"), answers appTotal for /total; then 45 serverStepN helpers. No module imports besides ./app.ts.";
 
@@ -215,7 +215,7 @@ function script(recovery: Recovery): { prompt: string; replies: Step[] }[] {
       prompt: SELF_CONTROL_PROMPT,
       replies: [
         // A search without a limit: every match in build.log and the sources lands in context.
-        { toolCalls: [bash("grep -rn 'module' .")] },
+        { toolCalls: [bash("grep -rn 'module1' .")] },
         (req) => {
           selfControl.grepChars = toolResults(req.body).at(-1)?.text.length;
           selfControl.beforeRewind = requestChars(req.body);
@@ -224,7 +224,7 @@ function script(recovery: Recovery): { prompt: string; replies: Step[] }[] {
         (req) => {
           selfControl.afterRewind = requestChars(req.body);
           selfControl.grepGone = !req.allText.includes("./build.log:");
-          return { toolCalls: [bash("grep -rln 'module' src scripts")] };
+          return { toolCalls: [bash("grep -rln 'module1' src scripts")] };
         },
         { toolCalls: [read("src/server.ts")] },
         (req) => {
@@ -233,7 +233,7 @@ function script(recovery: Recovery): { prompt: string; replies: Step[] }[] {
         },
         (req) => {
           selfControl.shrunkChars = toolResults(req.body).find((r) => r.text.includes("<context-shrunk>"))?.text.length;
-          return { text: "No source file imports a module by that name: only build.log and scripts/build.sh mention modules." };
+          return { text: "Only build.log mentions module1 (its bundle lines); no source or script file does." };
         },
       ],
     },
