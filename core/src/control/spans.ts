@@ -181,9 +181,9 @@ export interface ControlPlan {
 /**
  * Where the active markers apply in `messages`, by identity. A rewind hides a unit only when it
  * names the unit's first message (a result never goes without its call, nor a call without its
- * results); `protects` keeps protected output out of every rewind and shrink. A pruner summary in
- * a rewound span stays while a result it names is still shown: the stubs of those results point
- * the agent to it.
+ * results); `protects` keeps protected output out of every rewind and shrink. A pruner summary
+ * follows the results it names: it stays while one of them is shown (their stubs point the agent
+ * to it), even inside a rewound span, and leaves when a rewind hid them all.
  */
 export function planControls(
   messages: readonly AgentMessage[],
@@ -200,7 +200,8 @@ export function planControls(
   const shrinkByKey = new Map<string, ShrinkMarker>();
   for (const shrink of shrinks.slice().sort((a, b) => a.seq - b.seq)) if (shrink.targetKey) shrinkByKey.set(shrink.targetKey, shrink);
   const argsOf = new Map<string, unknown>();
-  const rewoundSummaries: number[] = [];
+  const summaries: number[] = [];
+  const rewoundSummaries = new Set<number>();
   const keyOf = (p: number) => messageKey(messages[p]!);
 
   for (const unit of unitsOf(messages)) {
@@ -210,8 +211,9 @@ export function planControls(
       const m = messages[p]!;
       return !!protects && m.role === "toolResult" && protects(m.toolName, argsOf.get(m.toolCallId));
     };
+    if (isPruneSummary(head)) summaries.push(unit.positions[0]!);
     if (hiddenKeys.size > 0 && hiddenKeys.has(keyOf(unit.positions[0]!))) {
-      if (isPruneSummary(head)) rewoundSummaries.push(unit.positions[0]!);
+      if (isPruneSummary(head)) rewoundSummaries.add(unit.positions[0]!);
       else if (unit.positions.some(isProtectedResult)) plan.keptProtected++;
       else {
         for (const p of unit.positions) plan.hidden.add(p);
@@ -224,7 +226,7 @@ export function planControls(
       if (shrink && !isProtectedResult(p)) plan.shrunk.set(p, shrink);
     }
   }
-  if (rewoundSummaries.length > 0) hideOrphanedSummaries(messages, rewoundSummaries, plan);
+  if (summaries.length > 0 && (plan.hidden.size > 0 || rewoundSummaries.size > 0)) hideOrphanedSummaries(messages, summaries, rewoundSummaries, plan);
   if (shrinks.length > 0) {
     // Missing means absent from the messages; a target a rewind hides is there, only unseen.
     const present = new Set(messages.map(messageKey));
@@ -237,24 +239,34 @@ function isPruneSummary(message: AgentMessage): boolean {
   return message.role === "custom" && message.customType === PRUNE_SUMMARY;
 }
 
-/** The rewound summaries none of whose results is shown any more leave with the span; the others stay. */
-function hideOrphanedSummaries(messages: readonly AgentMessage[], summaries: readonly number[], plan: ControlPlan): void {
+/** The summaries in a rewound span, or naming results a rewind hid, that name no result still shown leave too. */
+function hideOrphanedSummaries(messages: readonly AgentMessage[], summaries: readonly number[], rewound: ReadonlySet<number>, plan: ControlPlan): void {
   const shown = new Set<string>();
+  const hidden = new Set<string>();
   messages.forEach((m, p) => {
-    if (m.role !== "toolResult" || plan.hidden.has(p)) return;
-    shown.add(m.toolCallId);
-    shown.add(occurrenceKey(m.toolCallId, m.timestamp));
+    if (m.role !== "toolResult") return;
+    const into = plan.hidden.has(p) ? hidden : shown;
+    into.add(m.toolCallId);
+    into.add(occurrenceKey(m.toolCallId, m.timestamp));
   });
   for (const p of summaries) {
-    const details = (messages[p] as { details?: unknown }).details;
-    const refs: string[] = [];
-    if (isRecord(details)) {
-      const { toolCallRefs, toolCallIds } = details as SummaryDetails;
-      if (Array.isArray(toolCallRefs)) for (const r of toolCallRefs) if (isRecord(r) && typeof r.toolCallId === "string") refs.push(occurrenceKey(r.toolCallId, typeof r.resultTimestamp === "number" ? r.resultTimestamp : undefined));
-      if (Array.isArray(toolCallIds)) for (const id of toolCallIds) if (typeof id === "string") refs.push(id);
-    }
-    if (!refs.some((ref) => shown.has(ref))) plan.hidden.add(p);
+    const refs = summaryRefs(messages[p]!);
+    if (refs.some((ref) => shown.has(ref))) continue;
+    if (rewound.has(p) || refs.some((ref) => hidden.has(ref))) plan.hidden.add(p);
   }
+}
+
+/** The results a pruner summary names: occurrence keys, or bare call ids in sessions from before them. */
+function summaryRefs(message: AgentMessage): string[] {
+  const details = (message as { details?: unknown }).details;
+  const refs: string[] = [];
+  if (!isRecord(details)) return refs;
+  const { toolCallRefs, toolCallIds } = details as SummaryDetails;
+  if (Array.isArray(toolCallRefs)) {
+    for (const r of toolCallRefs) if (isRecord(r) && typeof r.toolCallId === "string") refs.push(occurrenceKey(r.toolCallId, typeof r.resultTimestamp === "number" ? r.resultTimestamp : undefined));
+  }
+  if (Array.isArray(toolCallIds)) for (const id of toolCallIds) if (typeof id === "string") refs.push(id);
+  return refs;
 }
 
 /** The message with its content replaced by a shrink's, everything that pairs it kept. */

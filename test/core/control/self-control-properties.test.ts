@@ -12,7 +12,8 @@
 //   prompt;
 // - a cancelled or stale marker no longer applies; a cancel of a missing or retired one does nothing;
 // - a turn holding protected output stays shown; a protected result is never shrunk;
-// - a pruner summary in a rewound span stays while one of its results is shown;
+// - a pruner summary follows its results: it stays while one of them is shown, and leaves when it
+//   lies in a rewound span or a rewind hid its results;
 // - a shrink by call id takes the newest shown result of that id, by tool name the first or last
 //   shown result of that tool, by content the first shown message holding the text (as shown);
 //   of two shrinks of one message the newer shows.
@@ -99,6 +100,17 @@ interface ModelShrink {
   active: boolean;
 }
 
+/**
+ * A summary follows its results: shown while one of them is; gone when it lies in a rewound span
+ * or names a result a rewind hid, and none of its results is shown.
+ */
+function summaryShown(unit: Unit, activeRewind: (id: string) => boolean): boolean {
+  const turnShown = (u: Unit) => u.protected || ![...u.rewoundBy].some(activeRewind);
+  const results = unit.results!;
+  if (results.some((r) => turnShown(r.unit))) return true;
+  return ![...unit.rewoundBy].some(activeRewind) && !results.some((r) => !turnShown(r.unit));
+}
+
 const wrapped = (replacement: string) => `<context-shrunk>\n${replacement}\n</context-shrunk>`;
 
 function identityOf(message: AgentMessage): string {
@@ -168,10 +180,7 @@ async function build(spec: SessionSpec): Promise<Built> {
   // What the agent sees now.
   const activeRewind = (id: string) => rewinds.get(id)?.active === true;
   const turnShown = (unit: Unit) => unit.protected || ![...unit.rewoundBy].some(activeRewind);
-  const shown = (unit: Unit): boolean => {
-    if (unit.kind === "summary" && [...unit.rewoundBy].some(activeRewind)) return unit.results!.some((r) => turnShown(r.unit));
-    return turnShown(unit);
-  };
+  const shown = (unit: Unit): boolean => (unit.kind === "summary" ? summaryShown(unit, activeRewind) : turnShown(unit));
   const shrinkOf = (it: Item): ModelShrink | undefined => {
     if (it.protected) return undefined;
     let found: ModelShrink | undefined;
@@ -376,7 +385,7 @@ async function check(spec: SessionSpec): Promise<string[]> {
   // The model's view, item by item.
   const activeRewind = (id: string) => spec.selfControlEnabled && built.rewinds.get(id)?.active === true;
   const turnShown = (unit: Unit) => unit.protected || ![...unit.rewoundBy].some(activeRewind);
-  const shown = (unit: Unit) => (unit.kind === "summary" && [...unit.rewoundBy].some(activeRewind) ? unit.results!.some((r) => turnShown(r.unit)) : turnShown(unit));
+  const shown = (unit: Unit) => (unit.kind === "summary" ? summaryShown(unit, activeRewind) : turnShown(unit));
   const shrinkOf = (it: Item) => {
     if (!spec.selfControlEnabled || it.protected) return undefined;
     let found: ModelShrink | undefined;

@@ -259,6 +259,24 @@ describe("planControls and visibleContext", () => {
   });
 });
 
+describe("planControls: pruner summaries outside a rewound span", () => {
+  it("a summary naming only results a rewind hid leaves with them; one naming a shown result stays", () => {
+    const b = new SessionBuilder().user("task");
+    b.toolUse("read", { path: "a.ts" }, "A", { id: "a" });
+    const aTs = (messages(b).at(-1) as { timestamp: number }).timestamp;
+    b.toolUse("read", { path: "w.ts" }, "W", { id: "w" });
+    const wrong = [b.entries.at(-2)!.id, b.lastId];
+    const wTs = (messages(b).at(-1) as { timestamp: number }).timestamp;
+    b.assistant("read both");
+    b.customMessage("context-prune-summary", "- `t1` read a.ts", { toolCallRefs: [{ shortId: "t1", toolCallId: "a", resultTimestamp: aTs }] });
+    b.customMessage("context-prune-summary", "- `t2` read w.ts", { toolCallRefs: [{ shortId: "t2", toolCallId: "w", resultTimestamp: wTs }] });
+    b.customMessage("context-prune-summary", "- `t0` from a session before refs", { toolCallIds: ["a"] });
+    new MulliganMarkers(b).rewind({ id: "r", granularity: "last_tool_call_group", hideEntryIds: wrong });
+    const kept = visibleContext(context(b), readControls(b.entries)).map((c) => c.message);
+    expect(kept.filter((m) => m.role === "custom").map(textOf)).toEqual(["- `t1` read a.ts", "- `t0` from a session before refs"]);
+  });
+});
+
 describe("shrunkMessage", () => {
   it("an assistant turn keeps its thinking whole and its calls; only its text gives way", () => {
     const b = new SessionBuilder().user("go").assistant({ thinking: "plan it", text: "a long explanation", toolCalls: [{ name: "read", id: "a" }] });

@@ -183,6 +183,30 @@ describe("self-control with the pruner", () => {
     expect(refOf(wrong!)).toBeUndefined();
   });
 
+  it("a rewind reaching into a chain compressed before it: the block goes on, and the hidden call's summary does not come back out of it", async () => {
+    const play = new Play({ ...config, chainCompression: { ...config.chainCompression, rollingWindow: 0 } });
+    play.user("one");
+    const [readA] = play.turn([{ name: "read", args: { path: "src/a.ts" }, result: big("A") }]);
+    const [wrong] = play.turn([{ name: "read", args: { path: "src/wrong.ts" }, result: big("WRONG FILE") }]);
+    await play.final("one done");
+    await play.compress(0);
+    expect(play.render().stats).toMatchObject({ chainsCompressed: 1, summariesSuppressed: 2 });
+    play.user("two");
+    // Its first act: the newest tool turn it can rewind is the chain's last, inside the block.
+    play.rewind("last_tool_call_group");
+
+    const { messages, stats, text } = play.render();
+    expect(text).not.toContain("WRONG FILE");
+    expect(callIdsOf(messages)).not.toContain(wrong);
+    expect(stats.chainsCompressed).toBe(1);
+    expect(stats.unresolvedChains).toEqual([]);
+    const index = rebuildIndex(play.b.entries).index;
+    const refOf = (callId: string) => [...index.calls.values()].find((c) => c.record.toolCallId === callId)!.shortRef;
+    const summaries = messages.filter((m) => m.role === "custom" && m.customType === "context-prune-summary").map((m) => contentText((m as { content: string }).content));
+    expect(summaries.join("\n")).not.toContain(`\`${refOf(wrong!)}\``);
+    expect(blocksOf(messages)[0]).toContain(`\`${refOf(readA!)}\``);
+  });
+
   it("a shrink of a result the pruner has summarized: the agent's replacement is sent, not the stub", async () => {
     const play = new Play();
     play.user("fix the build");
