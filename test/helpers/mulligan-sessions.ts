@@ -21,7 +21,8 @@
 // - hideEntryIds and pinnedEntryId are entry ids, found by walking the entries Pi builds the
 //   context from (buildContextEntries) alongside the messages made from them.
 //
-// On Pi 1.6 the session starts with a `message` entry of role "system" (the prompt is persisted).
+// Both start as Pi does, with a model and a thinking-level change. On Pi 1.6 a `message` entry of
+// role "system" follows (the prompt, persisted as sections, and the tools it declared).
 // pi-mulligan's capture walks that entry and its message together, so the ids it pins are still
 // right. Its `context` filter is what breaks: it maps the branch's message entries after the last
 // compaction onto the last N messages of the `context` event, and the event has no system
@@ -168,10 +169,29 @@ function mulliganStory(options: MulliganStoryOptions): MulliganSession {
     }
   };
 
+  b.modelChange("mock", "m");
+  b.raw({ type: "thinking_level_change", thinkingLevel: "off" });
   let system: string | undefined;
   if (onPi16) {
-    // Pi 1.6 persists the prompt as sections; the text the provider gets is made from them.
-    b.system("", { sections: { identity: "You are an expert coding assistant.", tools: "read, bash, edit, write" } });
+    // Pi 1.6 persists the prompt as named sections and the tools it declared; the provider's text is made from them.
+    const tool = (name: string, description: string, required: string[]) => ({
+      name,
+      description,
+      parameters: { type: "object", required, properties: Object.fromEntries(required.map((key) => [key, { type: "string" }])) },
+    });
+    b.system("", {
+      sections: {
+        preamble: "You are a coding assistant running inside pi, a coding agent harness.",
+        tools: "<tools>\n- read: Read file contents\n- bash: Execute bash commands\n- edit: Make precise file edits\n- write: Create or overwrite files\n</tools>",
+        cwd: "<cwd>\n/workspace/calc\n</cwd>",
+      },
+      toolsAdded: [
+        tool("read", "Read the contents of a file.", ["path"]),
+        tool("bash", "Execute a bash command in the current working directory.", ["command"]),
+        tool("edit", "Edit a single file using exact text replacement.", ["path", "edits"]),
+        tool("write", "Write content to a file.", ["path", "content"]),
+      ],
+    });
     system = b.lastId;
   }
   b.user("The add() test fails: find out why and fix it.");

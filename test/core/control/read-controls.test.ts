@@ -1,6 +1,7 @@
 // Reading the agent's self-control markers off a branch: every kind pi-mulligan writes, cancels
 // that only move forward, markers that cannot be read, checkpoints from labels, markers written
 // without entry ids resolved where they were written, and sessions from Pi 0.84 and Pi 1.6.
+import { buildSessionProjection, type SessionEntry as PiSessionEntry } from "@earendil-works/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
 import { CHECKPOINT_LABEL, MULLIGAN_MARKER_UUIDS, MulliganMarkers, mulliganSessionOnPi084, mulliganSessionOnPi16 } from "../../helpers/mulligan-sessions.ts";
@@ -227,6 +228,15 @@ describe("readControls: markers written without entry ids", () => {
 });
 
 describe("readControls on sessions pi-mulligan wrote", () => {
+  it("the fixtures are sessions Pi 1.6 reads: its context builder gives the messages ours does, plus the system prompt on 1.6", () => {
+    for (const [session, systemMessages] of [[mulliganSessionOnPi084(), 0], [mulliganSessionOnPi16(), 1], [mulliganSessionOnPi16({ pinned: false }), 1]] as const) {
+      const entries = session.builder.entries;
+      const pi = buildSessionProjection(entries as unknown as PiSessionEntry[], session.builder.leafId).messages as AgentMessage[];
+      expect(pi.filter((m) => m.role === "system")).toHaveLength(systemMessages);
+      expect(pi.filter((m) => m.role !== "system")).toStrictEqual(buildPiContext(entries).map((c) => c.message));
+    }
+  });
+
   const messagesOf = (entries: AnyEntry[], ids: string[]): AgentMessage[] => ids.map((id) => buildPiContext(entries).find((c) => c.entryId === id)!.message);
 
   it("Pi 0.84: the rewind hides the wrong read, the test-log shrink applies, the grep shrink is cancelled", () => {
@@ -238,7 +248,7 @@ describe("readControls on sessions pi-mulligan wrote", () => {
 
   it("Pi 1.6: the system entry shifts nothing; the same span is hidden, and pi-mulligan's own stale guard retired the test-log shrink", () => {
     const { builder, ids } = mulliganSessionOnPi16();
-    expect(builder.entries[0]).toMatchObject({ type: "message", message: { role: "system" } });
+    expect(builder.entries.find((e) => e.type === "message")).toMatchObject({ id: ids.system, message: { role: "system" } });
     const state = readControls(builder.entries);
     const rewind = state.markers[1] as RewindMarker;
     expect(rewind.pinned).toBe(true);
