@@ -127,9 +127,11 @@ function readMetric(data: unknown): TurnMetricData | string {
 
 /**
  * Every self-control marker on a branch (root → leaf), each resolved to the messages it names.
- * A rewind written with entry ids hides those entries; one written without them (older writers, or
- * pi-mulligan on Pi 1.6, whose capture came back empty) is resolved once, from its granularity,
+ * A rewind written with entry ids hides those entries; one written without them (pi-mulligan from
+ * before it pinned, or when its capture failed) is resolved once, from its granularity,
  * against the context as it stood where the marker was written, so later work never slides under it.
+ * (That context is built without the protection settings, which the reader does not have: writers
+ * that pinned nothing kept no protected output in their spans either.)
  * Never throws on what a file holds: unreadable markers are listed and skipped.
  */
 export function readControls(branch: readonly AnyEntry[]): ControlState {
