@@ -2,7 +2,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry } from "@pi-pruner/core";
 import { DEFAULT_CONFIG, fileSpillStorage } from "@pi-pruner/core";
-import { OnceReporter, PrunerRuntime, contextMessagesOf, persistEntries, withEntryDrafts, type CommandOutcome, type RuntimeHost, type TurnEnd } from "./runtime.ts";
+import { OnceReporter, PrunerRuntime, contextMessagesOf, protectsBy, persistEntries, withEntryDrafts, type CommandOutcome, type RuntimeHost, type TurnEnd } from "./runtime.ts";
 import { createSummarizer } from "./summarizer.ts";
 import { registerQueryTool } from "./query-tool.ts";
 import { registerCommands } from "./commands.ts";
@@ -23,7 +23,7 @@ export default function piPruner(pi: ExtensionAPI): void {
   const hostOf = (ctx: ExtensionContext): RuntimeHost => ({
     contextUsage: () => ctx.getContextUsage(),
     summarizer: () => createSummarizer(ctx, runtime.config),
-    contextMessages: () => contextMessagesOf(branchOf(ctx), runtime.controls.read(branchOf(ctx))),
+    contextMessages: () => contextMessagesOf(branchOf(ctx), runtime.controls.read(branchOf(ctx)), runtime.config),
     controls: () => runtime.controls.read(branchOf(ctx)),
   });
 
@@ -84,7 +84,7 @@ export default function piPruner(pi: ExtensionAPI): void {
     controls: (ctx) => runtime.controls.read(branchOf(ctx)),
     visibleContext: (ctx) => {
       const branch = branchOf(ctx);
-      return visibleContext(buildPiContext(branch), runtime.controls.read(branch));
+      return visibleContext(buildPiContext(branch), runtime.controls.read(branch), protectsBy(runtime.config));
     },
     renderSteps: (ctx) => {
       const branch = branchOf(ctx);

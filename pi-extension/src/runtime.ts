@@ -17,6 +17,7 @@ import { PRUNE_STATS, type StatsData } from "@pi-pruner/core";
 import { occurrenceKey, toolCallsOf } from "@pi-pruner/core";
 import { PRUNE_CHAIN, PRUNE_FRONTIER, buildBatchRequest, estimateTokens, summarizedStub, type FrontierData, type IndexedCall } from "@pi-pruner/core";
 import { SessionBill, cacheRulesFor, rewriteSpan, type BillTotals, type CacheRules } from "@pi-pruner/core";
+import { isProtected, type ProtectionConfig } from "@pi-pruner/core";
 import { ControlsReader, EMPTY_CONTROLS, activeRewinds, activeShrinks, keyTimestamp, messageKey, visibleContext, type ControlState } from "@pi-pruner/core";
 import { decideFlush, type FlushDecision, type FlushMoment, type PendingEstimate, type RequestHistory } from "@pi-pruner/core";
 
@@ -703,9 +704,14 @@ function unref<T>(timer: T): T {
 }
 
 /** The messages Pi builds for a branch (after its own compaction), with the agent's rewinds and shrinks applied. */
-export function contextMessagesOf(branch: AnyEntry[], controls: ControlState = EMPTY_CONTROLS): AgentMessage[] {
+export function contextMessagesOf(branch: AnyEntry[], controls: ControlState = EMPTY_CONTROLS, protection?: ProtectionConfig): AgentMessage[] {
   const context = buildPiContext(branch);
-  return (controls.markers.length ? visibleContext(context, controls) : context).map((c) => c.message);
+  return (controls.markers.length ? visibleContext(context, controls, protectsBy(protection)) : context).map((c) => c.message);
+}
+
+/** What the render keeps out of every rewind and shrink, as `visibleContext` asks for it. */
+export function protectsBy(protection: ProtectionConfig | undefined): ((toolName: string, args: unknown) => boolean) | undefined {
+  return protection ? (toolName, args) => isProtected(toolName, args, protection) : undefined;
 }
 
 /**
