@@ -4,12 +4,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { startModelServer, messageText, type ModelRequest, type ModelServer, type Reply } from "../helpers/model-server.ts";
+import { startModelServer, type ModelServer, type Reply } from "../helpers/model-server.ts";
 import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
 import { runPi } from "../helpers/run-pi.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest } from "../helpers/pruner-e2e.ts";
-import { contentText, type AgentMessage } from "../../core/src/shapes/messages.ts";
+import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, sentShape, viewShape } from "../helpers/pruner-e2e.ts";
+import type { AgentMessage } from "../../core/src/shapes/messages.ts";
 
 const bin = fileURLToPath(new URL("../../pi-extension/bin/pi-pruner.js", import.meta.url));
 const LOG = Array.from({ length: 200 }, (_, i) => `needle line ${i + 1}: request handled in ${i % 17} ms by worker ${i % 5}`).join("\n");
@@ -34,28 +34,6 @@ function cli(args: string[]) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** A request as role and text lines, the way a view's messages are turned into them below. */
-function sentShape(req: ModelRequest): string[] {
-  return (req.body.messages ?? [])
-    .filter((m) => m.role !== "system" && m.role !== "developer")
-    .map((m) => (m.role === "tool" ? `tool ${m.tool_call_id}: ${messageText(m)}` : m.role === "assistant" ? `assistant: ${messageText(m)}${(m.tool_calls ?? []).map((c) => ` [${c.id}]`).join("")}` : `user: ${messageText(m)}`));
-}
-
-function viewShape(messages: readonly AgentMessage[]): string[] {
-  return messages.map((m) => {
-    switch (m.role) {
-      case "toolResult":
-        return `tool ${m.toolCallId}: ${contentText(m.content)}`;
-      case "assistant":
-        return `assistant: ${m.content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("")}${m.content.filter((b) => b.type === "toolCall").map((b) => ` [${(b as { id: string }).id}]`).join("")}`;
-      case "user":
-      case "custom":
-        return `user: ${contentText(m.content)}`;
-      default:
-        return `${m.role}: ?`;
-    }
-  });
-}
 
 describe("pi-pruner view of a session our self-control tools wrote in real Pi", () => {
   it("is exactly what the model was sent after the rewind and the shrink, with the rewound span marked where it was", async () => {

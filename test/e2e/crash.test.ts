@@ -19,7 +19,7 @@ import { startModelServer, type ModelRequest, type ModelServer, type Reply } fro
 import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
 import { startPiRpc, type PiRpc } from "../helpers/pi-rpc.ts";
 import { parseJsonl, type JsonRecord } from "../helpers/jsonl-records.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, refsAsked, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, refsAsked, sentShape, toolMessages, viewShape } from "../helpers/pruner-e2e.ts";
 import { persistedProblems, pruneEntries } from "../helpers/pruner-invariants.ts";
 import { messageText } from "../helpers/model-server.ts";
 import { readSessionFile } from "../../core/src/session/session-reader.ts";
@@ -149,28 +149,6 @@ function killNow(rpc: PiRpc): void {
   }
 }
 
-/** The comparable shape of a message as the provider receives it: role and text (and the tool call id of a result). */
-function sentShape(req: ModelRequest): string[] {
-  return (req.body.messages ?? [])
-    .filter((m) => m.role !== "system" && m.role !== "developer")
-    .map((m) => (m.role === "tool" ? `tool ${m.tool_call_id}: ${messageText(m)}` : m.role === "assistant" ? `assistant: ${messageText(m)}${(m.tool_calls ?? []).map((c) => ` [${c.id}]`).join("")}` : `user: ${messageText(m)}`));
-}
-
-function viewShape(messages: readonly AgentMessage[]): string[] {
-  return messages.map((m) => {
-    switch (m.role) {
-      case "toolResult":
-        return `tool ${m.toolCallId}: ${contentText(m.content)}`;
-      case "assistant":
-        return `assistant: ${m.content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("")}${m.content.filter((b) => b.type === "toolCall").map((b) => ` [${(b as { id: string }).id}]`).join("")}`;
-      case "user":
-      case "custom":
-        return `user: ${contentText(m.content)}`;
-      default:
-        return `${m.role}: ?`;
-    }
-  });
-}
 
 function sessionRecords(workspace: PiWorkspace, sessionId: string): JsonRecord[] {
   return parseJsonl(readFileSync(workspace.findSessionFile(sessionId)!, "utf8")).records;

@@ -1,7 +1,10 @@
 // Shared pieces of the real-Pi tests of the pruner: how the scripted model tells the summarizer's
-// requests from the agent's, and a well-behaved scripted summarizer.
+// requests from the agent's, a well-behaved scripted summarizer, and one comparable shape for what
+// the provider received and what a model view says was sent.
 import type { ModelRequest, Reply } from "./model-server.ts";
 import type { ChatRequestBody } from "./model-server.ts";
+import { messageText } from "./model-server.ts";
+import { contentText, type AgentMessage } from "../../core/src/shapes/messages.ts";
 
 export const EXTENSION = "pi-extension";
 
@@ -43,4 +46,27 @@ export function requestChars(body: ChatRequestBody): number {
     for (const call of m.tool_calls ?? []) n += call.function.arguments.length;
   }
   return n;
+}
+
+/** The comparable shape of a message as the provider receives it: role and text (and the tool call id of a result). */
+export function sentShape(req: ModelRequest): string[] {
+  return (req.body.messages ?? [])
+    .filter((m) => m.role !== "system" && m.role !== "developer")
+    .map((m) => (m.role === "tool" ? `tool ${m.tool_call_id}: ${messageText(m)}` : m.role === "assistant" ? `assistant: ${messageText(m)}${(m.tool_calls ?? []).map((c) => ` [${c.id}]`).join("")}` : `user: ${messageText(m)}`));
+}
+
+export function viewShape(messages: readonly AgentMessage[]): string[] {
+  return messages.map((m) => {
+    switch (m.role) {
+      case "toolResult":
+        return `tool ${m.toolCallId}: ${contentText(m.content)}`;
+      case "assistant":
+        return `assistant: ${m.content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("")}${m.content.filter((b) => b.type === "toolCall").map((b) => ` [${(b as { id: string }).id}]`).join("")}`;
+      case "user":
+      case "custom":
+        return `user: ${contentText(m.content)}`;
+      default:
+        return `${m.role}: ?`;
+    }
+  });
 }

@@ -1,3 +1,5 @@
+import { Type } from "typebox";
+
 // Some models send an object parameter as a JSON string (`"target": "{\"by_tool_call_id\": …}"`).
 // Pi validates arguments before a tool runs and cannot turn a string into an object, so every
 // self-control tool parses such strings back first (its `prepareArguments`).
@@ -32,4 +34,22 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The parameter that names one message, in the three forms a shrink and a cancel both take (the
+ * shapes pi-mulligan's tools take): by tool-call id, by tool name and occurrence, or by text.
+ */
+export function messageTargetSchema(words: { id: string; occurrence: string; content: string; whole: string }) {
+  return Type.Union(
+    [
+      Type.Object({ by_tool_call_id: Type.String({ description: words.id }) }),
+      Type.Object({
+        by_tool_name: Type.String({ description: "A tool name, e.g. bash or read" }),
+        occurrence: Type.Optional(Type.Union([Type.Literal("first"), Type.Literal("last")], { description: words.occurrence })),
+      }),
+      Type.Object({ by_content_includes: Type.String({ description: words.content }) }),
+    ],
+    { description: words.whole },
+  );
 }

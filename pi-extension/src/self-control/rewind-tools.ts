@@ -34,7 +34,7 @@ import {
   type ShrinkTarget,
 } from "@pi-pruner/core";
 import type { Subcommand } from "../commands.ts";
-import { parseObjectArguments } from "./arguments.ts";
+import { messageTargetSchema, parseObjectArguments } from "./arguments.ts";
 import { SELF_CONTROL_OFF, type SelfControlHost } from "./host.ts";
 
 export const REWIND_TOOL = "context_rewind";
@@ -54,17 +54,12 @@ const NoteSchema = Type.Object(
   { description: "What you leave yourself; you will read it as your newest message. All three fields, each a real sentence" },
 );
 
-const TargetSchema = Type.Union(
-  [
-    Type.Object({ by_tool_call_id: Type.String({ description: "The tool-call id of a result the marker affects" }) }),
-    Type.Object({
-      by_tool_name: Type.String({ description: "A tool name, e.g. bash or read" }),
-      occurrence: Type.Optional(Type.Union([Type.Literal("first"), Type.Literal("last")], { description: "Which of its affected results (default last)" })),
-    }),
-    Type.Object({ by_content_includes: Type.String({ description: "Text of a message the marker affects (its original text, or a shrink's replacement)" }) }),
-  ],
-  { description: "A message the rewind hid or the shrink replaced" },
-);
+const TargetSchema = messageTargetSchema({
+  id: "The tool-call id of a result the marker affects",
+  occurrence: "Which of its affected results (default last)",
+  content: "Text of a message the marker affects (its original text, or a shrink's replacement)",
+  whole: "A message the rewind hid or the shrink replaced",
+});
 
 interface RewindParams {
   granularity: Granularity;

@@ -20,23 +20,18 @@ import {
   shrinksOverCap,
 } from "@pi-pruner/core";
 import type { Subcommand } from "../commands.ts";
-import { parseObjectArguments } from "./arguments.ts";
+import { messageTargetSchema, parseObjectArguments } from "./arguments.ts";
 import { SELF_CONTROL_OFF, type SelfControlHost } from "./host.ts";
 
 export const SHRINK_TOOL = "context_shrink";
 export const AUDIT_TOOL = "context_audit";
 
-const TargetSchema = Type.Union(
-  [
-    Type.Object({ by_tool_call_id: Type.String({ description: "The tool-call id of the result" }) }),
-    Type.Object({
-      by_tool_name: Type.String({ description: "A tool name, e.g. bash or read" }),
-      occurrence: Type.Optional(Type.Union([Type.Literal("first"), Type.Literal("last")], { description: "Which result of that tool (default last)" })),
-    }),
-    Type.Object({ by_content_includes: Type.String({ description: "Text the message contains (the first such message)" }) }),
-  ],
-  { description: "The one message to replace" },
-);
+const TargetSchema = messageTargetSchema({
+  id: "The tool-call id of the result",
+  occurrence: "Which result of that tool (default last)",
+  content: "Text the message contains (the first such message)",
+  whole: "The one message to replace",
+});
 
 const ShrinkParameters = Type.Object({
   target: TargetSchema,
