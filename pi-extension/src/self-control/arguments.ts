@@ -40,16 +40,13 @@ function parseObject(text: string): Record<string, unknown> | undefined {
  * The parameter that names one message, in the three forms a shrink and a cancel both take (the
  * shapes pi-mulligan's tools take): by tool-call id, by tool name and occurrence, or by text.
  */
-export function messageTargetSchema(words: { id: string; occurrence: string; content: string; whole: string }) {
+export function messageTargetSchema(description: string) {
   return Type.Union(
     [
-      Type.Object({ by_tool_call_id: Type.String({ description: words.id }) }),
-      Type.Object({
-        by_tool_name: Type.String({ description: "A tool name, e.g. bash or read" }),
-        occurrence: Type.Optional(Type.Union([Type.Literal("first"), Type.Literal("last")], { description: words.occurrence })),
-      }),
-      Type.Object({ by_content_includes: Type.String({ description: words.content }) }),
+      Type.Object({ by_tool_call_id: Type.String() }),
+      Type.Object({ by_tool_name: Type.String(), occurrence: Type.Optional(Type.Union([Type.Literal("first"), Type.Literal("last")])) }),
+      Type.Object({ by_content_includes: Type.String() }),
     ],
-    { description: words.whole },
+    { description },
   );
 }

@@ -47,19 +47,14 @@ const refused = (why: string) => text(`pi-pruner: refused: ${why}.`, { refused: 
 
 const NoteSchema = Type.Object(
   {
-    what_happened: Type.String({ description: "What went wrong and what to avoid next time; concrete" }),
-    true_current_state: Type.String({ description: "Where the task truly stands: progress, decisions, conclusions (files and commands are listed for you)" }),
-    next: Type.String({ description: "The very next action, as an instruction" }),
+    what_happened: Type.String({ description: "What went wrong, and the lesson" }),
+    true_current_state: Type.String({ description: "Where the task truly stands (files are listed for you)" }),
+    next: Type.String({ description: "Your next action" }),
   },
-  { description: "What you leave yourself; you will read it as your newest message. All three fields, each a real sentence" },
+  { description: "Read by you as your newest message; each field a real sentence" },
 );
 
-const TargetSchema = messageTargetSchema({
-  id: "The tool-call id of a result the marker affects",
-  occurrence: "Which of its affected results (default last)",
-  content: "Text of a message the marker affects (its original text, or a shrink's replacement)",
-  whole: "A message the rewind hid or the shrink replaced",
-});
+const TargetSchema = messageTargetSchema("A message the rewind hid or the shrink replaced");
 
 interface RewindParams {
   granularity: Granularity;
@@ -247,15 +242,14 @@ export function registerRewindTools(pi: ExtensionAPI, host: SelfControlHost): vo
     name: REWIND_TOOL,
     label: "Context rewind",
     description:
-      "Take back recent context you produced by mistake (a bloated tool result, a turn that went the wrong way) and leave yourself a note to go on from. " +
-      "What you rewind leaves your context from the next request on (the session keeps it for the person); the note arrives as your newest message. " +
-      "granularity: last_tool_call_group = your latest tool call(s) and their results; last_turn = all your work since the latest user message; " +
-      "checkpoint = everything after a checkpoint the person set (give its name). Files written and commands run stay done: the note lists them.",
+      "Drop recent context you produced by mistake (a bloated result, a wrong turn) from your view, leaving yourself a note that arrives as your newest message. " +
+      "last_tool_call_group: your latest tool call(s) and results; last_turn: your work since the latest user message; checkpoint: all after a checkpoint the person set. " +
+      "Files written and commands run stay done.",
     promptSnippet: "Rewind your own recent context (a bloated result, a wrong turn) and leave yourself a note",
     parameters: Type.Object({
-      granularity: Type.Union([Type.Literal("last_tool_call_group"), Type.Literal("last_turn"), Type.Literal("checkpoint")], { description: "How much to rewind" }),
+      granularity: Type.Union([Type.Literal("last_tool_call_group"), Type.Literal("last_turn"), Type.Literal("checkpoint")], {}),
       note: NoteSchema,
-      checkpoint: Type.Optional(Type.String({ description: "With granularity checkpoint: the checkpoint's name" })),
+      checkpoint: Type.Optional(Type.String({ description: "The checkpoint's name" })),
     }),
     executionMode: "sequential",
     prepareArguments: (args: unknown) => parseObjectArguments<RewindParams>(args, ["note"]) as never,
@@ -272,11 +266,10 @@ export function registerRewindTools(pi: ExtensionAPI, host: SelfControlHost): vo
     name: CANCEL_TOOL,
     label: "Context cancel",
     description:
-      "Undo one of your rewinds or shrinks from the next request on. Name a message it affected (target, the same shapes as context_shrink: the newest rewind or shrink affecting it is cancelled) or give its markerId. " +
-      "Cancelling what is already cancelled, or nothing, is a safe no-op. Files and commands of a rewound span are not undone.",
+      "Undo your newest rewind or shrink affecting a message (target, as in context_shrink), or the one with markerId, from the next request on. A no-op when there is none.",
     parameters: Type.Object({
       target: Type.Optional(TargetSchema),
-      markerId: Type.Optional(Type.String({ description: "The marker id a rewind or shrink reported (wins over target)" })),
+      markerId: Type.Optional(Type.String({ description: "The id a rewind or shrink reported" })),
     }),
     executionMode: "sequential",
     prepareArguments: (args: unknown) => parseObjectArguments<CancelParams>(args, ["target"]) as never,

@@ -26,22 +26,17 @@ import { SELF_CONTROL_OFF, type SelfControlHost } from "./host.ts";
 export const SHRINK_TOOL = "context_shrink";
 export const AUDIT_TOOL = "context_audit";
 
-const TargetSchema = messageTargetSchema({
-  id: "The tool-call id of the result",
-  occurrence: "Which result of that tool (default last)",
-  content: "Text the message contains (the first such message)",
-  whole: "The one message to replace",
-});
+const TargetSchema = messageTargetSchema("The one message to replace");
 
 const ShrinkParameters = Type.Object({
   target: TargetSchema,
-  replacement: Type.String({ description: "What you keep in its place (non-empty)" }),
-  reason: Type.Optional(Type.String({ description: "Why, in a few words" })),
+  replacement: Type.String({ description: "A faithful summary to keep in its place" }),
+  reason: Type.Optional(Type.String()),
 });
 type ShrinkParams = Static<typeof ShrinkParameters>;
 
 const AuditParameters = Type.Object({
-  top: Type.Optional(Type.Integer({ minimum: 0, description: "How many of the largest messages to list (default 8)" })),
+  top: Type.Optional(Type.Integer({ minimum: 0, description: "Largest messages to list (default 8)" })),
 });
 
 const text = (value: string, details: Record<string, unknown> = {}) => ({ content: [{ type: "text" as const, text: value }], details });
@@ -100,9 +95,7 @@ export function registerShrinkTools(pi: ExtensionAPI, host: SelfControlHost): vo
     name: SHRINK_TOOL,
     label: "Context shrink",
     description:
-      "Replace one past message in your view with a compact summary you write, from the next request on (the session keeps the original). " +
-      "Use it when a call was right but its output is too big to keep carrying; the call stays, only its result shows your summary. " +
-      "The replacement must be faithful: you will treat it as the message from then on.",
+      "Show your own summary in place of one past message from the next request on, when a call was right but its output is too big to carry. The call stays.",
     promptSnippet: "Replace a bloated past tool result in your context with your own summary",
     parameters: ShrinkParameters,
     prepareArguments: (args: unknown) => parseObjectArguments<ShrinkParams>(args, ["target"]),
@@ -119,7 +112,7 @@ export function registerShrinkTools(pi: ExtensionAPI, host: SelfControlHost): vo
     name: AUDIT_TOOL,
     label: "Context audit",
     description:
-      "Show what your context holds now, as the model is sent it: estimated tokens after each pruning step, the largest messages, results over the bloat threshold, and the rewinds, shrinks and checkpoints in force. Read-only.",
+      "Read-only: what your context holds as sent (tokens after each pruning step, the largest messages, bloated results, active rewinds, shrinks and checkpoints).",
     parameters: AuditParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       if (!host.config().selfControl.enabled) return text(SELF_CONTROL_OFF, { refused: true });
