@@ -302,10 +302,21 @@ function isControlEntry(entry: AnyEntry): boolean {
 export class ControlsReader {
   private signature = "";
   private state: ControlState = EMPTY_CONTROLS;
+  /** How far the previous branch was scanned, and the id of its last entry: a grown branch is scanned from there. */
+  private scanned = 0;
+  private lastId: string | undefined;
 
   read(branch: readonly AnyEntry[]): ControlState {
-    let signature = "";
-    for (const entry of branch) if (isControlEntry(entry)) signature += `${entry.id}\n`;
+    // Between two requests the branch only grows at its end: when it still holds the previous
+    // one's last entry at the same place, only the entries after it are looked at.
+    const grown = this.scanned > 0 && branch.length >= this.scanned && branch[this.scanned - 1]?.id === this.lastId;
+    let signature = grown ? this.signature : "";
+    for (let i = grown ? this.scanned : 0; i < branch.length; i++) {
+      const entry = branch[i]!;
+      if (isControlEntry(entry)) signature += `${entry.id}\n`;
+    }
+    this.scanned = branch.length;
+    this.lastId = branch[branch.length - 1]?.id;
     if (signature !== this.signature) {
       this.signature = signature;
       this.state = signature === "" ? EMPTY_CONTROLS : readControls(branch);

@@ -302,6 +302,19 @@ describe("ControlsReader", () => {
     expect((afterCompaction.markers[0] as ShrinkMarker).targetKey).toBeUndefined();
   });
 
+  it("another branch of the same length is read afresh: its markers, not the previous branch's", () => {
+    const { b, markers, first } = workSession();
+    const common = b.entries.slice();
+    markers.shrink({ id: "s1", target: { by_tool_call_id: "call_1" }, replacement: "a.ts", pinnedEntryId: first.result });
+    const withShrink = b.entries.slice();
+    const other = [...common, { type: "custom", id: "other-1", parentId: common.at(-1)!.id, timestamp: new Date(0).toISOString(), customType: "note-of-another-extension", data: {} } as AnyEntry];
+    expect(other).toHaveLength(withShrink.length);
+    const reader = new ControlsReader();
+    expect(reader.read(withShrink).markers.map((m) => m.id)).toEqual(["s1"]);
+    expect(reader.read(other).markers).toEqual([]);
+    expect(reader.read(withShrink).markers.map((m) => m.id)).toEqual(["s1"]);
+  });
+
   it("a branch without markers reads as nothing, the same object every time", () => {
     const b = new SessionBuilder().user("hi").assistant("hello");
     const reader = new ControlsReader();
