@@ -10,7 +10,9 @@ import { rebuildIndex, findCallForResult } from "../../core/src/prune/prune-inde
 import { buildPiContext } from "../../core/src/session/pi-context.ts";
 import { isProtected } from "../../core/src/settings/protection.ts";
 import type { AgentMessage } from "../../core/src/shapes/messages.ts";
-import { OnceReporter, PrunerRuntime, RequestSizes } from "../../pi-extension/src/runtime.ts";
+import { PrunerRuntime } from "../../pi-extension/src/runtime.ts";
+import { OnceReporter } from "../../pi-extension/src/once-reporter.ts";
+import { RequestSizes } from "../../pi-extension/src/request-sizes.ts";
 import { generateSession } from "../lib/sessions.ts";
 import { collectGarbage, linearFit, quantile, sampleCalls, spread, threadCpuMs, type CallSample } from "../lib/stats.ts";
 import { figure, newSuite, spreadFigure, type SuiteOutput } from "../lib/results.ts";

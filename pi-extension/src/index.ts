@@ -2,7 +2,10 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry } from "@pi-pruner/core";
 import { DEFAULT_CONFIG, fileSpillStorage } from "@pi-pruner/core";
-import { OnceReporter, PrunerRuntime, contextMessagesOf, protectsBy, persistEntries, withEntryDrafts, type CommandOutcome, type RuntimeHost, type TurnEnd } from "./runtime.ts";
+import { PrunerRuntime, type CommandOutcome, type RuntimeHost, type TurnEnd } from "./runtime.ts";
+import { OnceReporter } from "./once-reporter.ts";
+import { contextMessagesOf, protectsBy } from "./branch-context.ts";
+import { persistEntries, withEntryDrafts } from "./entry-drafts.ts";
 import { createSummarizer } from "./summarizer.ts";
 import { registerQueryTool } from "./query-tool.ts";
 import { registerCommands } from "./commands.ts";

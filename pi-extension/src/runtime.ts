@@ -2,103 +2,24 @@
 // end captures, flushes and compresses, and the one flush-then-compress sequence that `turn_end`,
 // `/pruner now` and `/pruner compact` share. Pure decisions live in core; this file keeps state
 // and turns them into Pi entries.
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "@pi-pruner/core";
 import type { AnyEntry } from "@pi-pruner/core";
 import type { PruneConfig, ConfigWarning } from "@pi-pruner/core";
 import { emptyIndex, rebuildIndex, type PruneIndex } from "@pi-pruner/core";
 import { captureBatch, flushBatches, spillOversized, type Batch, type FlushResult, type PersistEntry } from "@pi-pruner/core";
-import { buildPiContext, fileSpillStorage, type SpillStorage } from "@pi-pruner/core";
+import { fileSpillStorage, type SpillStorage } from "@pi-pruner/core";
 import { renderModelView } from "@pi-pruner/core";
-import { contentShape, messageChars } from "@pi-pruner/core";
 import type { Summarizer, SummarizerUsage } from "@pi-pruner/core";
 import { compressChains, type ChainCompressionResult } from "@pi-pruner/core";
 import { PRUNE_STATS, type StatsData } from "@pi-pruner/core";
 import { occurrenceKey, toolCallsOf } from "@pi-pruner/core";
 import { PRUNE_CHAIN, PRUNE_FRONTIER, buildBatchRequest, estimateTokens, summarizedStub, type FrontierData, type IndexedCall } from "@pi-pruner/core";
 import { SessionBill, cacheRulesFor, rewriteSpan, type BillTotals, type CacheRules } from "@pi-pruner/core";
-import { isProtected, type ProtectionConfig } from "@pi-pruner/core";
-import { ControlsReader, EMPTY_CONTROLS, activeRewinds, activeShrinks, keyTimestamp, messageKey, visibleContext, type ControlState } from "@pi-pruner/core";
+import { ControlsReader, EMPTY_CONTROLS, activeRewinds, activeShrinks, messageKey, type ControlState } from "@pi-pruner/core";
 import { decideFlush, type FlushDecision, type FlushMoment, type PendingEstimate, type RequestHistory } from "@pi-pruner/core";
-
-/** Reports each distinct problem once per session, so a broken summarizer cannot flood the screen. */
-export class OnceReporter {
-  private seen = new Set<string>();
-  private readonly sink: (message: string, level: "info" | "warning" | "error") => void;
-  constructor(sink: (message: string, level: "info" | "warning" | "error") => void) {
-    this.sink = sink;
-  }
-  report(key: string, message: string, level: "info" | "warning" | "error" = "warning"): void {
-    if (this.seen.has(key)) return;
-    this.seen.add(key);
-    this.sink(message, level);
-  }
-  info(message: string): void {
-    this.sink(message, "info");
-  }
-  reset(): void {
-    this.seen.clear();
-  }
-}
-
-export interface Reclaim {
-  rawChars: number;
-  sentChars: number;
-}
-
-/**
- * The sizes of one side of a request (raw or sent) by position, with what identifies each message's
- * size cheaply: no serialisation, only its role, timestamp, call id and content shape.
- */
-class PositionSizes {
-  private roles: string[] = [];
-  private timestamps: number[] = [];
-  private ids: (string | undefined)[] = [];
-  private lengths: number[] = [];
-  private chars: number[] = [];
-
-  /** The total size of `messages`, measuring only the messages that differ from the ones remembered at their positions. */
-  total(messages: readonly AgentMessage[]): number {
-    const n = messages.length;
-    const { roles, timestamps, ids, lengths, chars } = this;
-    let sum = 0;
-    for (let i = 0; i < n; i++) {
-      const message = messages[i]!;
-      const id = (message as { toolCallId?: string }).toolCallId;
-      const length = contentShape(message);
-      if (i < roles.length && roles[i] === message.role && timestamps[i] === message.timestamp && ids[i] === id && lengths[i] === length) {
-        sum += chars[i]!;
-        continue;
-      }
-      const size = messageChars(message);
-      roles[i] = message.role;
-      timestamps[i] = message.timestamp;
-      ids[i] = id;
-      lengths[i] = length;
-      chars[i] = size;
-      sum += size;
-    }
-    for (const list of [roles, timestamps, ids, lengths, chars]) list.length = n;
-    return sum;
-  }
-}
-
-
-/**
- * The status line's size measure without re-serialising the conversation on every request. A
- * message's size (core's `messageChars`, which serialises tool-call arguments) is remembered by
- * position, for the raw and the sent array each, and reused while the message at that position
- * looks the same (role, timestamp, call id, block count, first block's length): Pi hands over a fresh
- * copy each time, so identity cannot be used across requests, and history only grows at the end.
- */
-export class RequestSizes {
-  private readonly raw = new PositionSizes();
-  private readonly sent = new PositionSizes();
-
-  measure(raw: readonly AgentMessage[], sent: readonly AgentMessage[]): Reclaim {
-    return { rawChars: this.raw.total(raw), sentChars: this.sent.total(sent) };
-  }
-}
+import { OnceReporter } from "./once-reporter.ts";
+import { RequestSizes, type Reclaim } from "./request-sizes.ts";
+import { controlChangeIn } from "./branch-context.ts";
 
 export type FlushReason = "final-reply" | "command" | "budget" | "budget-delta" | "pays-back" | "window-cap";
 
@@ -701,65 +622,4 @@ export function requestHistoryOf(branch: readonly AnyEntry[]): RequestHistory {
 function unref<T>(timer: T): T {
   (timer as { unref?: () => void }).unref?.();
   return timer;
-}
-
-/** The messages Pi builds for a branch (after its own compaction), with the agent's rewinds and shrinks applied. */
-export function contextMessagesOf(branch: AnyEntry[], controls: ControlState = EMPTY_CONTROLS, protection?: ProtectionConfig): AgentMessage[] {
-  const context = buildPiContext(branch);
-  return (controls.markers.length ? visibleContext(context, controls, protectsBy(protection)) : context).map((c) => c.message);
-}
-
-/** What the render keeps out of every rewind and shrink, as `visibleContext` asks for it. */
-export function protectsBy(protection: ProtectionConfig | undefined): ((toolName: string, args: unknown) => boolean) | undefined {
-  return protection ? (toolName, args) => isProtected(toolName, args, protection) : undefined;
-}
-
-/**
- * Where in `sent` (rendered with `before`) the markers of `now` first change what is sent: the first
- * message a new rewind hides or a new shrink replaces, or, for a retired marker, the first message
- * after the earliest one it brings back. `sent.length` when nothing changes.
- */
-export function controlChangeIn(sent: readonly AgentMessage[], before: ControlState, now: ControlState): number {
-  if (before === now) return sent.length;
-  const affected = (state: ControlState) => {
-    const keys = new Map<string, string>();
-    for (const r of activeRewinds(state)) for (const key of r.hidden) keys.set(key, r.id);
-    for (const s of activeShrinks(state)) if (s.targetKey) keys.set(s.targetKey, s.id);
-    return keys;
-  };
-  const was = affected(before);
-  const is = affected(now);
-  let returning = Infinity;
-  for (const [key, id] of was) {
-    if (is.get(key) === id) continue;
-    const time = keyTimestamp(key);
-    if (Number.isFinite(time)) returning = Math.min(returning, time);
-  }
-  for (let i = 0; i < sent.length; i++) {
-    const m = sent[i]!;
-    const key = messageKey(m);
-    if ((is.has(key) && was.get(key) !== is.get(key)) || m.timestamp >= returning) return i;
-  }
-  return sent.length;
-}
-
-type EntryDraft = { type: "custom"; customType: string; data: unknown } | { type: "custom_message"; customType: string; content: string; display: boolean; details: unknown };
-
-/** `turn_end`'s answer: the drafts Pi already holds with the pruner's entries after them, or nothing to change. */
-export function withEntryDrafts<T>(existing: readonly T[], entries: readonly PersistEntry[]): { entries: (T | EntryDraft)[] } | undefined {
-  if (!entries.length) return undefined;
-  const drafts = entries.map((e): EntryDraft =>
-    e.kind === "custom"
-      ? { type: "custom", customType: e.customType, data: e.data }
-      : { type: "custom_message", customType: e.customType, content: e.content, display: false, details: e.details },
-  );
-  return { entries: [...existing, ...drafts] };
-}
-
-/** Appends the pruner's entries to the session outside a turn (commands, session start), in order. */
-export function persistEntries(pi: Pick<ExtensionAPI, "appendEntry" | "sendMessage">, entries: readonly PersistEntry[]): void {
-  for (const e of entries) {
-    if (e.kind === "custom") pi.appendEntry(e.customType, e.data);
-    else pi.sendMessage({ customType: e.customType, content: e.content, display: false, details: e.details });
-  }
 }

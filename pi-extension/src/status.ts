@@ -2,7 +2,7 @@
 import type { PruneConfig } from "@pi-pruner/core";
 import type { PruneIndex } from "@pi-pruner/core";
 import { estimateTokens, formatCount, formatNumber, summarizerCost, type BillTotals, type CacheRules, type FlushDecision, type FlushMoment } from "@pi-pruner/core";
-import type { Reclaim } from "./runtime.ts";
+import type { Reclaim } from "./request-sizes.ts";
 
 export const STATUS_KEY = "pi-pruner";
 

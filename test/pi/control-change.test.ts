@@ -5,7 +5,7 @@ import { SessionBuilder } from "../helpers/session-builder.ts";
 import { readControls } from "../../core/src/control/read-controls.ts";
 import { CONTROL_SCHEMA, EMPTY_CONTROLS, SHRINK_ENTRY, CANCEL_ENTRY } from "../../core/src/control/control-entries.ts";
 import { buildPiContext } from "../../core/src/session/pi-context.ts";
-import { controlChangeIn, contextMessagesOf } from "../../pi-extension/src/runtime.ts";
+import { controlChangeIn, contextMessagesOf } from "../../pi-extension/src/branch-context.ts";
 
 function session() {
   const b = new SessionBuilder().system("You are a coding agent.").user("look around");

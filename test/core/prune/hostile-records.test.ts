@@ -9,7 +9,8 @@ import { renderModelView } from "../../../core/src/render/render.ts";
 import { contentText, type AgentMessage, type ToolResultMessage } from "../../../core/src/shapes/messages.ts";
 import { parseSessionText } from "../../../core/src/session/session-reader.ts";
 import { buildModelView } from "../../../core/src/view/model-view.ts";
-import { OnceReporter, PrunerRuntime } from "../../../pi-extension/src/runtime.ts";
+import { PrunerRuntime } from "../../../pi-extension/src/runtime.ts";
+import { OnceReporter } from "../../../pi-extension/src/once-reporter.ts";
 
 const config = DEFAULT_CONFIG;
 

@@ -1,0 +1,44 @@
+// The context of a branch as the agent sees it (Pi's context with the agent's rewinds and shrinks
+// applied), and where a change of those markers first changes what is sent.
+import type { AgentMessage, AnyEntry, ControlState, ProtectionConfig } from "@pi-pruner/core";
+import { EMPTY_CONTROLS, activeRewinds, activeShrinks, buildPiContext, isProtected, keyTimestamp, messageKey, visibleContext } from "@pi-pruner/core";
+
+/** The messages Pi builds for a branch (after its own compaction), with the agent's rewinds and shrinks applied. */
+export function contextMessagesOf(branch: AnyEntry[], controls: ControlState = EMPTY_CONTROLS, protection?: ProtectionConfig): AgentMessage[] {
+  const context = buildPiContext(branch);
+  return (controls.markers.length ? visibleContext(context, controls, protectsBy(protection)) : context).map((c) => c.message);
+}
+
+/** What the render keeps out of every rewind and shrink, as `visibleContext` asks for it. */
+export function protectsBy(protection: ProtectionConfig | undefined): ((toolName: string, args: unknown) => boolean) | undefined {
+  return protection ? (toolName, args) => isProtected(toolName, args, protection) : undefined;
+}
+
+/**
+ * Where in `sent` (rendered with `before`) the markers of `now` first change what is sent: the first
+ * message a new rewind hides or a new shrink replaces, or, for a retired marker, the first message
+ * after the earliest one it brings back. `sent.length` when nothing changes.
+ */
+export function controlChangeIn(sent: readonly AgentMessage[], before: ControlState, now: ControlState): number {
+  if (before === now) return sent.length;
+  const affected = (state: ControlState) => {
+    const keys = new Map<string, string>();
+    for (const r of activeRewinds(state)) for (const key of r.hidden) keys.set(key, r.id);
+    for (const s of activeShrinks(state)) if (s.targetKey) keys.set(s.targetKey, s.id);
+    return keys;
+  };
+  const was = affected(before);
+  const is = affected(now);
+  let returning = Infinity;
+  for (const [key, id] of was) {
+    if (is.get(key) === id) continue;
+    const time = keyTimestamp(key);
+    if (Number.isFinite(time)) returning = Math.min(returning, time);
+  }
+  for (let i = 0; i < sent.length; i++) {
+    const m = sent[i]!;
+    const key = messageKey(m);
+    if ((is.has(key) && was.get(key) !== is.get(key)) || m.timestamp >= returning) return i;
+  }
+  return sent.length;
+}

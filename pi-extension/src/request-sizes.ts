@@ -1,0 +1,63 @@
+// The status line's size of a request, raw and sent, measured without re-serialising the
+// conversation on every request.
+import type { AgentMessage } from "@pi-pruner/core";
+import { contentShape, messageChars } from "@pi-pruner/core";
+
+export interface Reclaim {
+  rawChars: number;
+  sentChars: number;
+}
+
+/**
+ * The sizes of one side of a request (raw or sent) by position, with what identifies each message's
+ * size cheaply: no serialisation, only its role, timestamp, call id and content shape.
+ */
+class PositionSizes {
+  private roles: string[] = [];
+  private timestamps: number[] = [];
+  private ids: (string | undefined)[] = [];
+  private lengths: number[] = [];
+  private chars: number[] = [];
+
+  /** The total size of `messages`, measuring only the messages that differ from the ones remembered at their positions. */
+  total(messages: readonly AgentMessage[]): number {
+    const n = messages.length;
+    const { roles, timestamps, ids, lengths, chars } = this;
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      const message = messages[i]!;
+      const id = (message as { toolCallId?: string }).toolCallId;
+      const length = contentShape(message);
+      if (i < roles.length && roles[i] === message.role && timestamps[i] === message.timestamp && ids[i] === id && lengths[i] === length) {
+        sum += chars[i]!;
+        continue;
+      }
+      const size = messageChars(message);
+      roles[i] = message.role;
+      timestamps[i] = message.timestamp;
+      ids[i] = id;
+      lengths[i] = length;
+      chars[i] = size;
+      sum += size;
+    }
+    for (const list of [roles, timestamps, ids, lengths, chars]) list.length = n;
+    return sum;
+  }
+}
+
+
+/**
+ * The status line's size measure without re-serialising the conversation on every request. A
+ * message's size (core's `messageChars`, which serialises tool-call arguments) is remembered by
+ * position, for the raw and the sent array each, and reused while the message at that position
+ * looks the same (role, timestamp, call id, block count, first block's length): Pi hands over a fresh
+ * copy each time, so identity cannot be used across requests, and history only grows at the end.
+ */
+export class RequestSizes {
+  private readonly raw = new PositionSizes();
+  private readonly sent = new PositionSizes();
+
+  measure(raw: readonly AgentMessage[], sent: readonly AgentMessage[]): Reclaim {
+    return { rawChars: this.raw.total(raw), sentChars: this.sent.total(sent) };
+  }
+}
