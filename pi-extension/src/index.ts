@@ -1,7 +1,7 @@
 // pi-pruner for Pi: wires Pi's events to the pruner runtime. No logic worth testing lives here.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry } from "@pi-pruner/core";
-import { DEFAULT_CONFIG, fileSpillStorage } from "@pi-pruner/core";
+import { DEFAULT_CONFIG, estimateTokens, fileSpillStorage } from "@pi-pruner/core";
 import { PrunerRuntime, type CommandOutcome, type RuntimeHost, type TurnEnd } from "./runtime.ts";
 import { OnceReporter } from "./once-reporter.ts";
 import { contextMessagesOf, protectsBy } from "./branch-context.ts";
@@ -96,6 +96,7 @@ export default function piPruner(pi: ExtensionAPI): void {
       renderWhole(raw, runtime.index, runtime.config, runtime.controls.read(branch), (step, messages) => steps.push({ step, messages }));
       return { raw, steps };
     },
+    sentTokens: () => (runtime.sentChars === undefined ? undefined : estimateTokens(runtime.sentChars)),
     contextWindow: (ctx) => ctx.getContextUsage()?.contextWindow ?? ctx.model?.contextWindow,
   });
 

@@ -76,6 +76,8 @@ export class PrunerRuntime {
   index: PruneIndex = emptyIndex();
   pending: Batch[] = [];
   reclaim: Reclaim | undefined;
+  /** Characters of what the last request sent (whether or not the render changed it). */
+  sentChars: number | undefined;
   /** Where this session's oversized outputs go; a session without a file on disk has none to write to. */
   spill: SpillStorage = fileSpillStorage(undefined, undefined);
   private readonly sizes = new RequestSizes();
@@ -143,6 +145,7 @@ export class PrunerRuntime {
     this.lastDecision = undefined;
     this.previousFraction = null;
     this.reclaim = undefined;
+    this.sentChars = undefined;
   }
 
   /** The session's model (Pi's `api` string): an unknown or absent one is priced by the Anthropic rules. */
@@ -568,9 +571,10 @@ export class PrunerRuntime {
           `pi-pruner: compressed chain ${chain.blockId} was left as it is (${chain.reason})`,
         );
       }
-      if (result.messages !== messages) {
-        this.reclaim = this.sizes.measure(messages, result.messages);
-      }
+      // Measured by position, only what differs from the previous request: cheap on every request.
+      const sizes = this.sizes.measure(messages, result.messages);
+      if (result.messages !== messages) this.reclaim = sizes;
+      this.sentChars = sizes.sentChars;
       this.history.inCurrentTask++;
       this.lastSent = result.messages;
       this.sentControls = controls;

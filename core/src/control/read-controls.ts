@@ -291,13 +291,15 @@ function resolveUnpinnedShrink(branch: readonly AnyEntry[], position: number, da
 function isControlEntry(entry: AnyEntry): boolean {
   if (entry.type === "label" || entry.type === "compaction" || entry.type === "context_edit") return true;
   const customType = (entry as { customType?: unknown }).customType;
-  return (entry.type === "custom" || entry.type === "custom_message") && typeof customType === "string" && customType.startsWith("mulligan:");
+  // A turn metric, written every turn, changes no marker: it is not watched.
+  return (entry.type === "custom" || entry.type === "custom_message") && typeof customType === "string" && customType.startsWith("mulligan:") && customType !== TURN_METRIC_ENTRY;
 }
 
 /**
  * readControls for a branch that grows between calls (Pi's `context` event): the state is read
  * again only when the branch's control entries differ from the previous call's, and otherwise the
- * same object comes back, so the render's memory of the previous request still applies.
+ * same object comes back, so the render's memory of the previous request still applies. Turn
+ * metrics alone do not make it read again: its `lastMetric` may be older than the branch's.
  */
 export class ControlsReader {
   private signature = "";

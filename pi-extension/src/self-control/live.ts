@@ -14,11 +14,9 @@ import {
   contentBytes,
   contentText,
   driftNudge,
-  estimateTokens,
   highWater,
   isProtected,
   messageKey,
-  messagesChars,
   turnGrowthOf,
   type AgentMessage,
   type HighWaterState,
@@ -101,8 +99,11 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
     return note;
   };
 
-  const highWaterNote = (ctx: ExtensionContext, rendered: readonly AgentMessage[]): string | undefined => {
-    const result = highWater(highWaterState, estimateTokens(messagesChars(rendered)), host.contextWindow(ctx), host.config().selfControl.highWaterFraction);
+  const highWaterNote = (ctx: ExtensionContext): string | undefined => {
+    // The render has just measured this request (by position, without serialising it again).
+    const tokens = host.sentTokens();
+    if (tokens === undefined) return undefined;
+    const result = highWater(highWaterState, tokens, host.contextWindow(ctx), host.config().selfControl.highWaterFraction);
     highWaterState = result.state;
     return result.note;
   };
@@ -129,7 +130,7 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
     onContext(ctx, raw, rendered) {
       if (!host.config().selfControl.enabled) return rendered;
       retireStaleShrinks(ctx, raw);
-      const notes = [driftNote(ctx), highWaterNote(ctx, rendered)].filter((n): n is string => n !== undefined);
+      const notes = [driftNote(ctx), highWaterNote(ctx)].filter((n): n is string => n !== undefined);
       return notes.length ? withNudge(rendered, notes.join("\n")) : rendered;
     },
 
