@@ -96,7 +96,8 @@ export default function piPruner(pi: ExtensionAPI): void {
       renderWhole(raw, runtime.index, runtime.config, runtime.controls.read(branch), (step, messages) => steps.push({ step, messages }));
       return { raw, steps };
     },
-    sentTokens: () => (runtime.sentChars === undefined ? undefined : estimateTokens(runtime.sentChars)),
+    // Unchanged by the render, the request is what Pi itself counts.
+    sentTokens: (ctx) => (runtime.sentChars === undefined ? (ctx.getContextUsage()?.tokens ?? undefined) : estimateTokens(runtime.sentChars)),
     contextWindow: (ctx) => ctx.getContextUsage()?.contextWindow ?? ctx.model?.contextWindow,
   });
 

@@ -76,7 +76,7 @@ export class PrunerRuntime {
   index: PruneIndex = emptyIndex();
   pending: Batch[] = [];
   reclaim: Reclaim | undefined;
-  /** Characters of what the last request sent (whether or not the render changed it). */
+  /** Characters of what the last request sent, when the render changed it (else Pi's own count is right). */
   sentChars: number | undefined;
   /** Where this session's oversized outputs go; a session without a file on disk has none to write to. */
   spill: SpillStorage = fileSpillStorage(undefined, undefined);
@@ -571,10 +571,11 @@ export class PrunerRuntime {
           `pi-pruner: compressed chain ${chain.blockId} was left as it is (${chain.reason})`,
         );
       }
-      // Measured by position, only what differs from the previous request: cheap on every request.
-      const sizes = this.sizes.measure(messages, result.messages);
-      if (result.messages !== messages) this.reclaim = sizes;
-      this.sentChars = sizes.sentChars;
+      // When the render changed nothing, what is sent is what Pi counts: there is nothing to measure.
+      if (result.messages !== messages) {
+        this.reclaim = this.sizes.measure(messages, result.messages);
+        this.sentChars = this.reclaim.sentChars;
+      } else this.sentChars = undefined;
       this.history.inCurrentTask++;
       this.lastSent = result.messages;
       this.sentControls = controls;

@@ -15,8 +15,8 @@ export interface SelfControlHost {
   visibleContext(ctx: ExtensionContext): ContextMessage[];
   /** What the model is sent for the branch now, after each step of the render (for the audit). */
   renderSteps(ctx: ExtensionContext): { raw: readonly AgentMessage[]; steps: { step: RenderStep; messages: readonly AgentMessage[] }[] };
-  /** Estimated tokens of what the last request sent (after the render), when one was sent. */
-  sentTokens(): number | undefined;
+  /** Estimated tokens of what the last request sent (after the render), when known. */
+  sentTokens(ctx: ExtensionContext): number | undefined;
   /** The model's context window in tokens, when known. */
   contextWindow(ctx: ExtensionContext): number | undefined;
 }

@@ -101,7 +101,7 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
 
   const highWaterNote = (ctx: ExtensionContext): string | undefined => {
     // The render has just measured this request (by position, without serialising it again).
-    const tokens = host.sentTokens();
+    const tokens = host.sentTokens(ctx);
     if (tokens === undefined) return undefined;
     const result = highWater(highWaterState, tokens, host.contextWindow(ctx), host.config().selfControl.highWaterFraction);
     highWaterState = result.state;
