@@ -9,7 +9,15 @@ import { fileSettingsStorage, type SettingsStorage } from "./settings-storage.ts
 import { describeValue, SETTINGS_KEY } from "./config.ts";
 import { isRecord } from "../shapes/json.ts";
 
-export type SettingsFileErrorCode = "unparsable" | "unreadable" | "not-object" | "write-failed" | "conflict" | "read-only" | "duplicate-key";
+export type SettingsFileErrorCode =
+  | "unparsable"
+  | "unreadable"
+  | "not-object"
+  | "write-failed"
+  | "conflict"
+  | "read-only"
+  | "duplicate-key"
+  | "changed-since";
 
 export class SettingsFileError extends Error {
   readonly code: SettingsFileErrorCode;
@@ -29,6 +37,13 @@ export interface SettingsEdit {
   value: unknown;
   /** Insert `value` into the array at this index instead of replacing what is there. */
   insert?: boolean;
+}
+
+/** One write the writer made, so it can be taken back: the file's text before (undefined: there was no file) and the text written. */
+export interface SettingsFileChange {
+  file: string;
+  previousText: string | undefined;
+  writtenText: string;
 }
 
 const BYTE_ORDER_MARK = "\uFEFF";
@@ -276,11 +291,38 @@ export function transformSettingsFile(
   computeEdits: (settings: Record<string, unknown>) => SettingsEdit[],
   storage: SettingsStorage = fileSettingsStorage,
 ): { changed: boolean } {
+  return { changed: writeTransformed(file, computeEdits, storage) !== undefined };
+}
+
+/** transformSettingsFile, telling what it wrote over (undefined: nothing written). */
+function writeTransformed(
+  file: string,
+  computeEdits: (settings: Record<string, unknown>) => SettingsEdit[],
+  storage: SettingsStorage,
+): SettingsFileChange | undefined {
   const target = storage.resolveTarget(file);
   const first = readSnapshot(storage, file, target);
-  if (planUpdate(file, first, computeEdits) === undefined) return { changed: false };
+  if (planUpdate(file, first, computeEdits) === undefined) return undefined;
   if (first.exists) assertWritable(storage, target, file);
+  makeParentDirectory(storage, target, file);
+  const releaseLock = acquireLock(storage, target, file);
+  try {
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const snapshot = readSnapshot(storage, file, target);
+      const nextText = planUpdate(file, snapshot, computeEdits);
+      if (nextText === undefined) return undefined;
+      if (writeAtomically(storage, target, file, nextText, snapshot)) {
+        return { file, previousText: snapshot.exists ? snapshot.raw : undefined, writtenText: nextText };
+      }
+      sleepSync(10 + Math.random() * 40);
+    }
+  } finally {
+    releaseLock();
+  }
+  throw new SettingsFileError("conflict", file, `${file} changed while writing; nothing was written, try again`);
+}
 
+function makeParentDirectory(storage: SettingsStorage, target: string, file: string): void {
   try {
     storage.makeDirectory(dirname(target));
   } catch (error) {
@@ -288,19 +330,37 @@ export function transformSettingsFile(
       cause: error,
     });
   }
+}
+
+/**
+ * Takes `change` back: the file gets its previous text again (or, when the change created it, is
+ * removed), but only while it holds exactly the text the change wrote. A file edited since, by a
+ * person, Pi or another writer, is left as it is ("changed-since"): its edit is never clobbered.
+ */
+export function revertSettingsFileChange(change: SettingsFileChange, storage: SettingsStorage = fileSettingsStorage): void {
+  const { file } = change;
+  const target = storage.resolveTarget(file);
+  const changedSince = () =>
+    new SettingsFileError("changed-since", file, `${file} has changed since that edit, so it cannot be taken back without losing the newer change; it was left as it is`);
+  const holdsWrittenText = (snapshot: Snapshot) => snapshot.exists && snapshot.raw === change.writtenText;
+  if (!holdsWrittenText(readSnapshot(storage, file, target))) throw changedSince();
+  assertWritable(storage, target, file);
   const releaseLock = acquireLock(storage, target, file);
   try {
-    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const snapshot = readSnapshot(storage, file, target);
-      const nextText = planUpdate(file, snapshot, computeEdits);
-      if (nextText === undefined) return { changed: false };
-      if (writeAtomically(storage, target, file, nextText, snapshot)) return { changed: true };
-      sleepSync(10 + Math.random() * 40);
+    const snapshot = readSnapshot(storage, file, target);
+    if (!holdsWrittenText(snapshot)) throw changedSince();
+    if (change.previousText === undefined) {
+      try {
+        storage.remove(target);
+      } catch (error) {
+        throw new SettingsFileError("write-failed", file, `cannot remove ${file}: ${errnoCode(error) ?? String(error)}`, { cause: error });
+      }
+      return;
     }
+    if (!writeAtomically(storage, target, file, change.previousText, snapshot)) throw changedSince();
   } finally {
     releaseLock();
   }
-  throw new SettingsFileError("conflict", file, `${file} changed while writing; nothing was written, try again`);
 }
 
 export function updateSettingsFile(path: string, edits: SettingsEdit[], storage?: SettingsStorage): { changed: boolean } {
@@ -315,11 +375,15 @@ function pruneBlockOf(settings: Record<string, unknown>): Record<string, unknown
   return isRecord(block) ? block : undefined;
 }
 
-/** The file's own protectedPaths when it sets a valid list, else the effective list. */
-function protectedPathsBase(settings: Record<string, unknown>, effective: readonly string[]): string[] {
+/** The file's own protectedPaths when it sets a valid list (of strings). */
+function ownList(settings: Record<string, unknown>): string[] | undefined {
   const own = pruneBlockOf(settings)?.protectedPaths;
-  const base = Array.isArray(own) && own.every((item) => typeof item === "string") ? (own as string[]) : effective;
-  return [...new Set(base)];
+  return Array.isArray(own) && own.every((item) => typeof item === "string") ? (own as string[]) : undefined;
+}
+
+/** The file's own list, else the effective one (which an edit then copies into the file). */
+function protectedPathsBase(settings: Record<string, unknown>, effective: readonly string[]): string[] {
+  return [...new Set(ownList(settings) ?? effective)];
 }
 
 /**
@@ -327,9 +391,8 @@ function protectedPathsBase(settings: Record<string, unknown>, effective: readon
  * are inserted or removed where they are, and comments between the other items stay.
  */
 function ownEditableList(settings: Record<string, unknown>): string[] | undefined {
-  const own = pruneBlockOf(settings)?.protectedPaths;
-  if (!Array.isArray(own) || !own.every((item) => typeof item === "string")) return undefined;
-  return new Set(own).size === own.length ? (own as string[]) : undefined;
+  const own = ownList(settings);
+  return own && new Set(own).size === own.length ? own : undefined;
 }
 
 function assertPattern(pattern: string): void {
@@ -338,49 +401,60 @@ function assertPattern(pattern: string): void {
 
 const PROTECTED_PATHS_KEY_PATH = [SETTINGS_KEY, "protectedPaths"];
 
+/** What a protectedPaths edit did to the file. */
+export interface ProtectedPathsOutcome {
+  /** The file's list after the edit. */
+  list: string[];
+  /**
+   * Patterns of `effective` written into the file along with the edit because the file had no
+   * list of its own (a list there replaces the one it inherits, so the inherited one is copied).
+   */
+  copied: string[];
+  /** What was written over, for an undo; undefined when nothing was written. */
+  change: SettingsFileChange | undefined;
+}
+
 /**
  * Appends `pattern` to contextPrune.protectedPaths (no duplicates). Starts from the file's own
  * list, or from the effective list when the file has none, so the default is never dropped.
  */
-export function addProtectedPath(opts: { file: string; pattern: string; effective: readonly string[]; storage?: SettingsStorage }): {
+export function addProtectedPath(opts: { file: string; pattern: string; effective: readonly string[]; storage?: SettingsStorage }): ProtectedPathsOutcome & {
   added: boolean;
-  list: string[];
 } {
   assertPattern(opts.pattern);
-  let outcome = { added: false, list: [...opts.effective] };
-  transformSettingsFile(opts.file, (settings) => {
+  let outcome = { added: false, list: [...opts.effective], copied: [] as string[] };
+  const change = writeTransformed(opts.file, (settings) => {
     const base = protectedPathsBase(settings, opts.effective);
     if (base.includes(opts.pattern)) {
-      outcome = { added: false, list: base };
+      outcome = { added: false, list: base, copied: [] };
       return [];
     }
     const list = [...base, opts.pattern];
-    outcome = { added: true, list };
     const own = ownEditableList(settings);
+    outcome = { added: true, list, copied: ownList(settings) ? [] : base };
     if (own) return [{ path: [...PROTECTED_PATHS_KEY_PATH, own.length], value: opts.pattern, insert: true }];
     return [{ path: PROTECTED_PATHS_KEY_PATH, value: list }];
-  }, opts.storage);
-  return outcome;
+  }, opts.storage ?? fileSettingsStorage);
+  return { ...outcome, change };
 }
 
 /** Removes every occurrence of `pattern`. Removing the last one writes `[]`, which turns path protection off. */
-export function removeProtectedPath(opts: { file: string; pattern: string; effective: readonly string[]; storage?: SettingsStorage }): {
+export function removeProtectedPath(opts: { file: string; pattern: string; effective: readonly string[]; storage?: SettingsStorage }): ProtectedPathsOutcome & {
   removed: boolean;
-  list: string[];
 } {
-  let outcome = { removed: false, list: [...opts.effective] };
-  transformSettingsFile(opts.file, (settings) => {
+  let outcome = { removed: false, list: [...opts.effective], copied: [] as string[] };
+  const change = writeTransformed(opts.file, (settings) => {
     const base = protectedPathsBase(settings, opts.effective);
     if (!base.includes(opts.pattern)) {
-      outcome = { removed: false, list: base };
+      outcome = { removed: false, list: base, copied: [] };
       return [];
     }
     const list = base.filter((item) => item !== opts.pattern);
-    outcome = { removed: true, list };
+    outcome = { removed: true, list, copied: ownList(settings) ? [] : list };
     // (Not item by item: jsonc-parser's removal of a last item can leave a stray quote behind.)
     return [{ path: PROTECTED_PATHS_KEY_PATH, value: list }];
-  }, opts.storage);
-  return outcome;
+  }, opts.storage ?? fileSettingsStorage);
+  return { ...outcome, change };
 }
 
 function valueAt(root: unknown, keyPath: readonly (string | number)[]): unknown {

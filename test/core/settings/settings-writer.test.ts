@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -25,6 +26,7 @@ import {
   inferFormatting,
   readSettingsText,
   removeProtectedPath,
+  revertSettingsFileChange,
   SettingsFileError,
   setPruneSetting,
   updateSettingsFile,
@@ -112,8 +114,14 @@ describe("comments and formatting survive", () => {
 }
 `,
     );
+    const before = m.read(file);
     const result = addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage: m.storage });
-    expect(result).toEqual({ added: true, list: ["**/skills/**/*.md", "docs/**"] });
+    expect(result).toEqual({
+      added: true,
+      list: ["**/skills/**/*.md", "docs/**"],
+      copied: ["**/skills/**/*.md"],
+      change: { file, previousText: before, writtenText: m.read(file) },
+    });
     expect(m.read(file)).toBe(`{
     // my settings
     "theme": "dark", /* keep */
@@ -134,7 +142,7 @@ describe("comments and formatting survive", () => {
     const m = inMemory();
     const file = m.write("settings.json", '{\r\n\t"theme": "dark",\r\n\t"contextPrune": {\r\n\t\t"protectedPaths": ["x/**"]\r\n\t}\r\n}\r\n');
     const result = addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage: m.storage });
-    expect(result).toEqual({ added: true, list: ["x/**", "docs/**"] });
+    expect(result).toMatchObject({ added: true, list: ["x/**", "docs/**"], copied: [] });
     expect(m.read(file)).toBe('{\r\n\t"theme": "dark",\r\n\t"contextPrune": {\r\n\t\t"protectedPaths": [\r\n\t\t\t"x/**",\r\n\t\t\t"docs/**"\r\n\t\t]\r\n\t}\r\n}\r\n');
   });
 
@@ -210,14 +218,19 @@ describe("creating a settings file", () => {
   it("creates a missing file and its missing .pi directory with 2-space indent", () => {
     const file = join(dir, "project", ".pi", "settings.json");
     const result = addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS });
-    expect(result).toEqual({ added: true, list: ["**/skills/**/*.md", "docs/**"] });
+    expect(result).toEqual({
+      added: true,
+      list: ["**/skills/**/*.md", "docs/**"],
+      copied: ["**/skills/**/*.md"],
+      change: { file, previousText: undefined, writtenText: read(file) },
+    });
     expect(read(file)).toBe('{\n  "contextPrune": {\n    "protectedPaths": [\n      "**/skills/**/*.md",\n      "docs/**"\n    ]\n  }\n}\n');
   });
 
   it("a change to nothing does not create the file or its directory", () => {
     const file = join(dir, "project", ".pi", "settings.json");
     expect(setPruneSetting(file, ["minBatchChars"], undefined)).toEqual({ changed: false });
-    expect(removeProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS })).toEqual({ removed: false, list: [...DEFAULT_PATHS] });
+    expect(removeProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS })).toEqual({ removed: false, list: [...DEFAULT_PATHS], copied: [], change: undefined });
     expect(existsSync(join(dir, "project"))).toBe(false);
   });
 
@@ -258,7 +271,7 @@ describe("atomic write", () => {
     const inodeBefore = statSync(file).ino;
     expect(setPruneSetting(file, ["minBatchChars"], 10)).toEqual({ changed: false });
     expect(updateSettingsFile(file, [{ path: ["contextPrune", "minBatchChars"], value: 10 }])).toEqual({ changed: false });
-    expect(addProtectedPath({ file, pattern: "a", effective: ["a"] })).toEqual({ added: false, list: ["a"] });
+    expect(addProtectedPath({ file, pattern: "a", effective: ["a"] })).toEqual({ added: false, list: ["a"], copied: [], change: undefined });
     expect(statSync(file).ino).toBe(inodeBefore);
   });
 
@@ -320,7 +333,7 @@ describe("protectedPaths edits", () => {
     const storage = m.storage;
     expect(addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage }).added).toBe(true);
     const text = m.read(file);
-    expect(addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage })).toEqual({ added: false, list: ["**/skills/**/*.md", "docs/**"] });
+    expect(addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage })).toEqual({ added: false, list: ["**/skills/**/*.md", "docs/**"], copied: [], change: undefined });
     expect(addProtectedPath({ file, pattern: "**/skills/**/*.md", effective: DEFAULT_PATHS, storage }).added).toBe(false);
     expect(m.read(file)).toBe(text);
   });
@@ -331,6 +344,8 @@ describe("protectedPaths edits", () => {
     expect(addProtectedPath({ file, pattern: "**/skills/**/*.md", effective: DEFAULT_PATHS, storage: m.storage })).toEqual({
       added: false,
       list: ["**/skills/**/*.md"],
+      copied: [],
+      change: undefined,
     });
     expect(m.files.size).toBe(0);
   });
@@ -341,7 +356,7 @@ describe("protectedPaths edits", () => {
       "settings.json",
       '{\n  "a": 1, // one\n  "contextPrune": {\n    "protectedPaths": ["**/skills/**/*.md", "docs/**"], // mine\n    "minBatchChars": 5\n  }\n}\n',
     );
-    expect(removeProtectedPath({ file, pattern: "docs/**", effective: [], storage: m.storage })).toEqual({ removed: true, list: ["**/skills/**/*.md"] });
+    expect(removeProtectedPath({ file, pattern: "docs/**", effective: [], storage: m.storage })).toMatchObject({ removed: true, list: ["**/skills/**/*.md"], copied: [] });
     expect(m.read(file)).toBe(
       '{\n  "a": 1, // one\n  "contextPrune": {\n    "protectedPaths": [\n      "**/skills/**/*.md"\n    ], // mine\n    "minBatchChars": 5\n  }\n}\n',
     );
@@ -351,7 +366,7 @@ describe("protectedPaths edits", () => {
   it("removing the default from a file without a list writes the rest of the effective list", () => {
     const m = inMemory();
     const file = m.write("settings.json", "{}");
-    expect(removeProtectedPath({ file, pattern: "**/skills/**/*.md", effective: DEFAULT_PATHS, storage: m.storage })).toEqual({ removed: true, list: [] });
+    expect(removeProtectedPath({ file, pattern: "**/skills/**/*.md", effective: DEFAULT_PATHS, storage: m.storage })).toMatchObject({ removed: true, list: [], copied: [] });
     expect(parseSettings(m.read(file))).toEqual({ contextPrune: { protectedPaths: [] } });
   });
 
@@ -359,7 +374,7 @@ describe("protectedPaths edits", () => {
     const m = inMemory();
     const file = m.write("settings.json", '{ "contextPrune": { "protectedPaths": ["a"] } }');
     const before = m.read(file);
-    expect(removeProtectedPath({ file, pattern: "b", effective: ["a"], storage: m.storage })).toEqual({ removed: false, list: ["a"] });
+    expect(removeProtectedPath({ file, pattern: "b", effective: ["a"], storage: m.storage })).toEqual({ removed: false, list: ["a"], copied: [], change: undefined });
     expect(m.read(file)).toBe(before);
   });
 
@@ -424,7 +439,7 @@ describe("two processes writing at once", () => {
   }
 
   interface RacedWrite {
-    outcome: { ok: true; added: boolean; list: string[] } | { ok: false; code?: string; message: string };
+    outcome: { ok: true; added: boolean; list: string[]; copied: string[] } | { ok: false; code?: string; message: string };
     /** Every text this writer read from the settings file, in order. */
     reads: string[];
   }
@@ -489,8 +504,9 @@ process.stdout.write(JSON.stringify({ outcome, reads }));
       ? [alpha!, beta!, "alpha/**", "beta/**"]
       : [beta!, alpha!, "beta/**", "alpha/**"];
 
-    expect(first.outcome).toEqual({ ok: true, added: true, list: ["**/skills/**/*.md", firstPattern] });
-    expect(second.outcome).toEqual({ ok: true, added: true, list: ["**/skills/**/*.md", firstPattern, secondPattern] });
+    expect(first.outcome).toMatchObject({ ok: true, added: true, list: ["**/skills/**/*.md", firstPattern], copied: ["**/skills/**/*.md"] });
+    // The second found the first's list in the file: it copied nothing.
+    expect(second.outcome).toMatchObject({ ok: true, added: true, list: ["**/skills/**/*.md", firstPattern, secondPattern], copied: [] });
     expect(read(file)).toBe(
       `{\n  // shared\n  "theme": "dark",\n  "contextPrune": {\n    "protectedPaths": [\n      "**/skills/**/*.md",\n      "${firstPattern}",\n      "${secondPattern}"\n    ]\n  }\n}\n`,
     );
@@ -553,7 +569,10 @@ describe("a change by someone who ignores the lock (Pi saving its settings, an e
       outsiderWrites++;
       writeFileSync(file, '{\n  // shared\n  "theme": "light"\n}\n');
     });
-    expect(addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage })).toEqual({ added: true, list: ["**/skills/**/*.md", "docs/**"] });
+    const result = addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS, storage });
+    expect(result).toMatchObject({ added: true, list: ["**/skills/**/*.md", "docs/**"] });
+    // What it wrote over is the outsider's text, not the one it first read.
+    expect(result.change?.previousText).toBe('{\n  // shared\n  "theme": "light"\n}\n');
     expect(outsiderWrites).toBe(1);
     expect(read(file)).toBe('{\n  // shared\n  "theme": "light",\n  "contextPrune": {\n    "protectedPaths": [\n      "**/skills/**/*.md",\n      "docs/**"\n    ]\n  }\n}\n');
     expect(readdirSync(dir)).toEqual(["settings.json"]);
@@ -566,5 +585,92 @@ describe("a change by someone who ignores the lock (Pi saving its settings, an e
     expect(error.message).toBe(`${file} changed while writing; nothing was written, try again`);
     expect(read(file)).toBe('{ "theme": "saved 4" }');
     expect(readdirSync(dir)).toEqual(["settings.json"]);
+  });
+});
+
+describe("taking a protectedPaths edit back", () => {
+  const commented =
+    '{\n  // my settings\n  "theme": "dark",\n  "contextPrune": {\n    "protectedPaths": [\n      "src/**", // the parser\n      "docs/**" /* guides */\n    ],\n    "minBatchChars": 500\n  }\n}\n';
+
+  it("a removal taken back gives the file its exact text again, comments inside the list included", () => {
+    const file = write("settings.json", commented);
+    const result = removeProtectedPath({ file, pattern: "src/**", effective: DEFAULT_PATHS });
+    expect(protectedPathsIn(read(file))).toEqual(["docs/**"]);
+    expect(result.change).toEqual({ file, previousText: commented, writtenText: read(file) });
+    revertSettingsFileChange(result.change!);
+    expect(read(file)).toBe(commented);
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
+  });
+
+  it("keeps the file's mode and writes through a symlink", () => {
+    const real = write("dotfiles/settings.json", commented);
+    chmodSync(real, 0o640);
+    const link = join(dir, "settings.json");
+    symlinkSync(real, link);
+    const { change } = removeProtectedPath({ file: link, pattern: "docs/**", effective: DEFAULT_PATHS });
+    revertSettingsFileChange(change!);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(read(real)).toBe(commented);
+    expect(statSync(real).mode & 0o777).toBe(0o640);
+  });
+
+  it("an edit that created the file is taken back by removing the file", () => {
+    const file = join(dir, "project", ".pi", "settings.json");
+    const { change, copied } = removeProtectedPath({ file, pattern: "**/skills/**/*.md", effective: DEFAULT_PATHS });
+    expect(copied).toEqual([]);
+    expect(change?.previousText).toBeUndefined();
+    revertSettingsFileChange(change!);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  const laterEdits: [string, (file: string) => void][] = [
+    ["another pattern added", (file) => addProtectedPath({ file, pattern: "notes/**", effective: DEFAULT_PATHS })],
+    ["a hand edit that no longer parses", (file) => writeFileSync(file, '{ "contextPrune": { "protectedPaths": [ }')],
+    ["the same list written with other formatting", (file) => writeFileSync(file, '{"theme":"dark","contextPrune":{"protectedPaths":["docs/**"],"minBatchChars":500}}')],
+    ["the file deleted", (file) => rmSync(file)],
+  ];
+  for (const [what, laterEdit] of laterEdits) {
+    it(`refuses when the file changed since (${what}) and leaves it as it is`, () => {
+      const file = write("settings.json", commented);
+      const { change } = removeProtectedPath({ file, pattern: "src/**", effective: DEFAULT_PATHS });
+      laterEdit(file);
+      const after = existsSync(file) ? read(file) : undefined;
+      const error = expectThrowsSettingsError(() => revertSettingsFileChange(change!), "changed-since", file);
+      expect(error.message).toBe(`${file} has changed since that edit, so it cannot be taken back without losing the newer change; it was left as it is`);
+      expect(existsSync(file) ? read(file) : undefined).toBe(after);
+      expect(readdirSync(dir).filter((name) => name !== "settings.json")).toEqual([]);
+    });
+  }
+
+  it("taken back once only: a second time finds the file changed", () => {
+    const file = write("settings.json", commented);
+    const { change } = removeProtectedPath({ file, pattern: "src/**", effective: DEFAULT_PATHS });
+    revertSettingsFileChange(change!);
+    expectThrowsSettingsError(() => revertSettingsFileChange(change!), "changed-since", file);
+    expect(read(file)).toBe(commented);
+  });
+
+  it("a change made under it by someone who ignores the lock is not clobbered", () => {
+    const file = write("settings.json", commented);
+    const { change } = removeProtectedPath({ file, pattern: "src/**", effective: DEFAULT_PATHS });
+    const outsiderText = '{ "theme": "light" }';
+    const storage: SettingsStorage = {
+      ...fileSettingsStorage,
+      createFile(path, text, options) {
+        fileSettingsStorage.createFile(path, text, options);
+        if (path.endsWith(".tmp")) writeFileSync(file, outsiderText);
+      },
+    };
+    expectThrowsSettingsError(() => revertSettingsFileChange(change!, storage), "changed-since", file);
+    expect(read(file)).toBe(outsiderText);
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
+  });
+
+  it("an add into a file without a list reports the inherited patterns it copied", () => {
+    const file = write("settings.json", '{ "theme": "dark" }');
+    expect(addProtectedPath({ file, pattern: "notes/**", effective: ["**/skills/**/*.md", "from-global/**"] }).copied).toEqual(["**/skills/**/*.md", "from-global/**"]);
+    expect(addProtectedPath({ file, pattern: "more/**", effective: ["**/skills/**/*.md", "from-global/**"] }).copied).toEqual([]);
+    const other = write("other.json", "{}");
+    expect(removeProtectedPath({ file: other, pattern: "b/**", effective: ["a/**", "b/**", "c/**"] }).copied).toEqual(["a/**", "c/**"]);
   });
 });
