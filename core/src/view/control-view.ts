@@ -21,6 +21,7 @@ import {
 } from "../control/control-entries.ts";
 import { planControls, unitsOf, type ControlPlan } from "../control/spans.ts";
 import { describeShrinkTarget } from "../control/shrink-guards.ts";
+import { messageChars } from "../shapes/size.ts";
 
 interface ControlMarkerViewBase {
   /** The session entry that holds the marker. */
@@ -44,6 +45,8 @@ export interface RewindView extends ControlMarkerViewBase {
   hiddenEntries: number;
   /** Messages it leaves out of what the model is sent now (none unless it is active). */
   hiddenMessages: number;
+  /** Characters of those messages: what the rewind takes off the request. */
+  hiddenChars: number;
   /** Tool-using turns it names that stay, because they hold protected output. */
   keptProtected: number;
   note?: NoteInput;
@@ -160,6 +163,7 @@ export function describeControls(
       granularity: marker.data.granularity,
       hiddenEntries: marker.hiddenEntryIds.length,
       hiddenMessages: 0,
+      hiddenChars: 0,
       keptProtected: 0,
     };
     if (marker.data.checkpoint !== undefined) v.checkpoint = marker.data.checkpoint;
@@ -196,6 +200,7 @@ export function describeControls(
       continue;
     }
     v.hiddenMessages += unit.positions.length;
+    for (const p of unit.positions) v.hiddenChars += messageChars(messages[p]!);
     if (run && run.owner === owner) {
       run.span.messages += unit.positions.length;
       continue;

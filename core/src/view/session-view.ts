@@ -12,8 +12,10 @@ import { protectionReason, type ProtectionConfig } from "../settings/protection.
 import type { RenderConfig } from "../render/render.ts";
 import { renderBranch } from "./model-view.ts";
 import type { ControlsView, MarkerView } from "./control-view.ts";
-import { sessionLabels } from "../session/labels.ts";
-import { contentChars } from "../shapes/size.ts";
+import { markdownToPlain, sessionLabels, userPromptOf } from "../session/labels.ts";
+import { stripFooter } from "../prune/summarizer-prompts.ts";
+import { contentChars, messageChars } from "../shapes/size.ts";
+import { PRUNE_SUMMARY } from "../shapes/entries.ts";
 
 export type CallState = "raw" | "summarized" | "deduped" | "spilled" | "compressed" | "protected";
 
@@ -51,8 +53,14 @@ export interface SummaryView {
   /** Occurrence keys of the calls under this summary. */
   keys: string[];
   toolNames: string[];
+  /** The writer's internal turn number: it matches no prompt a person sees, so labels use `prompt`. */
   turnIndex?: number;
   text: string;
+  /** The text as plain words on one line: markdown and the ref footer (ours or pi-condense's) removed. */
+  preview: string;
+  /** The user prompt its calls were made for (one line), and which prompt of the branch it is (1-based). */
+  prompt?: string;
+  promptNumber?: number;
 }
 
 export interface ChainView {
@@ -97,7 +105,24 @@ export interface SessionView {
   compactions: CompactionView[];
   frontier?: FrontierData;
   stats: StatsData;
-  totals: { rawChars: number; modelChars?: number; note: string };
+  totals: ReclaimTotals;
+}
+
+/** What the model is sent at the leaf against what Pi alone would send, and what explains the difference. */
+export interface ReclaimTotals {
+  /** What Pi would send without the pruner (its summaries left out), agent's rewound spans included. */
+  rawChars: number;
+  /** What the model is sent. */
+  modelChars?: number;
+  note: string;
+  /** Characters the agent's active rewinds leave out of what is sent (part of the reclaim). */
+  rewoundChars?: number;
+  /** Active rewinds that leave nothing out now: their reasons, in the markers. */
+  rewindsNotApplied?: number;
+  /** The first entry counted when the branch is cut (a parent missing from the file, a cycle): what came before is in neither figure. */
+  cutAt?: string;
+  /** Why more is sent than Pi alone would send, when it is. */
+  excess?: string;
 }
 
 export interface ViewOptions {
@@ -173,6 +198,26 @@ function stringArg(args: Record<string, unknown>, name: string): string | undefi
 
 function describeReason(reason: NonNullable<CallView["protectedBy"]>): string {
   return reason.kind === "tool" ? `tool \`${reason.name}\` is in protectedTools` : `path matches \`${reason.pattern}\``;
+}
+
+/** For every entry of the branch, the newest user prompt at or before it and its number (1-based). */
+function promptsOnBranch(branch: readonly AnyEntry[]): Map<string, { text: string; number: number }> {
+  const out = new Map<string, { text: string; number: number }>();
+  let current: { text: string; number: number } | undefined;
+  for (const entry of branch) {
+    const prompt = userPromptOf(entry);
+    if (prompt !== undefined) current = { text: prompt, number: (current?.number ?? 0) + 1 };
+    if (current) out.set(entry.id, current);
+  }
+  return out;
+}
+
+// pi-condense ends a summary with a rule and a bold list of its refs; the refs are shown beside it anyway.
+const FOREIGN_REF_FOOTER = /\n\s*-{3,}\s*\n\s*\*\*Summarized tool refs\*\*[\s\S]*$/;
+
+/** A summary as plain words: without the ref footer either writer appends, markdown removed. */
+export function summaryPreview(text: string): string {
+  return markdownToPlain(stripFooter(text).replace(FOREIGN_REF_FOOTER, ""));
 }
 
 /** The markers list of a session view: rewinds and shrinks in written order, then the checkpoints. */
@@ -273,15 +318,23 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     if (protectedView) protectedCalls.push(protectedView);
   }
 
-  const summaries: SummaryView[] = index.summaries.map((s) => ({
-    entryId: s.entryId,
-    refs: s.refs.map((r) => r.shortId),
-    toolCallIds: s.refs.map((r) => r.toolCallId),
-    keys: s.keys,
-    toolNames: s.toolNames,
-    turnIndex: s.turnIndex,
-    text: s.text,
-  }));
+  const prompts = promptsOnBranch(branch.entries);
+  const promptOfCall = new Map(calls.map((c) => [c.occurrenceKey, c.assistantEntryId && prompts.get(c.assistantEntryId)]));
+  const summaries: SummaryView[] = index.summaries.map((s) => {
+    // The prompt of its first call on the branch; a summary of calls no longer here, the prompt it was written under.
+    const prompt = s.keys.map((k) => promptOfCall.get(k)).find((p) => p) || prompts.get(s.entryId);
+    return {
+      entryId: s.entryId,
+      refs: s.refs.map((r) => r.shortId),
+      toolCallIds: s.refs.map((r) => r.toolCallId),
+      keys: s.keys,
+      toolNames: s.toolNames,
+      turnIndex: s.turnIndex,
+      text: s.text,
+      preview: summaryPreview(s.text),
+      ...(prompt ? { prompt: prompt.text, promptNumber: prompt.number } : {}),
+    };
+  });
 
   const chains: ChainView[] = index.chains.map((c) => ({
     entryId: c.entryId,
@@ -321,6 +374,54 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     compactions,
     frontier: index.frontier,
     stats: index.stats,
-    totals: { rawChars: model.rawChars, modelChars: model.modelChars, note: "characters; tokens ≈ characters / 4 (an estimate)" },
+    totals: reclaimTotals(branch.entries, model, calls, summaries),
   };
+}
+
+/**
+ * The reclaim of the leaf: the two sizes, the part of it the agent's rewinds account for, and, when
+ * more is sent than raw, the reason: the pruner's summaries are sent while the results they stand
+ * for are not stubbed (their calls raw, or not on a branch cut at an unreadable line), or its
+ * stubs and blocks are longer than what they replace.
+ */
+function reclaimTotals(branch: readonly AnyEntry[], model: ReturnType<typeof renderBranch>, calls: readonly CallView[], summaries: readonly SummaryView[]): ReclaimTotals {
+  const totals: ReclaimTotals = { rawChars: model.rawChars, modelChars: model.modelChars, note: "characters; tokens ≈ characters / 4 (an estimate)" };
+  const active = model.controls.rewinds.filter((r) => r.state === "active");
+  const rewound = active.reduce((sum, r) => sum + r.hiddenChars, 0);
+  if (rewound > 0) totals.rewoundChars = rewound;
+  const idle = active.filter((r) => r.notApplied !== undefined).length;
+  if (idle > 0) totals.rewindsNotApplied = idle;
+  const first = branch[0];
+  if (first && first.parentId !== null && first.parentId !== undefined) totals.cutAt = first.id;
+  if (model.modelChars <= model.rawChars) return totals;
+
+  let summaryChars = 0;
+  let standInChars = 0;
+  const rawResults = new Set<unknown>();
+  for (const m of model.rawMessages) if (m.role === "toolResult") rawResults.add(m.toolCallId);
+  for (const m of model.messages) {
+    if (m.role === "custom" && m.customType === PRUNE_SUMMARY) summaryChars += messageChars(m);
+    // The orphan sweep answers a call that has no result yet with a short error result.
+    else if (m.role === "toolResult" && !rawResults.has(m.toolCallId)) standInChars += messageChars(m);
+  }
+  const byKey = new Map(calls.map((c) => [c.occurrenceKey, c]));
+  let rawCalls = 0;
+  let missingCalls = 0;
+  for (const summary of summaries) {
+    for (const key of summary.keys) {
+      const call = byKey.get(key);
+      if (!call) missingCalls++;
+      else if (call.state === "raw") rawCalls++;
+    }
+  }
+  const reasons: string[] = [];
+  if (summaryChars > 0 && (rawCalls > 0 || missingCalls > 0)) {
+    const unstubbed = [rawCalls ? `${rawCalls} sent raw` : "", missingCalls ? `${missingCalls} not on this branch` : ""].filter(Boolean).join(", ");
+    reasons.push(`the pruner's summaries (${summaryChars} characters) are sent while the calls they stand for are not stubbed (${unstubbed})`);
+  }
+  if (standInChars > 0) reasons.push(`calls without a result yet are sent with a short error result in its place (${standInChars} characters)`);
+  if (reasons.length === 0) reasons.push(summaryChars > 0 ? `the pruner's summaries (${summaryChars} characters) are longer than the outputs they replace` : "the pruner's stubs and blocks are longer than what they replace");
+  if (totals.cutAt) reasons.push(`the branch starts at entry ${totals.cutAt}: what came before it is not in the file, so it is in neither figure`);
+  totals.excess = reasons.join("; ");
+  return totals;
 }
