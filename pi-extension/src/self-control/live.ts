@@ -63,6 +63,9 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
   // The newest metric a request has seen, and the one a drift nudge last fired on.
   let lastMetricSeen: string | undefined;
   let nudgedAtMetric: string | undefined;
+  // Metrics this process wrote, and how many a request has looked for: the branch is searched only after a new one.
+  let metricsWritten = 0;
+  let metricsLooked = 0;
 
   const retireStaleShrinks = (ctx: ExtensionContext, raw: readonly AgentMessage[]) => {
     const config = host.config().selfControl;
@@ -87,6 +90,8 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
   };
 
   const driftNote = (ctx: ExtensionContext): string | undefined => {
+    if (metricsLooked === metricsWritten) return undefined;
+    metricsLooked = metricsWritten;
     const growth = turnGrowthOf(host.branch(ctx));
     const newest = growth[growth.length - 1];
     // One chance per recorded turn: the request right after it.
@@ -150,6 +155,7 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
         ...(typeof turn.turnIndex === "number" ? { turnIndex: turn.turnIndex } : {}),
       };
       pi.appendEntry(TURN_METRIC_ENTRY, metric);
+      metricsWritten++;
       baseline = { tokens, leafId: branch[branch.length - 1]?.id ?? null };
     },
   };
