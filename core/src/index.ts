@@ -47,5 +47,7 @@ export * from "./view/session-view.ts";
 export * from "./view/view-append.ts";
 export * from "./view/append-decision.ts";
 export * from "./view/model-view.ts";
+export * from "./view/request-views.ts";
+export * from "./view/recorded-settings.ts";
 export * from "./view/control-view.ts";
 export * from "./view/chain-review.ts";

@@ -13,6 +13,7 @@ import { loadPrunerSettings, settingsTarget, writePrunerSetting, type LoadedSett
 import { STATUS_KEY, statsReport, statusReport, statusText } from "./status.ts";
 import { treeNodes, treeReport } from "./tree.ts";
 import { registerSelfControl } from "./self-control/register.ts";
+import { recordSettings } from "./settings-record.ts";
 import { buildPiContext, renderWhole, visibleContext, type RenderStep } from "@pi-pruner/core";
 
 export default function piPruner(pi: ExtensionAPI): void {
@@ -34,7 +35,10 @@ export default function piPruner(pi: ExtensionAPI): void {
     settings = loadPrunerSettings(ctx.cwd, ctx.isProjectTrusted());
     runtime.config = settings.config;
     runtime.applyWarnings(settings.warnings);
+    recordSettingsOf(ctx);
   };
+  // The branch records the settings its requests are rendered with (hidden from the model).
+  const recordSettingsOf = (ctx: ExtensionContext) => recordSettings(pi, () => branchOf(ctx), runtime.config, reporter);
   const showStatus = (ctx: ExtensionContext) => ctx.ui.setStatus(STATUS_KEY, statusText(runtime.config, runtime.reclaim, runtime.bill.totals()));
   const settle = (ctx: ExtensionContext, outcome: CommandOutcome) => {
     persistEntries(pi, outcome.entries);
@@ -55,6 +59,7 @@ export default function piPruner(pi: ExtensionAPI): void {
   pi.on("session_tree", (_event, ctx) => {
     ui = ctx.ui;
     runtime.rebuild(branchOf(ctx), spillOf(ctx));
+    recordSettingsOf(ctx);
     showStatus(ctx);
   });
 

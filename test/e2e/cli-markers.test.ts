@@ -10,6 +10,7 @@ import { runPi } from "../helpers/run-pi.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, sentShape, viewShape } from "../helpers/pruner-e2e.ts";
 import type { AgentMessage } from "../../core/src/shapes/messages.ts";
+import { expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const bin = fileURLToPath(new URL("../../pi-extension/bin/pi-pruner.js", import.meta.url));
 const LOG = Array.from({ length: 200 }, (_, i) => `needle line ${i + 1}: request handled in ${i % 17} ms by worker ${i % 5}`).join("\n");
@@ -92,5 +93,6 @@ describe("pi-pruner view of a session our self-control tools wrote in real Pi", 
     expect(inspect.stdout).toContain("Self-control markers: 2");
     expect(inspect.stdout).toMatch(/rewind +\S+ +active +last_tool_call_group · 2 messages left out/);
     expect(inspect.stdout).toMatch(/shrink +\S+ +active +the last read result/);
+    await expectRequestViewsMatch(file, agentRequests(server.requests));
   });
 });

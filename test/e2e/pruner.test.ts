@@ -8,6 +8,7 @@ import { runPi } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { NO_NUDGES, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const BIG_OUTPUT_TOOL = "test/fixtures/pi/big-output-tool.ts";
 const SKILL = "# Release skill\n\n1. Run the release gate before tagging.\n2. Never skip step 1.\n";
@@ -41,7 +42,8 @@ async function setup(
       "src/b.ts": lines("b", 60),
     },
     // Flush mechanics on small scripted sessions (cacheAware off: a final reply flushes when asked to); the default policy is tested in policy.test.ts.
-    settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, ...(opts.settings ?? {}) } },
+    // No nudges: they are never written to the session, so no view of it could show what they added.
+    settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES, ...(opts.settings ?? {}) } },
     model: opts.contextWindow ? { contextWindow: opts.contextWindow } : undefined,
   });
   return { server, ws };
@@ -75,6 +77,7 @@ describe("the live pruner in real Pi", () => {
     expect(after[1]!.text).not.toContain("line 60");
     // The summary reached the model too.
     expect(requests[2]!.allText).toContain("Pruned refs: `t1`, `t2`");
+    await expectRequestViewsMatch(run.sessionFile!, requests);
   });
 
   it("flushes on the agent's final reply (cacheAware off), and recovers a ref with context_tree_query", async () => {
@@ -98,6 +101,7 @@ describe("the live pruner in real Pi", () => {
     expect(recovered.text).toContain("## t1 — read");
     expect(recovered.text).toContain("a line 60: const value59");
     expect(recovered.text).not.toContain("b line 1:");
+    await expectRequestViewsMatch(run.sessionFile!, requests);
   });
 
   it("dedups a re-read, spills a 100 KB output and skips a trivial batch", async () => {
@@ -134,6 +138,7 @@ describe("the live pruner in real Pi", () => {
     expect(last[2]!.text).toContain("spilled to disk (100000 bytes)");
     expect(last[2]!.text.length).toBeLessThan(2_000);
     expect(last[3]!.text).toContain("tiny");
+    await expectRequestViewsMatch(run.sessionFile!, agentRequests(server.requests));
   });
 
   it("a summary longer than its input is skipped and the outputs stay raw", async () => {
@@ -146,6 +151,7 @@ describe("the live pruner in real Pi", () => {
     expect(customEntries(run.entries, "context-prune-frontier").map((e) => e.data.outcome)).toEqual(["skipped-oversized"]);
     expect(customEntries(run.entries, "context-prune-index")).toHaveLength(0);
     expect(toolMessages(agentRequests(server.requests).at(-1)!.body)[0]!.text).toContain("a line 60");
+    await expectRequestViewsMatch(run.sessionFile!, agentRequests(server.requests));
   });
 
   it("a reload with --session-id rebuilds the state: stubs come back byte for byte", async () => {
@@ -164,6 +170,9 @@ describe("the live pruner in real Pi", () => {
     const stubsAfter = toolMessages(requests[3]!.body);
     expect(stubsBefore[0]!.text).toContain("`t1`");
     expect(stubsAfter.slice(0, 2)).toEqual(stubsBefore.slice(0, 2));
+    // Both runs appended to one session: its requests are both runs' requests.
+    expect(second.sessionFile).toBe(first.sessionFile);
+    await expectRequestViewsMatch(second.sessionFile!, requests);
   });
 });
 
@@ -186,8 +195,8 @@ describe("summarizer faults", () => {
         await rpc.prompt("/pruner now");
         await rpc.prompt("go on");
         let entries = await rpc.getEntries();
-        // Nothing of the batch is persisted (the stats entry may record what the failed call cost).
-        expect(entries.filter((e) => e.customType?.startsWith("context-prune-") && e.customType !== "context-prune-stats")).toEqual([]);
+        // Nothing of the batch is persisted (the stats entry may record what the failed call cost; the settings entry is the session's start).
+        expect(entries.filter((e) => e.customType?.startsWith("context-prune-") && e.customType !== "context-prune-stats" && e.customType !== "context-prune-settings")).toEqual([]);
         const afterFault = agentRequests(server.requests).at(-1)!;
         expect(toolMessages(afterFault.body)[0]!.text).toContain("a line 60");
         const warnings = rpc.notifications().filter((n) => n.message.includes("summarizer failed"));
@@ -198,6 +207,7 @@ describe("summarizer faults", () => {
         entries = await rpc.getEntries();
         expect(entries.filter((e) => e.customType === "context-prune-frontier").map((e) => e.data.outcome)).toEqual(["summarized"]);
         expect(toolMessages(agentRequests(server.requests).at(-1)!.body)[0]!.text).toContain("`t1`");
+        await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server.requests));
       } finally {
         await rpc.close();
       }
@@ -221,6 +231,7 @@ describe("budget triggers", () => {
     expect(requests).toHaveLength(3);
     // pruneOn is on-demand here: only the budget trigger can have flushed before request 2.
     expect(toolMessages(requests[1]!.body).map((t) => t.text)).toEqual([expect.stringContaining("`t1`"), expect.stringContaining("`t2`")]);
+    await expectRequestViewsMatch(run.sessionFile!, requests);
   });
 });
 
@@ -244,5 +255,6 @@ describe("recovering spilled output", () => {
     expect(recovered).toContain("[Output truncated:");
     expect(recovered.length).toBeLessThanOrEqual(52 * 1024);
     expect(recovered).toContain("## t99\nUnknown: no pruned output has this ref or tool-call id.");
+    await expectRequestViewsMatch(run.sessionFile!, agentRequests(server.requests));
   });
 });

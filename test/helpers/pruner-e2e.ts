@@ -2,9 +2,12 @@
 // requests from the agent's, a well-behaved scripted summarizer, and one comparable shape for what
 // the provider received and what a model view says was sent.
 import type { ModelRequest, Reply } from "./model-server.ts";
-import type { ChatRequestBody } from "./model-server.ts";
+import type { ChatMessage, ChatRequestBody } from "./model-server.ts";
 import { messageText } from "./model-server.ts";
-import { contentText, type AgentMessage } from "../../core/src/shapes/messages.ts";
+import type { AgentMessage } from "../../core/src/shapes/messages.ts";
+import { convertToLlm } from "@earendil-works/pi-coding-agent";
+import { transformMessages } from "@earendil-works/pi-ai/api/transform-messages";
+import { MOCK_MODEL_ID, MOCK_PROVIDER } from "./pi-workspace.ts";
 
 export const EXTENSION = "pi-extension";
 
@@ -48,25 +51,75 @@ export function requestChars(body: ChatRequestBody): number {
   return n;
 }
 
-/** The comparable shape of a message as the provider receives it: role and text (and the tool call id of a result). */
+/**
+ * The comparable shape of a message as the provider receives it: role, text, an assistant's
+ * reasoning and tool calls (id, name, arguments), a result's tool call id. Images are named, not
+ * compared byte for byte.
+ */
 export function sentShape(req: ModelRequest): string[] {
   return (req.body.messages ?? [])
     .filter((m) => m.role !== "system" && m.role !== "developer")
-    .map((m) => (m.role === "tool" ? `tool ${m.tool_call_id}: ${messageText(m)}` : m.role === "assistant" ? `assistant: ${messageText(m)}${(m.tool_calls ?? []).map((c) => ` [${c.id}]`).join("")}` : `user: ${messageText(m)}`));
+    .map((m) => {
+      if (m.role === "tool") return `tool ${m.tool_call_id}: ${partsText(m.content, "")}`;
+      if (m.role === "assistant") {
+        const reasoning = REASONING_FIELDS.map((f) => m[f]).find((v): v is string => typeof v === "string");
+        return `assistant: ${partsText(m.content, "")}${reasoning !== undefined ? ` {thinking: ${reasoning}}` : ""}${(m.tool_calls ?? []).map((c) => ` [${c.id} ${c.function.name} ${c.function.arguments}]`).join("")}`;
+      }
+      return `${m.role}: ${partsText(m.content, "")}`;
+    });
 }
 
+const REASONING_FIELDS = ["reasoning_content", "reasoning", "reasoning_text"] as const;
+
+function partsText(content: ChatMessage["content"], separator: string): string {
+  if (typeof content === "string") return content;
+  return (content ?? []).map((p) => (p.type === "text" ? (p.text ?? "") : p.type === "image_url" ? "[image]" : "")).join(separator);
+}
+
+/** The model the e2e workspaces configure (./pi-workspace.ts): what Pi converts the messages for. */
+const E2E_MODEL = { provider: MOCK_PROVIDER, api: "openai-completions", id: MOCK_MODEL_ID, input: ["text"] } as unknown as Parameters<typeof transformMessages>[1];
+
+/**
+ * sentShape of the messages a model view says were sent, converted the way Pi converts them for
+ * the provider: Pi's own convertToLlm (custom messages and summaries become user messages) and
+ * transformMessages (errored and aborted answers left out, unanswered calls answered), then the
+ * chat-completions rules of Pi's openai-completions provider for what each message carries.
+ */
 export function viewShape(messages: readonly AgentMessage[]): string[] {
-  return messages.map((m) => {
+  const llm = transformMessages(convertToLlm(messages as unknown as Parameters<typeof convertToLlm>[0]), E2E_MODEL) as unknown as AgentMessage[];
+  const out: string[] = [];
+  for (const m of llm) {
     switch (m.role) {
-      case "toolResult":
-        return `tool ${m.toolCallId}: ${contentText(m.content)}`;
-      case "assistant":
-        return `assistant: ${m.content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("")}${m.content.filter((b) => b.type === "toolCall").map((b) => ` [${(b as { id: string }).id}]`).join("")}`;
-      case "user":
-      case "custom":
-        return `user: ${contentText(m.content)}`;
+      case "toolResult": {
+        const text = m.content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("\n");
+        const images = m.content.some((b) => b.type === "image");
+        out.push(`tool ${m.toolCallId}: ${text.trim().length > 0 ? text : images ? "(see attached image)" : "(no tool output)"}`);
+        break;
+      }
+      case "assistant": {
+        const text = m.content.filter((b) => b.type === "text" && b.text.trim().length > 0).map((b) => (b as { text: string }).text).join("");
+        const thinking = m.content.filter((b) => b.type === "thinking" && b.thinking.trim().length > 0) as { thinking: string; thinkingSignature?: string }[];
+        const field = thinking[0]?.thinkingSignature;
+        const reasoning = thinking.length > 0 && (REASONING_FIELDS as readonly (string | undefined)[]).includes(field) ? ` {thinking: ${thinking.map((b) => b.thinking).join("\n")}}` : "";
+        const calls = m.content.filter((b) => b.type === "toolCall") as { id: string; name: string; arguments: unknown }[];
+        // An answer with neither text nor calls is not sent at all.
+        if (text.length === 0 && calls.length === 0) break;
+        out.push(`assistant: ${text}${reasoning}${calls.map((c) => ` [${c.id} ${c.name} ${JSON.stringify(c.arguments)}]`).join("")}`);
+        break;
+      }
+      case "user": {
+        if (typeof m.content === "string") {
+          out.push(`user: ${m.content}`);
+          break;
+        }
+        const parts = m.content.filter((b) => b.type !== "text" || b.text.length > 0);
+        if (parts.length === 0) break;
+        out.push(`user: ${parts.map((b) => (b.type === "text" ? b.text : "[image]")).join("")}`);
+        break;
+      }
       default:
-        return `${m.role}: ?`;
+        out.push(`${m.role}: ?`);
     }
-  });
+  }
+  return out;
 }

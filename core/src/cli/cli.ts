@@ -8,7 +8,9 @@ import { resolveConfig, type ConfigWarning } from "../settings/config.ts";
 import { protectingPattern } from "../settings/protection.ts";
 import { addProtectedPath, SettingsFileError } from "../settings/settings-writer.ts";
 import { estimateTokens, formatNumber } from "../shapes/size.ts";
-import { buildModelView, modelViewText, type ModelView } from "../view/model-view.ts";
+import { buildModelView, modelViewText, NEXT_REQUEST_TITLE, type ModelView } from "../view/model-view.ts";
+import { NUDGES_NOT_SHOWN, RequestRenderer, requestTitle, settingsSourceText, type RequestView } from "../view/request-views.ts";
+import { getBranch } from "../session/session-reader.ts";
 import { markerEffectText, markerStateText, noteOneLine, type ControlsView, type MarkerView } from "../view/control-view.ts";
 
 export interface CliIO {
@@ -27,10 +29,12 @@ Usage:
   pi-pruner inspect <session.jsonl> [--leaf ID] [--json] [--cwd DIR]
       Summaries, pruned calls and their states, chains, protected calls, the agent's
       rewinds, shrinks and checkpoints with their states, sizes.
-  pi-pruner view <session.jsonl> [--leaf ID] [--json [--markers]] [--cwd DIR]
-      The messages the model sees at that leaf, rewound spans and shrinks marked
-      (--json: the Pi messages after rendering; with --markers: {messages, rewinds,
-      shrinks, checkpoints, rewoundSpans}).
+  pi-pruner view <session.jsonl> [--leaf ID] [--request N|last] [--json [--markers]] [--cwd DIR]
+      The next request: the messages the model is sent when the session goes on from
+      that leaf, with today's settings. With --request, request N already sent along the
+      branch (1-based; last: the last one sent), with the settings in force then.
+      Rewound spans and shrinks are marked (--json: the Pi messages after rendering;
+      with --markers: {messages, rewinds, shrinks, checkpoints, rewoundSpans}).
   pi-pruner check <path>... [--cwd DIR] [--json]
       Is each path protected from pruning under the effective settings, and by which pattern.
   pi-pruner protect <glob> [--global] [--cwd DIR]
@@ -132,9 +136,10 @@ function cutDeepValues(value: unknown, depth: number): unknown {
 /** What `inspect` and `view` share: one session file, an optional leaf, the settings that apply to it. */
 async function openSession(command: string, args: string[], io: CliIO) {
   const options = { leaf: { type: "string" }, json: { type: "boolean" }, cwd: { type: "string" } } as const;
-  const { values, positionals } = parse(args, command === "view" ? { ...options, markers: { type: "boolean" } } : options);
+  const { values, positionals } = parse(args, command === "view" ? { ...options, markers: { type: "boolean" }, request: { type: "string" } } : options);
   if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one session file`);
   const markers = (values as { markers?: boolean }).markers === true;
+  const request = requestChoice((values as { request?: string }).request);
   if (markers && values.json !== true) throw new UsageError("--markers goes with --json (the text output always marks them)");
   const file = resolve(io.cwd, positionals[0]!);
   // `inspect` shows sizes, not output: the long bodies can stay on disk.
@@ -143,7 +148,15 @@ async function openSession(command: string, args: string[], io: CliIO) {
   const cwd = values.cwd ? resolve(io.cwd, values.cwd) : headerCwd(data, io);
   const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
   reportWarnings(loaded.warnings, io);
-  return { file, data, leaf: values.leaf, json: values.json === true, markers, config: loaded.config };
+  return { file, data, leaf: values.leaf, json: values.json === true, markers, request, config: loaded.config };
+}
+
+/** `--request N` (1-based) or `--request last`. */
+function requestChoice(value: string | undefined): number | "last" | undefined {
+  if (value === undefined) return undefined;
+  if (value === "last") return "last";
+  if (!/^[1-9][0-9]*$/.test(value)) throw new UsageError(`--request takes a request number (1, 2, …) or "last", not "${value}"`);
+  return Number(value);
 }
 
 async function inspect(args: string[], io: CliIO): Promise<number> {
@@ -155,8 +168,11 @@ async function inspect(args: string[], io: CliIO): Promise<number> {
 }
 
 async function view(args: string[], io: CliIO): Promise<number> {
-  const { file, data, leaf, json, markers, config } = await openSession("view", args, io);
+  const { file, data, leaf, json, markers, request, config } = await openSession("view", args, io);
   for (const e of data.errors) io.err(`warning: line ${e.line}: ${e.message}\n`);
+  const branch = getBranch(data, leaf);
+  const renderer = new RequestRenderer(branch.entries, { config });
+  if (request !== undefined) return viewRequest(renderer, request, { file, leafId: branch.leafId, json, markers }, io);
   const model = buildModelView(data, { leafId: leaf, config });
   if (model.renderError) io.err(`warning: the pruner's render failed on this session (${model.renderError}); shown unchanged, as the pruner would send it\n`);
   if (json) {
@@ -164,9 +180,11 @@ async function view(args: string[], io: CliIO): Promise<number> {
     io.out(sessionJson(markers ? viewJson(model) : model.messages) + "\n");
     return 0;
   }
+  const sent = renderer.count === 0 ? "no request was sent on this branch yet" : `the ${renderer.count} requests already sent: --request 1…${renderer.count} (--request last: the last one)`;
   io.out(
-    `# Model view of ${file} at leaf ${model.leafId ?? "(empty)"}\n` +
-      `# ${formatNumber(model.rawChars)} chars raw → ${formatNumber(model.modelChars)} chars sent (≈${formatNumber(estimateTokens(model.rawChars))} → ${formatNumber(estimateTokens(model.modelChars))} tokens, estimate); the system prompt is not included\n` +
+    `# Model view of ${file} at leaf ${model.leafId ?? "(empty)"}: ${NEXT_REQUEST_TITLE}\n` +
+      `# ${sent}\n` +
+      sizesLine(model) +
       controlsHeader(model.controls) +
       "\n",
   );
@@ -174,8 +192,45 @@ async function view(args: string[], io: CliIO): Promise<number> {
   return 0;
 }
 
+/** `view --request N`: what request N along the branch sent, with the settings in force then. */
+function viewRequest(renderer: RequestRenderer, choice: number | "last", shown: { file: string; leafId: string | null; json: boolean; markers: boolean }, io: CliIO): number {
+  if (renderer.count === 0) throw new UsageError("no request was sent on this branch yet (without --request: the next request)");
+  const n = choice === "last" ? renderer.count : choice;
+  if (n > renderer.count) throw new UsageError(`the branch sent ${renderer.count} request${renderer.count === 1 ? "" : "s"}: --request takes 1…${renderer.count} or "last"`);
+  const model = renderer.render(n);
+  for (const p of model.settings.problems) io.err(`warning: the recorded settings: ${p}\n`);
+  if (model.renderError) io.err(`warning: the pruner's render failed on this request (${model.renderError}); shown unchanged, as the pruner would have sent it\n`);
+  if (shown.json) {
+    io.out(sessionJson(shown.markers ? { ...viewJson(model), ...requestJson(model) } : model.messages) + "\n");
+    return 0;
+  }
+  const prompt = model.request.prompt ? ` · prompt: ${oneLine(model.request.prompt, 80)}` : "";
+  io.out(
+    `# Model view of ${shown.file}: ${requestTitle(model)}, answered by entry ${model.request.entryId} (branch of leaf ${shown.leafId ?? "(empty)"})${prompt}\n` +
+      `# ${settingsSourceText(model.settings)}\n` +
+      `# ${NUDGES_NOT_SHOWN}\n` +
+      sizesLine(model) +
+      controlsHeader(model.controls) +
+      "\n",
+  );
+  io.out(modelViewText(model));
+  return 0;
+}
+
+function sizesLine(model: Pick<ModelView, "rawChars" | "modelChars">): string {
+  return `# ${formatNumber(model.rawChars)} chars raw → ${formatNumber(model.modelChars)} chars sent (≈${formatNumber(estimateTokens(model.rawChars))} → ${formatNumber(estimateTokens(model.modelChars))} tokens, estimate); the system prompt is not included\n`;
+}
+
+/** What `view --json --markers --request N` adds: which request, and the settings it was rendered with. */
+function requestJson(model: RequestView) {
+  return {
+    request: { n: model.request.n, of: model.requestCount, entryId: model.request.entryId },
+    settings: { source: model.settings.source, writer: model.settings.writer ?? null, entryId: model.settings.entryId ?? null },
+  };
+}
+
 /** `view --json --markers`: the sent messages and the agent's markers at that leaf. */
-export function viewJson(model: ModelView) {
+export function viewJson(model: Pick<ModelView, "messages" | "controls">) {
   const { rewinds, shrinks, checkpoints, rewoundSpans } = model.controls;
   return {
     messages: model.messages,

@@ -86,6 +86,8 @@ export const PRUNE_DEDUP_ALIAS = "context-prune-dedup-alias";
 export const PRUNE_CHAIN = "context-prune-chain";
 export const PRUNE_FRONTIER = "context-prune-frontier";
 export const PRUNE_STATS = "context-prune-stats";
+/** Our own entry (pi-condense writes none): the settings the render read from here on. */
+export const PRUNE_SETTINGS = "context-prune-settings";
 
 /** The tool the model calls to read a pruned output back. Its name is part of what sessions and stubs say. */
 export const QUERY_TOOL = "context_tree_query";
@@ -169,6 +171,17 @@ export interface StatsData {
   callCount?: number;
   chainsCompressed?: number;
   rangesSummarized?: number;
+}
+
+/**
+ * The settings in force from this entry on, so a past request can be rendered as it was sent.
+ * `config` is a `contextPrune` block holding only the keys the render reads (read back through
+ * the settings validator, like any settings file).
+ */
+export interface SettingsData {
+  /** Version of the pi-pruner package that wrote the entry. */
+  version?: string;
+  config?: Record<string, unknown>;
 }
 
 /** What the wiring must persist, in order. `custom` entries are hidden from the model; `message` entries are seen by it. */

@@ -1,19 +1,21 @@
 // The context exactly as the model sees it at a leaf: Pi's context for the branch, then the same
-// render the live pruner applies, the branch's self-control markers included. Used by
-// `pi-pruner view` and the editor's "Show Model View".
+// render the live pruner applies, the branch's self-control markers included. At a leaf this is
+// the next request (what the model is sent when the session goes on from there, with today's
+// settings); request-views.ts renders the requests already sent. Used by `pi-pruner view` and the
+// editor's model view.
 import type { AgentMessage } from "../shapes/messages.ts";
 import { contentText } from "../shapes/messages.ts";
 import type { SessionData } from "../session/session-reader.ts";
 import { getBranch } from "../session/session-reader.ts";
 import { BodyCache } from "../session/lazy-bodies.ts";
-import { buildPiContext } from "../session/pi-context.ts";
+import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { rebuildIndex, type PruneIndex } from "../prune/prune-index.ts";
 import type { AnyEntry } from "../shapes/entries.ts";
-import { renderModelView, type RenderConfig } from "../render/render.ts";
+import { renderModelView, type RenderConfig, type RenderStats } from "../render/render.ts";
 import { messageChars } from "../shapes/size.ts";
 import { PRUNE_SUMMARY } from "../shapes/entries.ts";
 import { readControls } from "../control/read-controls.ts";
-import { EMPTY_CONTROLS } from "../control/control-entries.ts";
+import { EMPTY_CONTROLS, type ControlState } from "../control/control-entries.ts";
 import { describeControls, rewoundSpanLine, type ControlsView } from "./control-view.ts";
 
 export interface ModelView {
@@ -26,6 +28,8 @@ export interface ModelView {
   modelChars: number;
   /** The render threw and, as the live pruner does, the messages are shown unchanged. */
   renderError?: string;
+  /** What the render's steps did (absent when it threw): results stubbed, chains compressed or not found, … */
+  stats?: RenderStats;
   /** The agent's rewinds, shrinks and checkpoints on the branch, and where they apply in `messages`. */
   controls: ControlsView;
 }
@@ -43,34 +47,58 @@ export async function buildModelViewWithBodies(path: string, data: SessionData, 
   return { leafId: branch.leafId, ...renderBranch(entries, rebuildIndex(entries).index, options.config) };
 }
 
+/** What a leaf's model view is, in a person's words (its header says so). */
+export const NEXT_REQUEST_TITLE = "the next request: what the model is sent when the session goes on from this leaf, with today's settings (not sent yet)";
+
 /** Pi's context for a branch and what the model is sent of it, for callers that already hold the branch's index. */
 export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig): Omit<ModelView, "leafId"> {
-  const piContext = buildPiContext(branch as AnyEntry[]);
+  return renderContext(buildPiContext(branch as AnyEntry[]), index, config, () => readControls(branch));
+}
+
+/**
+ * What the model is sent of Pi's context `piContext`, with `index`, `config` and the markers
+ * `controls()` reads. `sizes` remembers message sizes across calls that share messages (a pass
+ * over the requests of one branch); without it each call measures afresh.
+ */
+export function renderContext(
+  piContext: readonly ContextMessage[],
+  index: PruneIndex,
+  config: RenderConfig,
+  controls: () => ControlState,
+  sizes: Map<AgentMessage, number> | WeakMap<AgentMessage, number> = new Map(),
+): Omit<ModelView, "leafId"> {
   const context = piContext.map((c) => c.message);
   // As live: a render that throws (on a message no Pi would write) sends the messages unchanged.
   let messages: AgentMessage[];
   let renderError: string | undefined;
-  let controls = EMPTY_CONTROLS;
+  let markers = EMPTY_CONTROLS;
+  let stats: RenderStats | undefined;
   try {
-    controls = readControls(branch);
-    messages = renderModelView(context, index, config, controls).messages;
+    markers = controls();
+    const rendered = renderModelView(context, index, config, markers);
+    messages = rendered.messages;
+    stats = rendered.stats;
   } catch (error) {
     messages = context;
     renderError = error instanceof Error ? error.message : "the render failed";
   }
   const rawMessages = context.filter((m) => !(m.role === "custom" && m.customType === PRUNE_SUMMARY));
   // The render hands most messages back unchanged (the same objects): each is measured once.
-  const sizes = new Map<AgentMessage, number>();
+  const sizeOf = (m: AgentMessage) => {
+    let n = sizes.get(m);
+    if (n === undefined) {
+      n = messageChars(m);
+      sizes.set(m, n);
+    }
+    return n;
+  };
   let rawChars = 0;
-  for (const m of rawMessages) {
-    const n = messageChars(m);
-    sizes.set(m, n);
-    rawChars += n;
-  }
+  for (const m of rawMessages) rawChars += sizeOf(m);
   let modelChars = 0;
-  for (const m of messages) modelChars += sizes.get(m) ?? messageChars(m);
-  const view: Omit<ModelView, "leafId"> = { rawMessages, messages, rawChars, modelChars, controls: describeControls(piContext, controls, config, messages, renderError === undefined) };
+  for (const m of messages) modelChars += sizeOf(m);
+  const view: Omit<ModelView, "leafId"> = { rawMessages, messages, rawChars, modelChars, controls: describeControls(piContext, markers, config, messages, renderError === undefined) };
   if (renderError !== undefined) view.renderError = renderError;
+  if (stats) view.stats = stats;
   return view;
 }
 

@@ -1,0 +1,98 @@
+// The settings a session records for its render (our `context-prune-settings` entry), and which
+// settings a request was rendered with: the newest recorded before it, else the defaults of the
+// writing extension's version when known, else today's. A settings edit must never rewrite what a
+// past request is shown to have sent.
+import type { AnyEntry, PersistEntry, SettingsData } from "../shapes/entries.ts";
+import { PRUNE_SETTINGS } from "../shapes/entries.ts";
+import { isRecord } from "../shapes/json.ts";
+import { DEFAULT_CONFIG, mergeConfigLayers, validateConfig, type PruneConfig } from "../settings/config.ts";
+import type { RenderConfig } from "../render/render.ts";
+
+/**
+ * The render-relevant part of a config as a `contextPrune` block: every key the render reads and
+ * nothing else (self-control only by its switch), in a fixed order so two records compare as text.
+ */
+export function recordedConfig(config: RenderConfig): Record<string, unknown> {
+  const chains = config.chainCompression ?? DEFAULT_CONFIG.chainCompression;
+  const purge = config.purgeErrors ?? DEFAULT_CONFIG.purgeErrors;
+  const strip = config.thinkingStrip ?? DEFAULT_CONFIG.thinkingStrip;
+  return {
+    enabled: config.enabled,
+    protectedTools: config.protectedTools.slice(),
+    protectedPaths: config.protectedPaths.slice(),
+    recoveryGraceTurns: config.recoveryGraceTurns,
+    cacheAware: config.cacheAware ?? DEFAULT_CONFIG.cacheAware,
+    chainCompression: { enabled: chains.enabled, stripFinalAssistantThinking: chains.stripFinalAssistantThinking },
+    purgeErrors: { enabled: purge.enabled, cooldownTurns: purge.cooldownTurns, minArgChars: purge.minArgChars },
+    thinkingStrip: { enabled: strip.enabled, keepLastTurns: strip.keepLastTurns },
+    selfControl: { enabled: (config.selfControl ?? DEFAULT_CONFIG.selfControl).enabled },
+  };
+}
+
+/**
+ * The render defaults of each released pi-pruner version, as that version shipped them: a
+ * session that records no settings of its own is rendered with its writer's defaults when its
+ * version is listed here. A version's row never changes; a new default needs a new version.
+ */
+export const WRITER_DEFAULTS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
+  "0.1.0": {
+    enabled: true,
+    protectedTools: [],
+    protectedPaths: ["**/skills/**/*.md"],
+    recoveryGraceTurns: 3,
+    cacheAware: true,
+    chainCompression: { enabled: true, stripFinalAssistantThinking: true },
+    purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
+    thinkingStrip: { enabled: false, keepLastTurns: 16 },
+    selfControl: { enabled: true },
+  },
+};
+
+/** A settings entry's payload, when the entry is one. */
+export function settingsEntryData(entry: AnyEntry): SettingsData | undefined {
+  if (entry.type !== "custom" || (entry as { customType?: unknown }).customType !== PRUNE_SETTINGS) return undefined;
+  const data = (entry as { data?: unknown }).data;
+  if (!isRecord(data)) return undefined;
+  const out: SettingsData = {};
+  if (typeof data.version === "string") out.version = data.version;
+  if (isRecord(data.config)) out.config = data.config;
+  return out;
+}
+
+/** The newest settings entry on a branch (root → leaf), with its payload. */
+export function newestSettingsEntry(branch: readonly AnyEntry[]): { entryId: string; data: SettingsData } | undefined {
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const data = settingsEntryData(branch[i]!);
+    if (data) return { entryId: branch[i]!.id, data };
+  }
+  return undefined;
+}
+
+/** The config a version's defaults give, or undefined for a version not listed. */
+export function writerDefaultsOf(version: string | undefined): PruneConfig | undefined {
+  const row = version === undefined ? undefined : WRITER_DEFAULTS[version];
+  return row ? mergeConfigLayers(DEFAULT_CONFIG, validateConfig(row).config) : undefined;
+}
+
+/**
+ * The config a settings entry records, read through the settings validator: a value it cannot
+ * read falls back to the writer version's default (today's when the version is not listed), and
+ * is named in `problems`.
+ */
+export function configOfRecord(data: SettingsData): { config: PruneConfig; problems: string[] } {
+  const base = writerDefaultsOf(data.version) ?? DEFAULT_CONFIG;
+  const layer = validateConfig(data.config ?? {}, "recorded");
+  return { config: mergeConfigLayers(base, layer.config), problems: layer.warnings.map((w) => w.message) };
+}
+
+/**
+ * The settings entry to append when the effective `config` of pi-pruner `version` differs from
+ * the newest one recorded on `branch` (or none is), else undefined. A new version is recorded
+ * even with the same settings: what its defaults are follows from it.
+ */
+export function settingsToRecord(branch: readonly AnyEntry[], version: string | undefined, config: RenderConfig): PersistEntry | undefined {
+  const data: SettingsData = { ...(version !== undefined ? { version } : {}), config: recordedConfig(config) };
+  const newest = newestSettingsEntry(branch);
+  if (newest && newest.data.version === version && JSON.stringify(recordedConfig(configOfRecord(newest.data).config)) === JSON.stringify(data.config)) return undefined;
+  return { kind: "custom", customType: PRUNE_SETTINGS, data };
+}

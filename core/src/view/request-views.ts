@@ -1,0 +1,275 @@
+// The model view of any request already sent along a branch. Each assistant message on the branch
+// answered one model request (numbered from 1); what that request sent is Pi's context built from
+// the entries before the answer, rendered with the pruner's entries that existed then (the index
+// and the self-control markers rebuilt from them) and the settings in force then (see
+// recorded-settings.ts). The leaf's view (model-view.ts) is the next request, not sent yet.
+//
+// Nudges that rode a request (the drift and high-water notes) are never written to the session,
+// so no view of it can show them.
+import type { AnyEntry } from "../shapes/entries.ts";
+import { ControlsReader } from "../control/read-controls.ts";
+import { CANCEL_ENTRY, type ControlState } from "../control/control-entries.ts";
+import type { AgentMessage } from "../shapes/messages.ts";
+import { toolCallsOf } from "../shapes/messages.ts";
+import { PRUNE_SETTINGS } from "../shapes/entries.ts";
+import { isRecord } from "../shapes/json.ts";
+import type { SessionData } from "../session/session-reader.ts";
+import { getBranch } from "../session/session-reader.ts";
+import { BodyCache } from "../session/lazy-bodies.ts";
+import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
+import { promptLabel } from "../session/labels.ts";
+import { emptyIndex, rebuildIndex, type PruneIndex } from "../prune/prune-index.ts";
+import type { RenderConfig } from "../render/render.ts";
+import { renderContext, type ModelView } from "./model-view.ts";
+import { configOfRecord, settingsEntryData } from "./recorded-settings.ts";
+
+/** One model request on a branch, by the assistant message that answered it. */
+export interface ModelRequestRef {
+  /** 1-based along the branch. */
+  n: number;
+  /** The entry of the assistant message that answered it. */
+  entryId: string;
+  /** That entry's position on the branch: the request was built from the entries before it. */
+  position: number;
+  /** The answer's timestamp (epoch ms), when it has one. */
+  timestamp?: number;
+  /** The user prompt the request worked on (the newest before it), as a one-line label. */
+  prompt?: string;
+  promptEntryId?: string;
+  /** Tool calls in the answer. */
+  toolCalls: number;
+  /** The answer's stop reason ("stop", "toolUse", "error", …) when it has one. */
+  stopReason?: string;
+}
+
+/** Where the settings a request is rendered with come from. */
+export type RequestSettingsSource =
+  /** The newest settings entry the session recorded before the request. */
+  | "recorded"
+  /** None was recorded before it: the defaults of the writing extension's version. */
+  | "writer-defaults"
+  /** Neither is known: the settings in force today. */
+  | "current";
+
+export interface RequestSettings {
+  source: RequestSettingsSource;
+  config: RenderConfig;
+  /** Who the recorded settings or the defaults are from, e.g. "pi-pruner 0.1.0". */
+  writer?: string;
+  /** The settings entry they come from (source "recorded"). */
+  entryId?: string;
+  /** Values of the recorded entry that could not be read (the writer's defaults stand in). */
+  problems: string[];
+}
+
+export interface RequestView extends Omit<ModelView, "leafId"> {
+  request: ModelRequestRef;
+  /** Requests on the branch. */
+  requestCount: number;
+  settings: RequestSettings;
+}
+
+export interface RequestViewOptions {
+  /** Today's settings: for a request that neither recorded settings nor known writer defaults cover. */
+  config: RenderConfig;
+  /** The defaults of the extension that wrote the session, when the caller knows its writer and version. */
+  writerDefaults?: { writer: string; config: RenderConfig };
+}
+
+/** Every model request on a branch (root → leaf), in order. */
+export function modelRequests(branch: readonly AnyEntry[]): ModelRequestRef[] {
+  const requests: ModelRequestRef[] = [];
+  let prompt: { label: string; entryId: string } | undefined;
+  branch.forEach((entry, position) => {
+    if (entry.type !== "message") return;
+    const message = (entry as { message?: AgentMessage }).message;
+    // Session files are input: a message entry may hold anything.
+    if (!message || typeof message !== "object") return;
+    if (message.role === "user") prompt = { label: promptLabel(message.content), entryId: entry.id };
+    if (message.role !== "assistant") return;
+    const ref: ModelRequestRef = { n: requests.length + 1, entryId: entry.id, position, toolCalls: toolCallsOf(message).length };
+    if (typeof message.timestamp === "number") ref.timestamp = message.timestamp;
+    if (prompt) {
+      ref.prompt = prompt.label;
+      ref.promptEntryId = prompt.entryId;
+    }
+    const stopReason = (message as { stopReason?: unknown }).stopReason;
+    if (typeof stopReason === "string") ref.stopReason = stopReason;
+    requests.push(ref);
+  });
+  return requests;
+}
+
+/** What request `n` of a branch sent (1-based). Throws a RangeError for an n the branch does not have. */
+export function renderRequest(branch: readonly AnyEntry[], n: number, options: RequestViewOptions): RequestView {
+  return new RequestRenderer(branch, options).render(n);
+}
+
+/** Entries that change the pruner's index: everything it writes but its settings record. */
+function changesIndex(entry: AnyEntry): boolean {
+  if (entry.type !== "custom" && entry.type !== "custom_message") return false;
+  const customType = (entry as { customType?: unknown }).customType;
+  return typeof customType === "string" && customType.startsWith("context-prune-") && customType !== PRUNE_SETTINGS;
+}
+
+/** Entries after which Pi's context is built again rather than extended. */
+function reshapesContext(entry: AnyEntry): boolean {
+  return entry.type === "compaction" || entry.type === "context_edit";
+}
+
+/**
+ * A shrink retired as stale: the live pruner retires it while a request is being sent, after that
+ * request's render, so it takes effect from the next request on.
+ */
+function isStaleCancel(entry: AnyEntry): boolean {
+  if (entry.type !== "custom" || (entry as { customType?: unknown }).customType !== CANCEL_ENTRY) return false;
+  const data = (entry as { data?: unknown }).data;
+  return isRecord(data) && data.reason === "stale";
+}
+
+/**
+ * The requests of one branch, rendered one at a time. Asked for requests in order, it carries Pi's
+ * context, the index, the markers and the settings forward over the entries in between (the
+ * render then reuses the previous request's result, as it does live); asked for an earlier one, it
+ * starts again from the branch's start. Either way a request's view is the same.
+ */
+export class RequestRenderer {
+  readonly requests: readonly ModelRequestRef[];
+  private readonly branch: readonly AnyEntry[];
+  private readonly options: RequestViewOptions;
+  /** Entries consumed: the state below is that of the branch's first `consumed` entries. */
+  private consumed = 0;
+  private context: ContextMessage[] = [];
+  private index: PruneIndex = emptyIndex();
+  private controls = new ControlsReader();
+  private settingsEntry: AnyEntry | undefined;
+  private readonly recorded = new Map<AnyEntry, RequestSettings>();
+  private current: RequestSettings | undefined;
+  private readonly sizes = new WeakMap<AgentMessage, number>();
+
+  constructor(branch: readonly AnyEntry[], options: RequestViewOptions) {
+    this.branch = branch;
+    this.options = options;
+    this.requests = modelRequests(branch);
+  }
+
+  get count(): number {
+    return this.requests.length;
+  }
+
+  render(n: number): RequestView {
+    const request = this.requests[n - 1];
+    if (!Number.isInteger(n) || !request) throw new RangeError(`request ${n} is not on this branch (it has ${this.requests.length})`);
+    this.advanceTo(request.position);
+    const settings = this.settingsNow();
+    const view = renderContext(this.context, this.index, settings.config, () => this.controlsNow(request.position), this.sizes);
+    return { ...view, request, requestCount: this.requests.length, settings };
+  }
+
+  /** Brings the state to the branch's first `end` entries. */
+  private advanceTo(end: number): void {
+    let rebuildContext = false;
+    let rebuildIndexNow = false;
+    if (end < this.consumed || this.consumed === 0) {
+      this.consumed = 0;
+      this.context = [];
+      this.index = emptyIndex();
+      this.controls = new ControlsReader();
+      this.settingsEntry = undefined;
+      rebuildContext = rebuildIndexNow = end > 0;
+    }
+    for (let i = this.consumed; i < end; i++) {
+      const entry = this.branch[i]!;
+      if (reshapesContext(entry)) rebuildContext = true;
+      if (changesIndex(entry)) rebuildIndexNow = true;
+      if (settingsEntryData(entry)) this.settingsEntry = entry;
+    }
+    const prefix = rebuildContext || rebuildIndexNow ? (this.branch.slice(0, end) as AnyEntry[]) : undefined;
+    if (rebuildContext) this.context = buildPiContext(prefix!);
+    else if (end > this.consumed) {
+      // An entry that neither compacts nor edits only adds its own messages at the end.
+      this.context = this.context.concat(buildPiContext(this.branch.slice(this.consumed, end) as AnyEntry[]));
+    }
+    if (rebuildIndexNow) this.index = rebuildIndex(prefix!).index;
+    this.consumed = end;
+  }
+
+  /** The markers as the request at `position` was rendered with them. */
+  private controlsNow(position: number): ControlState {
+    // Stale retirements written after the last message before the answer came after its render.
+    let end = position;
+    while (end > 0 && this.branch[end - 1]!.type !== "message") end--;
+    const before = this.branch.slice(0, position);
+    const input = before.slice(0, end).concat(before.slice(end).filter((e) => !isStaleCancel(e)));
+    return this.controls.read(input);
+  }
+
+  private settingsNow(): RequestSettings {
+    const entry = this.settingsEntry;
+    if (entry) {
+      let settings = this.recorded.get(entry);
+      if (!settings) {
+        const data = settingsEntryData(entry)!;
+        const { config, problems } = configOfRecord(data);
+        settings = { source: "recorded", config, entryId: entry.id, problems };
+        if (data.version !== undefined) settings.writer = `pi-pruner ${data.version}`;
+        this.recorded.set(entry, settings);
+      }
+      return settings;
+    }
+    this.current ??= this.options.writerDefaults
+      ? { source: "writer-defaults", config: this.options.writerDefaults.config, writer: this.options.writerDefaults.writer, problems: [] }
+      : { source: "current", config: this.options.config, problems: [] };
+    return this.current;
+  }
+}
+
+/** Which request of a branch: a number (1-based) or the last one sent. */
+export type RequestChoice = number | "last";
+
+function requestNumber(renderer: RequestRenderer, choice: RequestChoice): number {
+  return choice === "last" ? renderer.count : choice;
+}
+
+/** A request's view on the branch of `leafId` (the file's last entry when absent), or undefined when the branch sent no request. */
+export function buildRequestView(data: SessionData, options: RequestViewOptions & { leafId?: string; request: RequestChoice }): (RequestView & { leafId: string | null }) | undefined {
+  if (data.elided?.size) throw new Error("this session was read with lazyBodies: its request views need buildRequestViewWithBodies");
+  const branch = getBranch(data, options.leafId);
+  const renderer = new RequestRenderer(branch.entries, options);
+  if (renderer.count === 0) return undefined;
+  return { leafId: branch.leafId, ...renderer.render(requestNumber(renderer, options.request)) };
+}
+
+/** buildRequestView of a session read from `path` with its long bodies left on disk (read back through `cache`, when given). */
+export async function buildRequestViewWithBodies(
+  path: string,
+  data: SessionData,
+  options: RequestViewOptions & { leafId?: string; request: RequestChoice; cache?: BodyCache },
+): Promise<(RequestView & { leafId: string | null }) | undefined> {
+  const branch = getBranch(data, options.leafId);
+  const entries = await (options.cache ?? new BodyCache()).withBodies(path, data.elided, branch.entries);
+  const renderer = new RequestRenderer(entries, options);
+  if (renderer.count === 0) return undefined;
+  return { leafId: branch.leafId, ...renderer.render(requestNumber(renderer, options.request)) };
+}
+
+/** The request's place in a person's words: "request 3 of 7", the last one sent named so. */
+export function requestTitle(view: Pick<RequestView, "request" | "requestCount">): string {
+  const last = view.request.n === view.requestCount ? " (the last request sent)" : "";
+  return `request ${view.request.n} of ${view.requestCount}${last}`;
+}
+
+/** Which settings a request view was rendered with, in a person's words. */
+export function settingsSourceText(settings: RequestSettings): string {
+  switch (settings.source) {
+    case "recorded":
+      return `rendered with the settings the session recorded before this request${settings.writer ? ` (by ${settings.writer})` : ""}`;
+    case "writer-defaults":
+      return `rendered with the defaults of ${settings.writer ?? "the session's writer"}: the session recorded no settings before this request`;
+    case "current":
+      return "rendered with today's settings: the session recorded no settings before this request, so what was sent may have differed";
+  }
+}
+
+/** What no view of a session can show, said in every request view's header. */
+export const NUDGES_NOT_SHOWN = "nudges that rode the request (the drift and high-water notes) are never written to the session and are not shown";
