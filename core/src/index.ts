@@ -51,3 +51,7 @@ export * from "./view/request-views.ts";
 export * from "./view/recorded-settings.ts";
 export * from "./view/control-view.ts";
 export * from "./view/chain-review.ts";
+export * from "./view/session-writer.ts";
+export * from "./view/writer-diagnostics.ts";
+export * from "./view/sent-states.ts";
+export * from "./view/spill-recovery.ts";

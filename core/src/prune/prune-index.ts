@@ -411,7 +411,9 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
     if (ref) index.lastRefNumber = Math.max(index.lastRefNumber, refNumber(ref));
   }
   for (const { record, key, entryId } of kept) {
-    const shortRef = namedRefs.get(key) ?? namedRefs.get(record.toolCallId) ?? nextShortRef(index);
+    // A record no summary or index entry gave a short ref (another writer's spill, say) is named by
+    // its tool-call id, as that writer's stub named it: a `tN` made up here would be a ref nobody sent.
+    const shortRef = namedRefs.get(key) ?? namedRefs.get(record.toolCallId) ?? record.toolCallId;
     addIndexedCall(index, { record, key, shortRef, indexEntryId: entryId });
   }
 

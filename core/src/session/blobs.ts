@@ -2,8 +2,8 @@
 // files in it, writing them, and reading them back from inside it only. Everything that touches
 // the folder is here, behind `SpillStorage`; `memorySpillStorage` is the same contract without disk.
 import { constants as fsConstants, mkdirSync, writeFileSync } from "node:fs";
-import { open, realpath } from "node:fs/promises";
-import { dirname, join, resolve, sep } from "node:path";
+import { open, realpath, stat } from "node:fs/promises";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import type { SpillCall, SpillRead, SpillStorage } from "../shapes/entries.ts";
 
 /** `<sessionDir>/<sessionId>-blobs`, where the pruner writes spilled output. */
@@ -58,27 +58,70 @@ export function memorySpillStorage(): SpillStorage & { readonly files: ReadonlyM
   };
 }
 
+/** The last part of a recorded path, on either kind of separator (a session may come from another system). */
+function recordedFileName(spillPath: string): string | undefined {
+  const name = spillPath.split(/[\\/]/).pop();
+  return name && name !== "." && name !== ".." ? name : undefined;
+}
+
 /**
- * Reads a spilled output, but only from inside its session's blobs folder: the path comes from the
- * session file, which is untrusted. Symbolic links are resolved before the check.
+ * Where a recorded spill path is found inside its session's blobs folder: the path itself when it
+ * lies inside, else a file of the same name in the folder (a session folder that was moved or
+ * copied keeps its blobs beside it, while the records still name the old absolute place). Nothing
+ * outside the folder is ever looked at. The path comes from the session file, which is untrusted.
  */
-export async function readSpillFile(sessionFile: string, sessionId: string | undefined, spillPath: string): Promise<SpillRead> {
-  if (!sessionId) return { ok: false, reason: "the session has no id, so it has no blobs folder" };
+export function spillCandidate(sessionFile: string, sessionId: string, spillPath: string): { ok: true; path: string; byName: boolean } | { ok: false; reason: string } {
   if (/[\0]/.test(spillPath)) return { ok: false, reason: "the spill path is not a usable path" };
-  const blobs = blobsDirFor(sessionFile, sessionId);
+  const blobs = resolve(blobsDirFor(sessionFile, sessionId));
   const candidate = resolve(dirname(sessionFile), spillPath);
-  const outside = { ok: false as const, reason: `${spillPath} is outside this session's blobs folder (${blobs}); refused` };
-  if (!candidate.startsWith(resolve(blobs) + sep)) return outside;
-  // Inside by name; now by what the names point to.
+  if (candidate.startsWith(blobs + sep)) return { ok: true, path: candidate, byName: false };
+  const name = recordedFileName(spillPath);
+  if (name) return { ok: true, path: join(blobs, name), byName: true };
+  return { ok: false, reason: `${spillPath} is outside this session's blobs folder (${blobs}); refused` };
+}
+
+/** The real path of a recorded spill inside its session's blobs folder, links resolved, or why there is none. */
+async function realSpillPath(sessionFile: string, sessionId: string | undefined, spillPath: string): Promise<{ ok: true; path: string } | { ok: false; reason: string }> {
+  if (!sessionId) return { ok: false, reason: "the session has no id, so it has no blobs folder" };
+  const found = spillCandidate(sessionFile, sessionId, spillPath);
+  if (!found.ok) return found;
+  const blobs = blobsDirFor(sessionFile, sessionId);
   let realBlobs: string;
   let realFile: string;
   try {
     realBlobs = await realpath(blobs);
-    realFile = await realpath(candidate);
+    realFile = await realpath(found.path);
   } catch {
-    return { ok: false, reason: `${spillPath} does not exist` };
+    return found.byName
+      ? { ok: false, reason: `${spillPath} is outside this session's blobs folder (${blobs}), which holds no file ${basename(found.path)} either; refused` }
+      : { ok: false, reason: `${spillPath} does not exist` };
   }
-  if (!realFile.startsWith(realBlobs + sep)) return outside;
+  // Inside by name; now by what the names point to.
+  if (!realFile.startsWith(realBlobs + sep)) return { ok: false, reason: `${spillPath} is outside this session's blobs folder (${blobs}); refused` };
+  return { ok: true, path: realFile };
+}
+
+/** Whether a recorded spill can be read back (without reading it): its file inside the blobs folder, or why not. */
+export async function locateSpillFile(sessionFile: string, sessionId: string | undefined, spillPath: string): Promise<{ ok: true; path: string } | { ok: false; reason: string }> {
+  const found = await realSpillPath(sessionFile, sessionId, spillPath);
+  if (!found.ok) return found;
+  try {
+    // stat never opens the file, so a FIFO in its place cannot make this wait.
+    if (!(await stat(found.path)).isFile()) return { ok: false, reason: `${spillPath} is not a file` };
+  } catch (error) {
+    return { ok: false, reason: `${spillPath} could not be read (${(error as NodeJS.ErrnoException).code ?? String(error)})` };
+  }
+  return found;
+}
+
+/**
+ * Reads a spilled output, but only from inside its session's blobs folder (see spillCandidate).
+ * Symbolic links are resolved before the check.
+ */
+export async function readSpillFile(sessionFile: string, sessionId: string | undefined, spillPath: string): Promise<SpillRead> {
+  const found = await realSpillPath(sessionFile, sessionId, spillPath);
+  if (!found.ok) return found;
+  const realFile = found.path;
   try {
     // O_NONBLOCK: opening a FIFO put in place of the file must not wait for a writer; the type
     // check on the open handle then refuses it.

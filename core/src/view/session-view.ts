@@ -7,7 +7,7 @@ import type { AgentMessage, ToolCallBlock, ToolResultMessage } from "../shapes/m
 import { occurrenceKey } from "../shapes/messages.ts";
 import type { BadLine, SessionData } from "../session/session-reader.ts";
 import { getBranch } from "../session/session-reader.ts";
-import { rebuildIndex, findCallForResult, type IndexedCall, type PruneIndex } from "../prune/prune-index.ts";
+import { rebuildIndex, findCallForResult, type ChainInfo, type IndexedCall, type PruneIndex } from "../prune/prune-index.ts";
 import { protectionReason, type ProtectionConfig } from "../settings/protection.ts";
 import type { RenderConfig } from "../render/render.ts";
 import { renderBranch } from "./model-view.ts";
@@ -16,6 +16,9 @@ import { markdownToPlain, sessionLabels, userPromptOf } from "../session/labels.
 import { stripFooter } from "../prune/summarizer-prompts.ts";
 import { contentChars, messageChars } from "../shapes/size.ts";
 import { PRUNE_SUMMARY } from "../shapes/entries.ts";
+import { chainWrittenByPiPruner, detectSessionWriter, renderedCounts, renderFidelity, type RenderFidelity, type SessionWriter } from "./session-writer.ts";
+import { writerDiagnostics, type DiagnosticView } from "./writer-diagnostics.ts";
+import { callSentStates, chainBodyOf, chainSentStates, type CallSent, type ChainSent, type ChainSentState } from "./sent-states.ts";
 
 export type CallState = "raw" | "summarized" | "deduped" | "spilled" | "compressed" | "protected";
 
@@ -44,6 +47,12 @@ export interface CallView {
   /** For a duplicate: the short ref of the original it aliases. */
   aliasOf?: string;
   protectedBy?: { kind: "tool"; name: string } | { kind: "path"; pattern: string };
+  /** Where what the model is sent differs from what `state` says, or the result is not sent at all. */
+  sent?: CallSent;
+  /** Why the model can no longer be given this output back (context_tree_query), when it cannot. */
+  unrecoverable?: string;
+  /** Entry ids of the writer's diagnostics that concern this call (SessionView.diagnostics). */
+  diagnostics?: string[];
 }
 
 export interface SummaryView {
@@ -73,6 +82,22 @@ export interface ChainView {
   finalAssistantTimestamp?: number;
   rangeSummaryText?: string;
   bodySource?: string;
+  /** What the render did with it: sent as a block, removed by Pi's compaction, or not applied. */
+  state: ChainSentState;
+  /** The state in a person's words ("removed by compaction, never sent"). */
+  stateText: string;
+  /** The compaction that removed its start, when one did. */
+  compactionEntryId?: string;
+  /** What its block is made of ("built without a summarizer: …"). */
+  bodyText: string;
+  withoutSummarizer: boolean;
+  /**
+   * For another writer's chain: the text it persisted for the block's body (what it sent between
+   * the block's tags, its protected outputs aside), to set beside the block rendered here.
+   */
+  writerText?: string;
+  /** Entry ids of the writer's diagnostics that concern this chain. */
+  diagnostics: string[];
 }
 
 export interface ProtectedView {
@@ -103,6 +128,12 @@ export interface SessionView {
   /** Rewinds and shrinks in the order they were written, each with its state, then the checkpoints. */
   markers: MarkerView[];
   compactions: CompactionView[];
+  /** Who wrote the session's pruning and self-control entries. */
+  writer: SessionWriter;
+  /** What the render at the leaf means for another writer's session, with the counts that must match. */
+  fidelity: RenderFidelity;
+  /** The writer's diagnostic entries (pi-condense's), oldest first. */
+  diagnostics: DiagnosticView[];
   frontier?: FrontierData;
   stats: StatsData;
   totals: ReclaimTotals;
@@ -259,7 +290,8 @@ export function callViewOf(input: {
     toolCallId: input.toolCallId,
     occurrenceKey: occurrenceKey(input.toolCallId, input.resultTimestamp),
     toolName: input.toolName,
-    shortRef: found?.call.shortRef,
+    // A call no entry gave a short ref is named by its tool-call id (the index uses the id as its ref).
+    shortRef: found && found.call.shortRef !== found.call.record.toolCallId ? found.call.shortRef : undefined,
     state,
     rawChars: contentChars(input.result.content),
     path: stringArg(args, "path"),
@@ -336,7 +368,10 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     };
   });
 
+  const writer = detectSessionWriter(branch.entries);
+  const chainStates = chainSentStates(branch.entries, index.chains, model, options.config);
   const chains: ChainView[] = index.chains.map((c) => ({
+    ...chainState(c, chainStates.get(c.entryId), writer.foreign),
     entryId: c.entryId,
     blockId: c.blockId,
     toolRefs: strings(c.toolRefs),
@@ -347,6 +382,10 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     rangeSummaryText: typeof c.rangeSummaryText === "string" ? c.rangeSummaryText : undefined,
     bodySource: typeof c.bodySource === "string" ? c.bodySource : undefined,
   }));
+  markSent(branch.entries, calls, chains, model, chainStates);
+  markUnrecoverable(calls, index);
+  const diagnostics = writerDiagnostics(branch.entries, calls, index);
+  linkDiagnostics(diagnostics, calls, chains);
 
   const compactions: CompactionView[] = [];
   for (const entry of branch.entries) {
@@ -372,10 +411,69 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     protected: protectedCalls,
     markers: markersOf(model.controls),
     compactions,
+    writer,
+    fidelity: renderFidelity(writer, renderedCounts(model)),
+    diagnostics,
     frontier: index.frontier,
     stats: index.stats,
     totals: reclaimTotals(branch.entries, model, calls, summaries),
   };
+}
+
+/** A chain's state in the render, what its block is made of, and another writer's own text for it. */
+function chainState(chain: ChainInfo, sent: ChainSent | undefined, foreign: boolean) {
+  const body = chainBodyOf(chain);
+  return {
+    state: sent?.state ?? ("not-applied" as const),
+    stateText: sent?.text ?? "not applied",
+    ...(sent?.compactionEntryId ? { compactionEntryId: sent.compactionEntryId } : {}),
+    bodyText: body.text,
+    withoutSummarizer: body.withoutSummarizer,
+    ...(foreign && !chainWrittenByPiPruner(chain) && typeof chain.rangeSummaryText === "string" ? { writerText: chain.rangeSummaryText } : {}),
+    diagnostics: [] as string[],
+  };
+}
+
+/** Each call whose sending differs from what its state says gets `sent`. */
+function markSent(branch: readonly AnyEntry[], calls: CallView[], chains: readonly ChainView[], model: ReturnType<typeof renderBranch>, chainStates: ReturnType<typeof chainSentStates>): void {
+  const entryOfBlock = new Map<string, string>();
+  for (const c of chains) if (!entryOfBlock.has(c.blockId)) entryOfBlock.set(c.blockId, c.entryId);
+  const notes = callSentStates(branch, calls, model, chainStates, (blockId) => entryOfBlock.get(blockId));
+  for (const call of calls) {
+    const note = notes.get(call.occurrenceKey);
+    if (note) call.sent = note;
+  }
+}
+
+const PRUNED = new Set<CallState>(["summarized", "deduped", "spilled", "compressed"]);
+
+/**
+ * A pruned call whose output the model cannot be given back: no record holds it, or its record
+ * holds no text and names no spill file. (Whether a spill file is still there is a question for
+ * the disk: spillRecovery.)
+ */
+function markUnrecoverable(calls: CallView[], index: PruneIndex): void {
+  for (const call of calls) {
+    if (!PRUNED.has(call.state)) continue;
+    const found = findCallForResult(index, call.toolCallId, call.resultTimestamp as number);
+    if (!found) {
+      call.unrecoverable = "no record of its output was kept: context_tree_query cannot return it";
+      continue;
+    }
+    const record = found.call.record;
+    if (!record.spillPath && !record.resultText && call.rawChars > 0) call.unrecoverable = "its record holds no copy of the output: context_tree_query returns nothing";
+  }
+}
+
+function linkDiagnostics(diagnostics: readonly DiagnosticView[], calls: CallView[], chains: ChainView[]): void {
+  const byKey = new Map(calls.map((c) => [c.occurrenceKey, c]));
+  for (const d of diagnostics) {
+    for (const chain of chains) if (d.blockIds.includes(chain.blockId)) chain.diagnostics.push(d.entryId);
+    for (const key of d.callKeys) {
+      const call = byKey.get(key);
+      if (call) (call.diagnostics ??= []).push(d.entryId);
+    }
+  }
 }
 
 /**
