@@ -47,6 +47,8 @@ export interface EffectiveSettings {
   overriddenGlobalPaths: string[];
   /** The protectedPaths list the global file starts from (its own, or the default). */
   globalPaths: string[];
+  /** The protectedPaths list each file sets itself (undefined: it sets none, or none that is valid). */
+  ownPaths: { project: string[] | undefined; global: string[] | undefined };
   /** First pattern protecting a path (relative to cwd, or absolute). */
   match(path: string): string | undefined;
 }
@@ -107,6 +109,7 @@ export class PruneSettings implements vscode.Disposable {
       toolsSource: projectTools ? "project" : globalTools ? "global" : "default",
       overriddenGlobalPaths: projectPaths && globalOwnPaths ? globalOwnPaths.filter((p) => !projectPaths.includes(p)) : [],
       globalPaths,
+      ownPaths: { project: projectPaths, global: globalOwnPaths },
       match: matcher,
     };
   }

@@ -1,22 +1,30 @@
 // "Add to protectedPaths" (explorer) and "Remove from protectedPaths" (Protected Files view):
 // the person picks the pattern and the settings file; the write goes through core's one settings
 // writer, which keeps comments and formatting, writes atomically and refuses a file it cannot parse.
+// A removal is offered back with Undo in its notification, which restores the file's exact text
+// while the file still holds what the removal wrote.
 import { posix } from "node:path";
 import * as vscode from "vscode";
-import { addProtectedPath, removeProtectedPath, SettingsFileError } from "@pi-pruner/core";
+import { addProtectedPath, removeProtectedPath, revertSettingsFileChange, SettingsFileError, type SettingsFileChange } from "@pi-pruner/core";
+import { whyCopied, type CopiedFrom, type CopiedPatterns, type CopiedRecord } from "./copied-patterns.ts";
 import type { PatternSource, PruneSettings } from "./prune-settings.ts";
 
 /** The questions a command asks, behind an interface so tests can answer them. */
 export interface Prompter {
   pick<T extends vscode.QuickPickItem>(items: T[], options: vscode.QuickPickOptions): Promise<T | undefined>;
   info(message: string): void;
+  /** An information message with one button: true once the person chooses it, false when it is dismissed. */
+  offer(message: string, action: string): Promise<boolean>;
   warn(message: string): void;
   error(message: string): void;
 }
 
+const UNDO_ACTION = "Undo";
+
 export const windowPrompter: Prompter = {
   pick: (items, options) => Promise.resolve(vscode.window.showQuickPick(items, options)),
   info: (message) => void vscode.window.showInformationMessage(message),
+  offer: async (message, action) => (await vscode.window.showInformationMessage(message, action)) === action,
   warn: (message) => void vscode.window.showWarningMessage(message),
   error: (message) => void vscode.window.showErrorMessage(message),
 };
@@ -53,13 +61,26 @@ function describeError(error: unknown): string {
   return `could not change the settings: ${error instanceof Error ? error.message : String(error)}`;
 }
 
+/** The sentence telling that inherited patterns were copied into the file along with an edit. */
+function describeCopy(copied: readonly string[], from: CopiedFrom): string {
+  const one = copied.length === 1;
+  return ` The ${from} ${one ? "pattern" : "patterns"} ${copied.join(", ")} ${one ? "was" : "were"} copied there too: ${whyCopied(from)}.`;
+}
+
 export class ProtectedPathsEditor {
   prompter: Prompter = windowPrompter;
 
   private readonly settings: PruneSettings;
+  private readonly copied: CopiedPatterns;
 
-  constructor(settings: PruneSettings) {
+  constructor(settings: PruneSettings, copied: CopiedPatterns) {
     this.settings = settings;
+    this.copied = copied;
+  }
+
+  /** Where an edit of `target` copies inherited patterns from: the project inherits the global list when there is one. */
+  private static copySource(target: "project" | "global", pathsSource: PatternSource): CopiedFrom {
+    return target === "project" && pathsSource === "global" ? "global" : "default";
   }
 
   /** Explorer right-click (uri, selected uris) or the palette (the active editor's file). */
@@ -100,11 +121,16 @@ export class ProtectedPathsEditor {
     const base = where.target === "global" ? effective.globalPaths : effective.loaded.config.protectedPaths;
     try {
       const result = addProtectedPath({ file: where.file, pattern: pattern.pattern, effective: base });
+      const from = ProtectedPathsEditor.copySource(where.target, effective.pathsSource);
+      if (result.copied.length > 0) this.copied.recordCopy(where.file, result.copied, from);
+      // Chosen by the person now, so no longer a copy.
+      this.copied.forget(where.file, pattern.pattern);
       this.settings.invalidate();
+      const copy = result.copied.length > 0 ? describeCopy(result.copied, from) : "";
       if (!result.added) this.prompter.info(`Pi Pruner: ${pattern.pattern} is already in protectedPaths of ${where.file}.`);
       else if (where.target === "global" && effective.pathsSource === "project") {
-        this.prompter.warn(`Pi Pruner: added ${pattern.pattern} to ${where.file}, but this project's own protectedPaths list replaces the global one, so it does not apply here.`);
-      } else this.prompter.info(`Pi Pruner: added ${pattern.pattern} to protectedPaths in ${where.file}.`);
+        this.prompter.warn(`Pi Pruner: added ${pattern.pattern} to ${where.file}, but this project's own protectedPaths list replaces the global one, so it does not apply here.${copy}`);
+      } else this.prompter.info(`Pi Pruner: added ${pattern.pattern} to protectedPaths in ${where.file}.${copy}`);
       return { pattern: pattern.pattern, file: where.file };
     } catch (error) {
       this.prompter.error(`Pi Pruner: ${describeError(error)}`);
@@ -152,16 +178,36 @@ export class ProtectedPathsEditor {
       file = target === "global" ? effective.files.global : effective.files.project;
     }
     const base = target === "global" ? effective.globalPaths : effective.loaded.config.protectedPaths;
+    const recordBefore = this.copied.snapshot(file);
     try {
       const result = removeProtectedPath({ file, pattern: request.pattern, effective: base });
+      this.copied.forget(file, request.pattern);
+      const from = ProtectedPathsEditor.copySource(target, effective.pathsSource);
+      if (result.copied.length > 0) this.copied.recordCopy(file, result.copied, from);
       this.settings.invalidate();
-      if (result.removed) {
-        this.prompter.info(`Pi Pruner: removed ${request.pattern} from protectedPaths in ${file}${result.list.length === 0 ? " (the list is now empty: path protection is off)" : ""}.`);
+      if (result.removed && result.change) {
+        const message = `Pi Pruner: removed ${request.pattern} from protectedPaths in ${file}${result.list.length === 0 ? " (the list is now empty: path protection is off)" : ""}.${result.copied.length > 0 ? describeCopy(result.copied, from) : ""}`;
+        void this.offerUndo(message, request.pattern, result.change, recordBefore);
       } else this.prompter.info(`Pi Pruner: ${request.pattern} is not in protectedPaths of ${file}.`);
       return result.removed;
     } catch (error) {
       this.prompter.error(`Pi Pruner: ${describeError(error)}`);
       return false;
+    }
+  }
+
+  /** Shows the removal's notification; its Undo gives the file back the exact text it had, unless it changed since. */
+  private async offerUndo(message: string, pattern: string, change: SettingsFileChange, recordBefore: CopiedRecord): Promise<void> {
+    if (!(await this.prompter.offer(message, UNDO_ACTION))) return;
+    try {
+      revertSettingsFileChange(change);
+      this.copied.restore(change.file, recordBefore);
+      this.settings.invalidate();
+      this.prompter.info(`Pi Pruner: undone: ${change.file} is as it was before ${pattern} was removed.`);
+    } catch (error) {
+      if (error instanceof SettingsFileError && error.code === "changed-since") {
+        this.prompter.warn(`Pi Pruner: did not undo the removal of ${pattern}: ${error.message}.`);
+      } else this.prompter.error(`Pi Pruner: did not undo the removal of ${pattern}: ${describeError(error)}`);
     }
   }
 }

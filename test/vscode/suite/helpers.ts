@@ -118,6 +118,25 @@ export function tooltipText(item: vscode.TreeItem): string {
   return t.value.replace(/&nbsp;/g, " ").replace(/\\([\\`*_{}\[\]()#+\-.!|<>~])/g, "$1");
 }
 
+/** The Protected Files view's top rows, as [label, description]. */
+export async function protectedRows(api: PiPrunerApi): Promise<string[][]> {
+  return (await children(api.protectedTree)).map((i) => [i.label, i.description]);
+}
+
+/** Waits until the Protected Files view shows `expected` at the top (the settings watcher refreshes it). */
+export async function protectedViewShows(api: PiPrunerApi, expected: string[][]): Promise<void> {
+  await waitFor(
+    async () => JSON.stringify(await protectedRows(api)) === JSON.stringify(expected) || undefined,
+    `the Protected Files view to show ${JSON.stringify(expected)} (it shows ${JSON.stringify(await protectedRows(api))})`,
+  );
+}
+
+/** Writes a settings file as a person would, creating its folder. */
+export function writeSettingsText(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+}
+
 /** Answers the commands' quick picks from a script and records every message. */
 export class ScriptedPrompter implements Prompter {
   readonly picks: { title?: string; offered: string[] }[] = [];
@@ -137,6 +156,14 @@ export class ScriptedPrompter implements Prompter {
 
   info(text: string): void {
     this.messages.push({ level: "info", text });
+  }
+
+  /** Notifications with a button, each waiting for the test to choose it (true) or dismiss it (false). */
+  readonly offers: { text: string; action: string; choose(chosen: boolean): void }[] = [];
+
+  offer(text: string, action: string): Promise<boolean> {
+    this.messages.push({ level: "info", text });
+    return new Promise((resolve) => this.offers.push({ text, action, choose: resolve }));
   }
 
   warn(text: string): void {

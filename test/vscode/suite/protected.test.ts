@@ -7,7 +7,18 @@ import * as vscode from "vscode";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import type { ProtectedNode } from "../../../vscode-extension/src/trees/protected-tree.ts";
 import { PROTECTED_BADGE, PRUNED_BADGE } from "../../../vscode-extension/src/decorations.ts";
-import { children, extensionApi, find, freshAgent, ScriptedPrompter, waitFor, workspaceDir, type SuiteAgent } from "./helpers.ts";
+import {
+  children,
+  extensionApi,
+  find,
+  freshAgent,
+  protectedViewShows,
+  ScriptedPrompter,
+  waitFor,
+  workspaceDir,
+  writeSettingsText,
+  type SuiteAgent,
+} from "./helpers.ts";
 
 describe("protected files", () => {
   let api: PiPrunerApi;
@@ -18,15 +29,8 @@ describe("protected files", () => {
   const fileUri = (rel: string) => vscode.Uri.file(path.join(ws(), rel));
   const rows = async (node?: ProtectedNode) => (await children(api.protectedTree, node)).map((i) => [i.label, i.description]);
 
-  function writeJson(file: string, text: string) {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, text);
-  }
-
-  /** Waits until the view shows `expected` at the top (the settings watcher refreshes it). */
-  async function viewShows(expected: string[][]) {
-    await waitFor(async () => JSON.stringify(await rows()) === JSON.stringify(expected) || undefined, `the Protected Files view to show ${JSON.stringify(expected)} (it shows ${JSON.stringify(await rows())})`);
-  }
+  const writeJson = writeSettingsText;
+  const viewShows = (expected: string[][]) => protectedViewShows(api, expected);
 
   before(async () => {
     api = await extensionApi();
@@ -74,7 +78,12 @@ describe("protected files", () => {
     await vscode.commands.executeCommand("piPruner.addToProtectedPaths", fileUri("src/lexer.ts"), [fileUri("src/lexer.ts")]);
     assert.deepEqual(prompter.picks[0]!.offered, ["src/lexer.ts", "src/**", "**/lexer.ts"]);
     assert.deepEqual(prompter.picks[1]!.offered, ["Project settings", "Global settings"]);
-    assert.deepEqual(prompter.messages, [{ level: "info", text: `Pi Pruner: added src/** to protectedPaths in ${projectFile()}.` }]);
+    assert.deepEqual(prompter.messages, [
+      {
+        level: "info",
+        text: `Pi Pruner: added src/** to protectedPaths in ${projectFile()}. The default pattern **/skills/**/*.md was copied there too: a list in a settings file replaces the default.`,
+      },
+    ]);
     const text = fs.readFileSync(projectFile(), "utf8");
     assert.match(text, /\/\/ my editor settings/);
     assert.match(text, /"theme": "dark", \/\* keep \*\//);
@@ -82,7 +91,7 @@ describe("protected files", () => {
     // the default is kept: the new list starts from the effective one
     assert.match(text, /"protectedPaths": \[\s*"\*\*\/skills\/\*\*\/\*\.md",\s*"src\/\*\*"\s*\]/);
     await viewShows([
-      ["**/skills/**/*.md", "project"],
+      ["**/skills/**/*.md", "project · copied from default"],
       ["src/**", "project"],
     ]);
     const decoration = await waitFor(() => api.decorations.provideFileDecoration(fileUri("src/lexer.ts")) as vscode.FileDecoration | undefined, "src/lexer.ts to be decorated");
@@ -97,7 +106,7 @@ describe("protected files", () => {
     assert.deepEqual(prompter.picks[0]!.offered, ["docs/**", "**/docs/**"]);
     assert.deepEqual(JSON.parse(fs.readFileSync(globalFile(), "utf8")), { contextPrune: { protectedPaths: ["**/skills/**/*.md", "**/docs/**"] } });
     await viewShows([
-      ["**/skills/**/*.md", "global"],
+      ["**/skills/**/*.md", "global · copied from default"],
       ["**/docs/**", "global"],
     ]);
     assert.equal((api.decorations.provideFileDecoration(fileUri("docs/guide.md")) as vscode.FileDecoration).tooltip, "protected from pruning by `**/docs/**`");

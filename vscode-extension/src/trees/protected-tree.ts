@@ -1,8 +1,10 @@
 // The Protected Files view: the effective protectedPaths and protectedTools of each workspace
-// folder, labelled with the settings file they come from, and under each pattern the files it protects.
+// folder, labelled with the settings file they come from (and, for a pattern the editor copied
+// there from the default or global list, where it came from), and under each pattern the files it protects.
 import { join } from "node:path";
 import * as vscode from "vscode";
 import { createPathMatcher } from "@pi-pruner/core";
+import { whyCopied, type CopiedPatterns } from "../copied-patterns.ts";
 import { editorSetting } from "../editor-settings.ts";
 import type { EffectiveSettings, PatternSource, PruneSettings } from "../prune-settings.ts";
 import { oneLine, safeTooltip } from "../text.ts";
@@ -31,12 +33,15 @@ export class ProtectedTreeProvider implements vscode.TreeDataProvider<ProtectedN
 
   private readonly settings: PruneSettings;
   private readonly files: WorkspaceFiles;
+  private readonly copied: CopiedPatterns;
 
-  constructor(settings: PruneSettings, files: WorkspaceFiles) {
+  constructor(settings: PruneSettings, files: WorkspaceFiles, copied: CopiedPatterns) {
     this.settings = settings;
     this.files = files;
+    this.copied = copied;
     this.subscriptions.push(
       settings.onDidChange(() => this.refresh()),
+      copied.onDidChange(() => this.refresh()),
       files.onDidChange(() => this.refresh()),
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.refresh()),
     );
@@ -73,6 +78,9 @@ export class ProtectedTreeProvider implements vscode.TreeDataProvider<ProtectedN
   private folderChildren(folder: vscode.WorkspaceFolder): ProtectedNode[] {
     const effective = this.effective(folder);
     const base = folder.uri.fsPath;
+    // A file read as it is (not unreadable or broken) tells which recorded copies it still holds.
+    if (effective.loaded.project.error === undefined) this.copied.reconcile(effective.files.project, effective.ownPaths.project);
+    if (effective.loaded.global.error === undefined) this.copied.reconcile(effective.files.global, effective.ownPaths.global);
     const nodes: ProtectedNode[] = [];
     for (const warning of effective.loaded.warnings) {
       nodes.push({ kind: "note", id: `${base}#warning:${warning.key}:${warning.message}`, text: warning.message, icon: "warning" });
@@ -129,15 +137,20 @@ export class ProtectedTreeProvider implements vscode.TreeDataProvider<ProtectedN
       case "pattern": {
         item = new vscode.TreeItem(node.pattern, node.overridden ? none : vscode.TreeItemCollapsibleState.Collapsed);
         const effective = this.effective(node.folder);
-        item.description = node.overridden ? "global · replaced by the project's list" : SOURCE_LABELS[node.source];
-        item.iconPath = new vscode.ThemeIcon("shield", new vscode.ThemeColor(node.overridden ? "disabledForeground" : "charts.green"));
         const file = node.source === "project" ? effective.files.project : node.source === "global" ? effective.files.global : undefined;
+        const copiedFrom = file && !node.overridden ? this.copied.from(file, node.pattern) : undefined;
+        item.description = node.overridden
+          ? "global · replaced by the project's list"
+          : copiedFrom
+            ? `${SOURCE_LABELS[node.source]} · copied from ${SOURCE_LABELS[copiedFrom]}`
+            : SOURCE_LABELS[node.source];
+        item.iconPath = new vscode.ThemeIcon("shield", new vscode.ThemeColor(node.overridden ? "disabledForeground" : "charts.green"));
         item.tooltip = safeTooltip(
           `protectedPaths pattern ${node.pattern}\n`,
           node.overridden
             ? `Set in ${effective.files.global}, but the project's own list (${effective.files.project}) replaces the global one, so it does not apply here.`
             : file
-              ? `From ${file}.`
+              ? `From ${file}.${copiedFrom ? ` Copied there from the ${copiedFrom} list when the editor wrote this file's first list, because ${whyCopied(copiedFrom)}.` : ""}`
               : "The default: no settings file sets protectedPaths.",
         );
         item.contextValue = `protectedPath.${node.overridden ? "overridden" : node.source}`;
