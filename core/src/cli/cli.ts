@@ -12,6 +12,9 @@ import { buildModelView, modelViewText, NEXT_REQUEST_TITLE, type ModelView } fro
 import { NUDGES_NOT_SHOWN, RequestRenderer, requestTitle, settingsSourceText, type RequestView } from "../view/request-views.ts";
 import { getBranch } from "../session/session-reader.ts";
 import { markerEffectText, markerStateText, noteOneLine, type ControlsView, type MarkerView } from "../view/control-view.ts";
+import { detectSessionWriter, renderedCounts, renderFidelity, writerHeaderLines } from "../view/session-writer.ts";
+import { spillRecovery } from "../view/spill-recovery.ts";
+import type { AnyEntry } from "../shapes/entries.ts";
 
 export interface CliIO {
   out: (text: string) => void;
@@ -162,8 +165,10 @@ function requestChoice(value: string | undefined): number | "last" | undefined {
 async function inspect(args: string[], io: CliIO): Promise<number> {
   const { file, data, leaf, json, config } = await openSession("inspect", args, io);
   const view = buildSessionView(data, { leafId: leaf, config });
-  if (json) io.out(JSON.stringify(inspectJson(view), null, 2) + "\n");
-  else io.out(inspectText(view, file));
+  // Whether each spill can still be read back needs the disk (looked up in the blobs folder only).
+  const spills = await spillRecovery(view.calls, file, view.session.id);
+  if (json) io.out(JSON.stringify(inspectJson(view, spills), null, 2) + "\n");
+  else io.out(inspectText(view, file, spills));
   return 0;
 }
 
@@ -172,7 +177,7 @@ async function view(args: string[], io: CliIO): Promise<number> {
   for (const e of data.errors) io.err(`warning: line ${e.line}: ${e.message}\n`);
   const branch = getBranch(data, leaf);
   const renderer = new RequestRenderer(branch.entries, { config });
-  if (request !== undefined) return viewRequest(renderer, request, { file, leafId: branch.leafId, json, markers }, io);
+  if (request !== undefined) return viewRequest(renderer, request, { file, leafId: branch.leafId, json, markers, entries: branch.entries }, io);
   const model = buildModelView(data, { leafId: leaf, config });
   if (model.renderError) io.err(`warning: the pruner's render failed on this session (${model.renderError}); shown unchanged, as the pruner would send it\n`);
   if (json) {
@@ -183,6 +188,7 @@ async function view(args: string[], io: CliIO): Promise<number> {
   const sent = renderer.count === 0 ? "no request was sent on this branch yet" : `the ${renderer.count} requests already sent: --request 1…${renderer.count} (--request last: the last one)`;
   io.out(
     `# Model view of ${file} at leaf ${model.leafId ?? "(empty)"}: ${NEXT_REQUEST_TITLE}\n` +
+      writerHeader(branch.entries, model) +
       `# ${sent}\n` +
       sizesLine(model) +
       controlsHeader(model.controls) +
@@ -193,7 +199,7 @@ async function view(args: string[], io: CliIO): Promise<number> {
 }
 
 /** `view --request N`: what request N along the branch sent, with the settings in force then. */
-function viewRequest(renderer: RequestRenderer, choice: number | "last", shown: { file: string; leafId: string | null; json: boolean; markers: boolean }, io: CliIO): number {
+function viewRequest(renderer: RequestRenderer, choice: number | "last", shown: { file: string; leafId: string | null; json: boolean; markers: boolean; entries: readonly AnyEntry[] }, io: CliIO): number {
   if (renderer.count === 0) throw new UsageError("no request was sent on this branch yet (without --request: the next request)");
   const n = choice === "last" ? renderer.count : choice;
   if (n > renderer.count) throw new UsageError(`the branch sent ${renderer.count} request${renderer.count === 1 ? "" : "s"}: --request takes 1…${renderer.count} or "last"`);
@@ -207,6 +213,7 @@ function viewRequest(renderer: RequestRenderer, choice: number | "last", shown: 
   const prompt = model.request.prompt ? ` · prompt: ${oneLine(model.request.prompt, 80)}` : "";
   io.out(
     `# Model view of ${shown.file}: ${requestTitle(model)}, answered by entry ${model.request.entryId} (branch of leaf ${shown.leafId ?? "(empty)"})${prompt}\n` +
+      writerHeader(shown.entries, model) +
       `# ${settingsSourceText(model.settings)}\n` +
       `# ${NUDGES_NOT_SHOWN}\n` +
       sizesLine(model) +
@@ -215,6 +222,14 @@ function viewRequest(renderer: RequestRenderer, choice: number | "last", shown: 
   );
   io.out(modelViewText(model));
   return 0;
+}
+
+/** Who wrote the session and, for another writer, that the text is in pi-pruner's wording, with the counts that must match. */
+function writerHeader(entries: readonly AnyEntry[], model: Parameters<typeof renderedCounts>[0]): string {
+  const writer = detectSessionWriter(entries);
+  return writerHeaderLines(writer, renderFidelity(writer, renderedCounts(model)))
+    .map((line) => `# ${line}\n`)
+    .join("");
 }
 
 function sizesLine(model: Pick<ModelView, "rawChars" | "modelChars">): string {
@@ -270,9 +285,16 @@ function controlsHeader(controls: ControlsView): string {
 }
 
 /** The documented JSON shape of `inspect --json`. */
-export function inspectJson(view: SessionView) {
+export function inspectJson(view: SessionView, spills: ReadonlyMap<string, string> = new Map()) {
   return {
     session: { id: view.session.id ?? null, cwd: view.session.cwd ?? null },
+    writer: {
+      label: view.writer.label,
+      writers: view.writer.writers.map((w) => ({ name: w.name, label: w.label, signs: w.signs })),
+      unattributed: view.writer.unattributed,
+      foreign: view.writer.foreign,
+      rendering: { exact: view.fidelity.exact, statement: view.fidelity.lines, counts: view.fidelity.counts },
+    },
     leafId: view.leafId,
     errors: view.errors.map((e) => ({ line: e.line, message: e.message })),
     summaries: view.summaries.map((s) => ({ entryId: s.entryId, refs: s.refs, toolCallIds: s.toolCallIds })),
@@ -284,8 +306,22 @@ export function inspectJson(view: SessionView) {
       state: c.state,
       rawChars: c.rawChars,
       path: c.path ?? null,
+      sent: c.sent ?? null,
+      unrecoverable: c.unrecoverable ?? spills.get(c.occurrenceKey) ?? null,
+      diagnostics: c.diagnostics ?? [],
     })),
-    chains: view.chains.map((c) => ({ blockId: c.blockId, toolRefs: c.toolRefs, protectedToolCallIds: c.protectedToolCallIds })),
+    chains: view.chains.map((c) => ({
+      blockId: c.blockId,
+      toolRefs: c.toolRefs,
+      protectedToolCallIds: c.protectedToolCallIds,
+      state: c.state,
+      stateText: c.stateText,
+      bodySource: c.bodySource ?? null,
+      withoutSummarizer: c.withoutSummarizer,
+      writerText: c.writerText ?? null,
+      diagnostics: c.diagnostics,
+    })),
+    diagnostics: view.diagnostics.map((d) => ({ entryId: d.entryId, kind: d.kind, severity: d.severity, text: d.text, detail: d.detail, blockIds: d.blockIds, callKeys: d.callKeys })),
     protected: view.protected.map((p) => ({ toolCallId: p.toolCallId, toolName: p.toolName, path: p.path ?? null })),
     markers: view.markers.filter((m) => m.kind !== "checkpoint").map(markerJson),
     checkpoints: view.markers.filter((m) => m.kind === "checkpoint").map((c) => ({ name: c.markerId, entryId: c.entryId, targetEntryId: c.targetEntryId })),
@@ -309,12 +345,13 @@ function oneLine(text: string, max: number): string {
   return flat.length > max ? flat.slice(0, max - 1) + "…" : flat;
 }
 
-export function inspectText(view: SessionView, file: string): string {
+export function inspectText(view: SessionView, file: string, spills: ReadonlyMap<string, string> = new Map()): string {
   const lines: string[] = [];
   lines.push(`Session ${view.session.id ?? "(no header)"}${view.session.name ? ` "${view.session.name}"` : ""}`);
   lines.push(`  file: ${file}`);
   if (view.session.cwd) lines.push(`  cwd:  ${view.session.cwd}`);
   lines.push(`  leaf: ${view.leafId ?? "(empty)"}`);
+  for (const line of writerHeaderLines(view.writer, view.fidelity)) lines.push(`  ${line.replace(/^Written by:/, "written by:")}`);
   if (view.errors.length) {
     lines.push(`  bad lines: ${view.errors.length} (${view.errors.map((e) => e.line).join(", ")})`);
     for (const e of view.errors.slice(0, 20)) lines.push(`    line ${e.line}: ${e.message}`);
@@ -326,11 +363,18 @@ export function inspectText(view: SessionView, file: string): string {
   for (const c of view.calls) counts.set(c.state, (counts.get(c.state) ?? 0) + 1);
   lines.push("");
   lines.push(`Tool calls: ${view.calls.length}${counts.size ? ` (${[...counts].map(([k, v]) => `${v} ${k}`).join(", ")})` : ""}`);
+  const diagnosticText = new Map(view.diagnostics.map((d) => [d.entryId, d.text]));
   for (const c of view.calls) {
     const target = c.path ?? c.command ?? "";
+    // A pruned call no entry gave a short ref is named by its tool-call id, as its writer named it.
+    const ref = c.shortRef ?? (c.state === "raw" || c.state === "protected" ? "-" : c.toolCallId);
     lines.push(
-      `  ${pad(c.shortRef ?? "-", 5)} ${pad(c.toolName, 10)} ${pad(c.state, 11)} ${pad(formatNumber(c.rawChars), 9)} ${c.isError ? "error " : ""}${oneLine(target, 60)}`,
+      `  ${pad(ref, 5)} ${pad(c.toolName, 10)} ${pad(c.state, 11)} ${pad(formatNumber(c.rawChars), 9)} ${c.isError ? "error " : ""}${oneLine(target, 60)}`,
     );
+    if (c.sent) lines.push(`          sent: ${c.sent.text}`);
+    const lost = c.unrecoverable ?? spills.get(c.occurrenceKey);
+    if (lost) lines.push(`          cannot be recovered: ${lost}`);
+    for (const id of c.diagnostics ?? []) lines.push(`          writer's diagnostic ${id}: ${diagnosticText.get(id) ?? "?"}`);
   }
   lines.push("");
   lines.push(`Summaries: ${view.summaries.length}`);
@@ -339,8 +383,22 @@ export function inspectText(view: SessionView, file: string): string {
   }
   if (view.chains.length) {
     lines.push("");
-    lines.push(`Compressed chains: ${view.chains.length}`);
-    for (const c of view.chains) lines.push(`  ${c.blockId} · tools ${c.toolRefs.join(",") || "-"}${c.protectedToolCallIds.length ? ` · ${c.protectedToolCallIds.length} protected output(s) kept` : ""}`);
+    // Entries that were never sent as a block are counted apart: a chain entry is a decision, not what was sent.
+    const byState = new Map<string, number>();
+    for (const c of view.chains) byState.set(c.state, (byState.get(c.state) ?? 0) + 1);
+    const stateNames: Record<string, string> = { compressed: "sent as a block", "removed-by-compaction": "removed by compaction", "not-applied": "not applied" };
+    lines.push(`Compressed chains: ${view.chains.length} (${[...byState].map(([k, v]) => `${v} ${stateNames[k] ?? k}`).join(", ")})`);
+    for (const c of view.chains) {
+      lines.push(`  ${c.blockId} · tools ${c.toolRefs.join(",") || "-"}${c.protectedToolCallIds.length ? ` · ${c.protectedToolCallIds.length} protected output(s) kept` : ""} · ${c.stateText}`);
+      lines.push(`          body: ${c.bodyText}`);
+      if (c.writerText !== undefined) lines.push(`          the writer's own block text: ${oneLine(c.writerText, 140)}`);
+      for (const id of c.diagnostics) lines.push(`          writer's diagnostic ${id}: ${diagnosticText.get(id) ?? "?"}`);
+    }
+  }
+  if (view.diagnostics.length) {
+    lines.push("");
+    lines.push(`Writer's diagnostics: ${view.diagnostics.length}`);
+    for (const d of view.diagnostics) lines.push(`  ${pad(d.entryId, 6)} ${pad(d.severity, 7)} ${d.text}`);
   }
   if (view.protected.length) {
     lines.push("");

@@ -31,9 +31,9 @@ describe("pi-pruner inspect", () => {
     const r = run(["inspect", file, "--json"]);
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout);
-    expect(Object.keys(json).sort()).toEqual(["calls", "chains", "checkpoints", "errors", "leafId", "markers", "protected", "session", "summaries", "totals"]);
+    expect(Object.keys(json).sort()).toEqual(["calls", "chains", "checkpoints", "diagnostics", "errors", "leafId", "markers", "protected", "session", "summaries", "totals", "writer"]);
     expect(json.session).toEqual({ id: "s-view", cwd: "/workspace" });
-    expect(Object.keys(json.calls[0]).sort()).toEqual(["occurrenceKey", "path", "rawChars", "shortRef", "state", "toolCallId", "toolName"]);
+    expect(Object.keys(json.calls[0]).sort()).toEqual(["diagnostics", "occurrenceKey", "path", "rawChars", "sent", "shortRef", "state", "toolCallId", "toolName", "unrecoverable"]);
     expect(json.calls.map((c: { state: string }) => c.state)).toEqual(["protected", "summarized", "spilled", "deduped"]);
     expect(json.summaries[0]).toEqual({ entryId: expect.any(String), refs: ["t2"], toolCallIds: ["c2"] });
     expect(json.markers[1]).toEqual({
