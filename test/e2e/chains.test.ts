@@ -7,6 +7,7 @@ import { runPi } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, requestChars } from "../helpers/pruner-e2e.ts";
+import { expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const SKILL = "# Release skill\n\n1. Run the release gate before tagging.\n2. Never skip step 1.\n";
 const FUSED = "- `t1` and `t2`: src/a.ts and src/b.ts hold the compute helpers; nothing to change there (fused).";
@@ -178,6 +179,8 @@ describe("chain compression in real Pi", () => {
     console.log(`six-chain test, chains one to three: ${compressedPart} characters compressed, ${plainPart} without`);
     expect(withoutChains - withChains).toBe(plainPart - compressedPart);
     expect(compressedPart).toBeLessThan(plainPart * 0.7);
+    await expectRequestViewsMatch(again.sessionFile!, agentRequests(server.requests));
+    await expectRequestViewsMatch(plainRun.sessionFile!, agentRequests(plain.server.requests));
   });
 
   it("/pruner compact summarizes what is pending and compresses every closed chain at once", async () => {
@@ -211,6 +214,7 @@ describe("chain compression in real Pi", () => {
       // The third exchange used no tools: there is nothing left to compress.
       await rpc.prompt("/pruner compact");
       expect(rpc.notifications().at(-1)!.message).toBe("pi-pruner: no closed chain left to compress");
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server.requests));
     } finally {
       await rpc.close();
     }

@@ -8,6 +8,7 @@ import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts"
 import { runPi } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}`).join("\n");
 
@@ -45,6 +46,7 @@ describe("/pruner commands in real Pi", () => {
       expect(warnings[0]!.message).toMatch(/^pi-pruner: /);
       await rpc.prompt("/pruner status");
       expect(rpc.notifications().at(-1)!.message).toContain("minBatchChars 1000");
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server!.requests));
     } finally {
       await rpc.close();
     }
@@ -65,6 +67,7 @@ describe("/pruner commands in real Pi", () => {
       expect(status).toContain("summaries: 1, pruned calls: 1");
       await rpc.prompt("/pruner tree");
       expect(rpc.notifications().at(-1)!.message).toMatch(/t1\s+read\s+src\/a\.ts/);
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server!.requests));
     } finally {
       await rpc.close();
     }
@@ -96,6 +99,7 @@ describe("/pruner commands in real Pi", () => {
       await rpc.prompt("/pruner min-batch-chars -3");
       expect(rpc.notifications().at(-1)!.message).toContain("not saved");
       expect(JSON.parse(readFileSync(globalFile, "utf8").replace("// kept by the writer", "")).contextPrune.minBatchChars).toBe(5);
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server.requests));
     } finally {
       await rpc.close();
     }
@@ -116,6 +120,7 @@ describe("/pruner commands in real Pi", () => {
       expect(toolMessages(agentRequests(server.requests).at(-1)!.body)[0]!.text).toContain("a line 120");
       expect(JSON.parse(readFileSync(join(ws.cwd, ".pi", "settings.json"), "utf8")).contextPrune.enabled).toBe(false);
       expect(rpc.statuses()["pi-pruner"]).toBe("prune: off");
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server.requests));
     } finally {
       await rpc.close();
     }
@@ -144,5 +149,6 @@ describe("/pruner commands in real Pi", () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]!.data).toMatchObject({ source: "pi-pruner", inputTokens: expect.any(Number) });
     expect(seen[0]!.data.inputTokens).toBeGreaterThan(0);
+    await expectRequestViewsMatch(run.sessionFile!, agentRequests(server!.requests));
   });
 });

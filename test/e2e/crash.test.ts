@@ -171,8 +171,8 @@ function fileState(records: readonly JsonRecord[]): string[] {
   const calls = new Map<string, string>();
   const out: string[] = [];
   for (const r of records.slice(1)) {
-    // Self-control's per-turn growth metric is written every turn and is no part of a flush.
-    if (r.customType === "mulligan:turn-metric") continue;
+    // Self-control's per-turn growth metric is written every turn and is no part of a flush; nor is the settings record of the session's start.
+    if (r.customType === "mulligan:turn-metric" || r.customType === "context-prune-settings") continue;
     if (r.type === "message") {
       const m = r.message;
       if (m.role === "user") out.push(`user: ${contentText(m.content)}`);

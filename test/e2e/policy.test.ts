@@ -7,6 +7,7 @@ import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts"
 import { runPi } from "../helpers/run-pi.ts";
 import { readJsonlRecords } from "../helpers/jsonl-records.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { DRIFT_NOTE, expectRequestViewsMatch, requestsWithNote } from "../helpers/request-equality.ts";
 
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 const STUB = "pruned: see ref";
@@ -62,6 +63,8 @@ describe("the cache-aware policy in real Pi", () => {
     for (let n = first + 1; n < requests.length && stubbed[n] === stubbed[first]; n++) {
       expect(toolMessages(requests[n]!.body).slice(0, texts.length).map((t) => t.text)).toEqual(texts);
     }
+    // On the defaults the drift note rides some of these requests; it is never written to the session.
+    await expectRequestViewsMatch(run.sessionFile!, requests, { nudged: requestsWithNote(requests, DRIFT_NOTE) });
   });
 
   it("a short session is left alone: no summarizer call, nothing stubbed, and the session holds no summary", async () => {
@@ -81,5 +84,6 @@ describe("the cache-aware policy in real Pi", () => {
     expect(requests.some((r) => r.allText.includes(STUB))).toBe(false);
     const entries = readJsonlRecords(ws.sessionFiles()[0]!);
     expect(entries.filter((e) => e.type === "custom_message" && e.customType === "context-prune-summary")).toEqual([]);
+    await expectRequestViewsMatch(run.sessionFile!, requests);
   });
 });

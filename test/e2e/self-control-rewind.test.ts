@@ -7,6 +7,7 @@ import { runPi, type RunPiResult } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const SELF_CONTROL_OFF = "pi-pruner: refused: self-control is off (contextPrune.selfControl.enabled is false).";
 const MUTATION_LINE = "Warning: the hidden work changed files or ran commands with side effects";
@@ -58,6 +59,7 @@ async function setup(replies: Reply[] | ((req: ModelRequest) => Reply | undefine
 async function run(prompts: string[]): Promise<RunPiResult> {
   const result = await runPi({ workspace: ws!, extension: EXTENSION, prompts, timeoutMs: 30_000 });
   expect(result.code, result.stderr).toBe(0);
+  await expectRequestViewsMatch(result.sessionFile!, sent());
   return result;
 }
 
@@ -238,6 +240,7 @@ describe("context_rewind in real Pi", () => {
       await rpc.prompt("risky step two");
       expect(widget().at(-1)!.widgetLines).toBeUndefined();
       entries = await rpc.getEntries();
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), sent());
     } finally {
       await rpc.close();
     }
@@ -276,6 +279,7 @@ describe("checkpoints across sessions", () => {
       await rpc.prompt("/pruner checkpoint-revoke keep");
       expect(rpc.notifications().at(-1)!.message).toBe('pi-pruner: no checkpoint named "keep" is set');
       await rpc.prompt("find the needles");
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), sent());
     } finally {
       await rpc.close();
     }

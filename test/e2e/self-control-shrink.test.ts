@@ -9,6 +9,7 @@ import { runPi } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { DRIFT_NOTE, HIGH_WATER_NOTE, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const shrunk = (replacement: string) => `<context-shrunk>\n${replacement}\n</context-shrunk>`;
 const numbered = (label: string, chars: number) => {
@@ -90,6 +91,7 @@ describe("context_shrink in real Pi", () => {
       const pinned = entries.find((e) => e.id === marker!.data.pinnedEntryId);
       expect(pinned?.message).toMatchObject({ role: "toolResult", toolCallId: "call_log" });
       expect(result).toContain(marker!.data.id);
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server.requests));
     } finally {
       await rpc.close();
     }
@@ -138,6 +140,7 @@ describe("context_shrink in real Pi", () => {
     expect(toolText(last, "call_skill")).toBe("1. Run the gate.\n");
     // Three markers: none for the target that matched nothing, none for a refusal.
     expect(customs(run.entries, "mulligan:shrink").map((e) => e.data.replacement)).toEqual(["FIRST-SUMMARY", "LAST-SUMMARY", "CONTENT-SUMMARY"]);
+    await expectRequestViewsMatch(run.sessionFile!, agentRequests(server.requests));
   });
 
   it("past maxActiveShrinks the oldest shrink is retired (a cancel for the cap) and its result is sent whole again", async () => {
@@ -168,6 +171,7 @@ describe("context_shrink in real Pi", () => {
     const cancels = customs(run.entries, "mulligan:cancel");
     expect(cancels.map((c) => c.data)).toEqual([expect.objectContaining({ schema: "pi-mulligan", kind: "cancel", targetId: first!.data.id, reason: "cap" })]);
     expect(toolText(last, "call_sc")).toContain(`the oldest shrink (${first!.data.id}) no longer applies`);
+    await expectRequestViewsMatch(run.sessionFile!, requests);
   });
 
   it("a shrink whose target a compaction cut away is retired as stale after shrinkStaleAfterRenders requests", async () => {
@@ -205,6 +209,8 @@ describe("context_shrink in real Pi", () => {
       expect(cancel).toBeGreaterThan(freshResult);
       expect(cancel).toBeLessThan(finalReply);
       expect(agentRequests(server.requests).at(-1)!.allText).not.toContain("old line 1:");
+      // Pi's own compaction calls are no requests of the session's agent.
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server.requests).filter((r) => r.toolNames.length > 0));
     } finally {
       await rpc.close();
     }
@@ -231,6 +237,7 @@ describe("context_shrink in real Pi", () => {
       expect(rpc.notifications().at(-1)!.message).toBe(refusal);
       const entries = await rpc.getEntries();
       expect(entries.filter((e) => typeof e.customType === "string" && e.customType.startsWith("mulligan:"))).toEqual([]);
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server.requests));
     } finally {
       await rpc.close();
     }
@@ -273,6 +280,7 @@ describe("context_audit and /pruner audit in real Pi", () => {
       const next = agentRequests(server.requests).at(-1)!;
       // Only the agent's own audit call is in its context, not the person's.
       expect(next.allText.split("Context audit").length - 1).toBe(1);
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server.requests));
     } finally {
       await rpc.close();
     }
@@ -305,6 +313,8 @@ describe("the nudges in real Pi", () => {
     expect(reminder).toContain("context_shrink");
     expect(reminder).toContain("context_rewind");
     expect(toolText(last, "call_small")).toBe("small\n");
+    // The reminder is part of the result as the tool returned it, so the session keeps it: no difference.
+    await expectRequestViewsMatch(run.sessionFile!, agentRequests(server.requests));
   });
 
   const reads = (n: number, prefix = "f") => Array.from({ length: n }, (_, i): Reply => ({ toolCalls: [{ id: `call_${prefix}${i + 1}`, name: "read", arguments: { path: `${prefix}${i + 1}.txt` } }] }));
@@ -328,6 +338,8 @@ describe("the nudges in real Pi", () => {
     expect(metrics[0]).toBeNull();
     expect(metrics.slice(1, 4).every((d: number) => d >= 400)).toBe(true);
     expect(readFileSync(run.sessionFile!, "utf8")).not.toContain(DRIFT);
+    // The one request the note rode differs from its view by the note alone.
+    await expectRequestViewsMatch(run.sessionFile!, requests, { nudged: [{ n: 5, note: DRIFT_NOTE }] });
   });
 
   it("one heavy turn among small ones does not bring the drift note", async () => {
@@ -343,6 +355,7 @@ describe("the nudges in real Pi", () => {
     const metrics = customs(run.entries, "mulligan:turn-metric").map((e) => e.data.deltaTokens as number | null);
     expect(Math.max(...metrics.filter((d): d is number => d !== null))).toBeGreaterThan(800);
     expect(requests.some((r) => r.allText.includes(DRIFT))).toBe(false);
+    await expectRequestViewsMatch(run.sessionFile!, requests);
   });
 
   it("the high-water note rides the request that first crosses the mark, not the next one, and never reaches the session file", async () => {
@@ -358,5 +371,6 @@ describe("the nudges in real Pi", () => {
     expect(requests.map((r) => r.allText.includes(HIGH))).toEqual([false, true, false]);
     expect(toolText(requests[1]!.body, "call_big1")).toMatch(/\[pi-pruner\] The context is at ~\d+% of the model's window \(~[\d,]+ of 8,000 tokens, estimated\)/);
     expect(readFileSync(run.sessionFile!, "utf8")).not.toContain(HIGH);
+    await expectRequestViewsMatch(run.sessionFile!, requests, { nudged: [{ n: 2, note: HIGH_WATER_NOTE }] });
   });
 });

@@ -5,9 +5,12 @@ import type { JsonRecord } from "./jsonl-records.ts";
 
 const PRUNE_PREFIX = "context-prune-";
 
-/** The pruner's own entries, in order. */
+/** The settings the pruner records for its render: written at a session's start and on a change, no part of its index. */
+const SETTINGS_RECORD = "context-prune-settings";
+
+/** The pruner's own entries of its index, in order. */
 export function pruneEntries(entries: readonly JsonRecord[]): JsonRecord[] {
-  return entries.filter((e) => (e.type === "custom" || e.type === "custom_message") && typeof e.customType === "string" && e.customType.startsWith(PRUNE_PREFIX));
+  return entries.filter((e) => (e.type === "custom" || e.type === "custom_message") && typeof e.customType === "string" && e.customType.startsWith(PRUNE_PREFIX) && e.customType !== SETTINGS_RECORD);
 }
 
 const keyOf = (r: JsonRecord) => (typeof r.resultTimestamp === "number" ? `${r.toolCallId}@${r.resultTimestamp}` : String(r.toolCallId));

@@ -30,6 +30,14 @@ export interface NudgedRequest {
   note: RegExp;
 }
 
+/**
+ * The requests the server received with `note` in them, for a scenario on the default settings
+ * (which send nudges): each is then checked to differ from its view by exactly that note.
+ */
+export function requestsWithNote(agentRequests: readonly ModelRequest[], note: RegExp): NudgedRequest[] {
+  return agentRequests.flatMap((r, i) => (note.test(sentShape(r).join("\n")) ? [{ n: i + 1, note }] : []));
+}
+
 export interface RequestEqualityOptions {
   nudged?: readonly NudgedRequest[];
   /** The branch to check, by its leaf entry id (default: the file's last entry, as Pi resumes). */
