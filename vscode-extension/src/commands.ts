@@ -1,16 +1,14 @@
 // The extension's commands. Each is declared once in package.json and placed there through menus;
 // the ones that act on a tree item take the item (or a session file path) as their argument.
 import * as vscode from "vscode";
-import { getBranch } from "@pi-pruner/core";
-import type { AgentMessage } from "@pi-pruner/core";
-import { contentText } from "@pi-pruner/core";
+import { getBranch, lastPromptOf } from "@pi-pruner/core";
 import { documentUri, type DocumentRequest } from "./documents.ts";
 import type { SessionStore } from "./session-store.ts";
 import type { ProtectedPathsEditor, Prompter } from "./settings-edit.ts";
 import { formatDateTime, oneLine } from "./text.ts";
 import type { ProtectedNode } from "./trees/protected-tree.ts";
 import type { SessionNode } from "./trees/session-nodes.ts";
-import { CHOOSE_BRANCH_COMMAND, OPEN_DOCUMENT_COMMAND, REVIEW_CHAIN_COMMAND, SHOW_MODEL_VIEW_COMMAND, sessionLabel } from "./trees/sessions-tree.ts";
+import { CHOOSE_BRANCH_COMMAND, OPEN_DOCUMENT_COMMAND, REVIEW_CHAIN_COMMAND, sessionLabel } from "./trees/sessions-tree.ts";
 
 export interface CommandContext {
   store: SessionStore;
@@ -21,13 +19,14 @@ export interface CommandContext {
 }
 
 /** A command argument naming a session: a tree node or a file path. */
-function sessionPathOf(arg: unknown): string | undefined {
+export function sessionPathOf(arg: unknown): string | undefined {
   if (typeof arg === "string") return arg;
   if (arg && typeof arg === "object" && typeof (arg as SessionNode).path === "string") return (arg as SessionNode).path;
   return undefined;
 }
 
-async function pickSession(context: CommandContext, title: string): Promise<string | undefined> {
+/** The selected session, else the one the person picks. */
+export async function pickSession(context: Pick<CommandContext, "store" | "prompter" | "selectedSession">, title: string): Promise<string | undefined> {
   const selected = context.selectedSession();
   if (selected) return selected;
   const sessions = context.store.sessions();
@@ -52,14 +51,6 @@ export function registerCommands(context: CommandContext): vscode.Disposable[] {
     vscode.commands.registerCommand("piPruner.refresh", () => context.refresh()),
 
     vscode.commands.registerCommand(OPEN_DOCUMENT_COMMAND, (request: DocumentRequest, title: string) => openDocument(request, title ?? request.kind)),
-
-    vscode.commands.registerCommand(SHOW_MODEL_VIEW_COMMAND, async (arg?: unknown) => {
-      const path = sessionPathOf(arg) ?? (await pickSession(context, "Show the model view of…"));
-      if (!path) return undefined;
-      const state = store.get(path);
-      const title = `model view ${state ? sessionLabel(state) : ""}`;
-      return openDocument({ kind: "model", file: path }, title);
-    }),
 
     vscode.commands.registerCommand(REVIEW_CHAIN_COMMAND, async (arg: unknown, entryId?: string) => {
       const path = sessionPathOf(arg);
@@ -87,11 +78,7 @@ export function registerCommands(context: CommandContext): vscode.Disposable[] {
         .reverse()
         .map((leaf) => {
           const branch = getBranch(data, leaf).entries;
-          let lastPrompt = "";
-          for (let i = branch.length - 1; i >= 0 && !lastPrompt; i--) {
-            const message = (branch[i] as { message?: AgentMessage }).message;
-            if (branch[i]!.type === "message" && message?.role === "user") lastPrompt = contentText(message.content);
-          }
+          const lastPrompt = lastPromptOf(data, leaf);
           return {
             label: oneLine(lastPrompt || `(no prompt) ${leaf}`, 80),
             description: `leaf ${oneLine(leaf, 24)} · ${branch.length} entries${leaf === latest ? " · latest" : ""}${leaf === state.view?.leafId ? " · shown" : ""}`,

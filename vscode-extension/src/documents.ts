@@ -9,7 +9,7 @@ import * as vscode from "vscode";
 import { contentText } from "@pi-pruner/core";
 import type { AgentMessage, ToolResultMessage } from "@pi-pruner/core";
 import { BodyCache } from "@pi-pruner/core";
-import { buildModelViewWithBodies, modelViewText, type ModelView } from "@pi-pruner/core";
+import { buildModelViewWithBodies, modelViewText, NEXT_REQUEST_TITLE, NUDGES_NOT_SHOWN, settingsSourceText, type ModelView, type RequestView } from "@pi-pruner/core";
 import { markerEffectText, markerStateText, type MarkerView } from "@pi-pruner/core";
 import { fileSpillStorage } from "@pi-pruner/core";
 import type { RenderConfig } from "@pi-pruner/core";
@@ -18,14 +18,16 @@ import type { CallView, SessionView } from "@pi-pruner/core";
 import { buildChainReview } from "@pi-pruner/core";
 import type { SessionState, SessionStore } from "./session-store.ts";
 import { findCall, findChain, findCompaction, findMarker, findSummary } from "./trees/session-nodes.ts";
-import { documentText, formatNumber, formatSaving, oneLine, uriSafeName } from "./text.ts";
+import { documentText, formatDateTime, formatNumber, formatSaving, oneLine, uriSafeName } from "./text.ts";
+import { requestChoiceOf, requestNumber, requestsOf, RequestViews } from "./model-requests.ts";
 
 export const SCHEME = "pi-pruner";
 
 export type DocumentRequest =
   | { kind: "call"; file: string; key: string }
   | { kind: "summary"; file: string; entryId: string }
-  | { kind: "model"; file: string }
+  /** `request`: a request already sent (1-based), or "next"; absent, the last request sent. */
+  | { kind: "model"; file: string; request?: number | "next" }
   | { kind: "chain"; file: string; entryId: string; side: "original" | "compressed" }
   | { kind: "compaction"; file: string; entryId: string }
   | { kind: "marker"; file: string; entryId: string }
@@ -141,22 +143,65 @@ async function callDocument(state: SessionState, call: CallView, bodies: BodyCac
   return documentText(lines.join("\n") + "\n");
 }
 
-async function modelDocument(state: SessionState, config: RenderConfig, bodies: BodyCache): Promise<string> {
+/** The characters line of a model document's header. */
+function sizesLine(view: Pick<ModelView, "rawChars" | "modelChars">): string {
+  const saving = formatSaving(view.rawChars, view.modelChars);
+  return (
+    `# Characters raw ${formatNumber(view.rawChars)} → sent ${formatNumber(view.modelChars)}${saving ? ` (${saving})` : ""}; ` +
+    `tokens ≈ ${formatNumber(estimateTokens(view.rawChars))} → ${formatNumber(estimateTokens(view.modelChars))} (estimated as characters / 4)\n`
+  );
+}
+
+const STEPPING_LINE = "# Other requests: Previous Request, Next Request and Go to Request… in this editor's title bar.\n";
+
+/** The model view of the next request: what the model is sent when the session goes on from the leaf. */
+async function nextRequestDocument(state: SessionState, config: RenderConfig, bodies: BodyCache, sent: number): Promise<string> {
   const model = await modelOf(state, config, bodies);
-  const saving = formatSaving(model.rawChars, model.modelChars);
   const header =
-    `# Model view: what the model is sent at leaf ${model.leafId ?? "(empty)"}\n` +
+    `# Model view: ${NEXT_REQUEST_TITLE}\n` +
+    `# ${sent > 0 ? `After request ${sent} of ${sent}, the last one sent` : "No request was sent on this branch yet"}; at leaf ${model.leafId ?? "(empty)"}.\n` +
     `# Session: ${state.file.path}\n` +
-    `# Characters raw ${formatNumber(model.rawChars)} → sent ${formatNumber(model.modelChars)}${saving ? ` (${saving})` : ""}; ` +
-    `tokens ≈ ${formatNumber(estimateTokens(model.rawChars))} → ${formatNumber(estimateTokens(model.modelChars))} (estimated as characters / 4)\n` +
+    sizesLine(model) +
     `# ${model.messages.length} messages; the system prompt is not included.\n` +
     controlsLines(model) +
+    (sent > 0 ? STEPPING_LINE : "") +
     "\n";
   return documentText(header + modelViewText(model));
 }
 
+/** When a request was answered, and the prompt it worked on. */
+function requestContextLine(view: RequestView): string {
+  const { request } = view;
+  const parts = [request.prompt ? `for the prompt "${oneLine(request.prompt, 120)}"` : "before any prompt"];
+  if (request.timestamp !== undefined) parts.push(`answered ${formatDateTime(request.timestamp, { seconds: true })}`);
+  if (request.toolCalls > 0) parts.push(`the answer made ${request.toolCalls} tool call${request.toolCalls === 1 ? "" : "s"}`);
+  return `# ${parts.join("; ")}.\n`;
+}
+
+async function modelDocument(state: SessionState, config: RenderConfig, bodies: BodyCache, views: RequestViews, choice: number | "next" | undefined): Promise<string> {
+  const data = state.data!;
+  const leafId = state.view!.leafId;
+  const count = requestsOf(data, leafId).length;
+  const wanted = requestChoiceOf(choice);
+  const n = requestNumber(wanted, count);
+  if (n === undefined) return nextRequestDocument(state, config, bodies, count);
+  if (n > count) return documentText(`# Request ${n} is not on the branch shown: it sent ${count} request${count === 1 ? "" : "s"}.\n# Session: ${state.file.path}\n`);
+  const view = await views.render(state.file.path, data, leafId, n, config, bodies);
+  const header =
+    `# Model view: ${n === count ? "last request sent, " : ""}request ${n} of ${count}, as it was sent\n` +
+    requestContextLine(view) +
+    `# ${settingsSourceText(view.settings)}.\n` +
+    `# Session: ${state.file.path}\n` +
+    sizesLine(view) +
+    `# ${view.messages.length} messages; the system prompt is not included; ${NUDGES_NOT_SHOWN}.\n` +
+    controlsLines(view) +
+    STEPPING_LINE +
+    "\n";
+  return documentText(header + modelViewText(view));
+}
+
 /** A `#` line per rewind and shrink on the branch: the body marks where they apply. */
-function controlsLines(model: ModelView): string {
+function controlsLines(model: Pick<ModelView, "controls">): string {
   const { markers, enabled } = model.controls;
   const lines = markers.map((m) => `# ${m.kind} ${m.markerId} · ${markerStateText(m)} · ${oneLine(markerEffectText(m), 160)}`);
   if (!enabled && markers.length > 0) lines.unshift("# Self-control is off (contextPrune.selfControl.enabled): these markers change nothing.");
@@ -204,6 +249,8 @@ export class PrunerDocuments implements vscode.TextDocumentContentProvider, vsco
   /** Documents shown again while Pi writes read only the new lines; the bodies go a minute after the last use. */
   private readonly bodies = new BodyCache();
   private bodiesTimer: NodeJS.Timeout | undefined;
+  /** Request views keep the bodies they were rendered from: they go with them. */
+  private readonly requestViews = new RequestViews();
 
   private readonly store: SessionStore;
 
@@ -227,7 +274,10 @@ export class PrunerDocuments implements vscode.TextDocumentContentProvider, vsco
   /** The body cache, kept for another BODIES_KEPT_MS. */
   private useBodies(): BodyCache {
     if (this.bodiesTimer) clearTimeout(this.bodiesTimer);
-    this.bodiesTimer = setTimeout(() => this.bodies.clear(), BODIES_KEPT_MS);
+    this.bodiesTimer = setTimeout(() => {
+      this.bodies.clear();
+      this.requestViews.clear();
+    }, BODIES_KEPT_MS);
     this.bodiesTimer.unref?.();
     return this.bodies;
   }
@@ -259,7 +309,7 @@ export class PrunerDocuments implements vscode.TextDocumentContentProvider, vsco
         return documentText(`${summary.text}\n`);
       }
       case "model":
-        return modelDocument(state, this.store.configFor(state), this.useBodies());
+        return modelDocument(state, this.store.configFor(state), this.useBodies(), this.requestViews, request.request);
       case "chain": {
         const chain = findChain(view, request.entryId);
         if (!chain) return `The chain ${request.entryId} is not on the branch shown for this session.\n`;

@@ -3,15 +3,17 @@
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
 import { registerCommands } from "./commands.ts";
+import { CopiedPatterns } from "./copied-patterns.ts";
 import { PrunerDecorations } from "./decorations.ts";
 import { PrunerDocuments, SCHEME } from "./documents.ts";
 import { affectsEditorSetting, editorSetting } from "./editor-settings.ts";
 import { PruneSettings, resolveAgentDir } from "./prune-settings.ts";
-import { SessionSelection, sessionCwd } from "./selection.ts";
+import { BranchMemory, SessionSelection, sessionCwd } from "./selection.ts";
 import { SessionStore } from "./session-store.ts";
 import { SessionWatcher } from "./session-watcher.ts";
 import { ProtectedPathsEditor, type Prompter } from "./settings-edit.ts";
 import { ReclaimStatus } from "./status-bar.ts";
+import { registerRequestCommands } from "./request-commands.ts";
 import { ProtectedTreeProvider } from "./trees/protected-tree.ts";
 import type { SessionNode } from "./trees/session-nodes.ts";
 import { SessionsTreeProvider, SHOW_MODEL_VIEW_COMMAND } from "./trees/sessions-tree.ts";
@@ -43,14 +45,16 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   const settings = new PruneSettings(resolveAgentDir(editorSetting("agentDir")));
   const store = new SessionStore(settings);
   const selection = new SessionSelection(store, context.workspaceState);
+  const branches = new BranchMemory(store, context.workspaceState);
   const watcher = new SessionWatcher(store, settings);
   const files = new WorkspaceFiles();
   const sessionsTree = new SessionsTreeProvider(store);
-  const protectedTree = new ProtectedTreeProvider(settings, files);
+  const copiedPatterns = new CopiedPatterns(context.globalState);
+  const protectedTree = new ProtectedTreeProvider(settings, files, copiedPatterns);
   const decorations = new PrunerDecorations(settings);
   const documents = new PrunerDocuments(store);
   const status = new ReclaimStatus(SHOW_MODEL_VIEW_COMMAND);
-  const editor = new ProtectedPathsEditor(settings);
+  const editor = new ProtectedPathsEditor(settings, copiedPatterns);
   const defaultPrompter = editor.prompter;
   const sessionsView = vscode.window.createTreeView("piPruner.sessions", { treeDataProvider: sessionsTree, showCollapseAll: true });
   const protectedView = vscode.window.createTreeView("piPruner.protected", { treeDataProvider: protectedTree, showCollapseAll: true });
@@ -59,8 +63,10 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   context.subscriptions.push(
     store,
     selection,
+    branches,
     watcher,
     files,
+    copiedPatterns,
     sessionsTree,
     protectedTree,
     decorations,
@@ -103,6 +109,7 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
         await watcher.rescope();
       },
     }),
+    ...registerRequestCommands({ store, prompter: () => editor.prompter, selectedSession: () => selection.path }),
   );
 
   updateContext();

@@ -63,3 +63,52 @@ export class SessionSelection implements vscode.Disposable {
 export function sessionCwd(state: SessionState | undefined): string | undefined {
   return state?.view?.session.cwd ?? state?.head.cwd ?? state?.cwd;
 }
+
+const BRANCHES_KEY = "piPruner.chosenBranches";
+/** Sessions whose chosen branch is remembered at most; the least recently chosen go first. */
+const BRANCHES_KEPT = 200;
+
+/**
+ * The branch a person chose for each session, remembered per workspace across reloads, keyed by
+ * the session file. It follows the store: a choice, a pinned branch that grew, a chosen leaf gone
+ * from the file (forgotten), and hands the choice back when a session is listed afresh.
+ */
+export class BranchMemory implements vscode.Disposable {
+  private readonly store: SessionStore;
+  private readonly memory: vscode.Memento;
+  private readonly subscription: vscode.Disposable;
+
+  constructor(store: SessionStore, memory: vscode.Memento) {
+    this.store = store;
+    this.memory = memory;
+    store.chosenLeafOf = (path) => this.recall(path);
+    this.subscription = store.onDidChangeSession((path) => void this.follow(path));
+  }
+
+  recall(path: string): string | undefined {
+    return this.chosen()[path];
+  }
+
+  private chosen(): Record<string, string> {
+    const value = this.memory.get<unknown>(BRANCHES_KEY);
+    return value && typeof value === "object" ? (value as Record<string, string>) : {};
+  }
+
+  /** Records the session's shown branch once its file has been read (only then is a missing leaf known to be gone). */
+  private async follow(path: string): Promise<void> {
+    const state = this.store.get(path);
+    if (!state?.data) return;
+    const chosen = this.chosen();
+    if (chosen[path] === state.pinnedLeaf) return;
+    const next = { ...chosen };
+    delete next[path];
+    if (state.pinnedLeaf !== undefined) next[path] = state.pinnedLeaf;
+    const paths = Object.keys(next);
+    for (const old of paths.slice(0, Math.max(0, paths.length - BRANCHES_KEPT))) delete next[old];
+    await this.memory.update(BRANCHES_KEY, next);
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+  }
+}

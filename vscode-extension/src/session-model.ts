@@ -1,6 +1,6 @@
 // One session's parsed data and the view model built from it: built in full, or extended by what
 // Pi appends (the fast path where decideAppend allows it and appendToSessionView agrees).
-import { appendToSessionView, buildSessionView, decideAppend, defaultLeafId, type RenderConfig, type SessionData, type SessionView, type TailResult } from "@pi-pruner/core";
+import { appendToSessionView, buildSessionView, decideAppend, defaultLeafId, type ReclaimTotals, type RenderConfig, type SessionData, type SessionView, type TailResult } from "@pi-pruner/core";
 import type { StoreTimer } from "./store-marks.ts";
 
 /** What stays known about a session after its parsed data is dropped. */
@@ -12,6 +12,8 @@ export interface SessionSummary {
   badLines: number;
   calls: number;
   pruned: number;
+  /** What explains the reclaim (rewound spans, a cut branch, more sent than raw): kept for the row's tooltip. */
+  reclaim: Pick<ReclaimTotals, "rewoundChars" | "rewindsNotApplied" | "cutAt" | "excess">;
 }
 
 export interface SessionModel {
@@ -46,6 +48,7 @@ export function summaryOf(view: SessionView): SessionSummary {
     badLines: view.errors.length,
     calls: view.calls.length,
     pruned: view.calls.filter((c) => c.state !== "raw" && c.state !== "protected").length,
+    reclaim: { rewoundChars: view.totals.rewoundChars, rewindsNotApplied: view.totals.rewindsNotApplied, cutAt: view.totals.cutAt, excess: view.totals.excess },
   };
 }
 

@@ -45,6 +45,8 @@ export class SessionStore implements vscode.Disposable {
   readonly marks: StoreMarks = this.timer.marks;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly settings: PruneSettings;
+  /** The branch a person chose for a session earlier, for a session listed afresh (undefined: follow its last entry). */
+  chosenLeafOf: (path: string) => string | undefined = () => undefined;
 
   constructor(settings: PruneSettings) {
     this.settings = settings;
@@ -175,7 +177,7 @@ export class SessionStore implements vscode.Disposable {
           return;
         }
         const head = await readSessionHead(info.path);
-        next.set(info.path, { file: info, head, cwd: cwd ?? head.cwd ?? scope.agentDir.path, modelCharsEstimated: false });
+        next.set(info.path, { file: info, head, cwd: cwd ?? head.cwd ?? scope.agentDir.path, modelCharsEstimated: false, pinnedLeaf: this.chosenLeafOf(info.path) });
       }),
     );
     if (scope !== this.scope) return;

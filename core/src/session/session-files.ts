@@ -21,6 +21,8 @@ export interface SessionHead {
   name?: string;
   /** First user prompt within the head, whitespace collapsed. */
   firstPrompt?: string;
+  /** When the session began (the header's timestamp, epoch ms), when it says. */
+  startedAt?: number;
 }
 
 /** Pi's folder for the sessions of a working directory: `--<cwd, leading separator dropped, / \ : as ->--`. */
@@ -102,6 +104,8 @@ export async function readSessionHead(path: string, maxBytes = 64 * 1024): Promi
   }
   const data = parseSessionText(text);
   const head: SessionHead = { id: data.header?.id, cwd: data.header?.cwd };
+  const startedAt = typeof data.header?.timestamp === "string" ? Date.parse(data.header.timestamp) : NaN;
+  if (Number.isFinite(startedAt)) head.startedAt = startedAt;
   const { name, firstPrompt } = sessionLabels(data.entries);
   if (name !== undefined) head.name = name;
   if (firstPrompt !== undefined) head.firstPrompt = firstPrompt;

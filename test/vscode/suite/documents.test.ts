@@ -6,7 +6,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { loadConfig } from "../../../core/src/settings/settings-reader.ts";
-import { buildModelView, messagesAsText } from "../../../core/src/view/model-view.ts";
+import { messagesAsText } from "../../../core/src/view/model-view.ts";
+import { buildRequestView } from "../../../core/src/view/request-views.ts";
 import { readSessionFile } from "../../../core/src/session/session-reader.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import type { SessionNode } from "../../../vscode-extension/src/trees/session-nodes.ts";
@@ -111,13 +112,14 @@ describe("documents", () => {
     assert.equal(doc.getText(), "- `t2` read src/a.ts: all A's\n");
   });
 
-  it("Show Model View opens the context exactly as the model sees it, with characters raw vs. sent", async () => {
+  it("Show Model View opens the last request sent, exactly as the model was sent it, with characters raw vs. sent", async () => {
     await vscode.commands.executeCommand("piPruner.showModelView", agent.files.pi);
     const text = (await waitForEditor()).document.getText();
     const data = await readSessionFile(agent.files.pi);
     const config = loadConfig({ agentDir: agent.agentDir, cwd: workspaceDir() }).config;
-    const model = buildModelView(data, { config });
+    const model = buildRequestView(data, { config, request: "last" })!;
     const n = (x: number) => x.toLocaleString("en-US");
+    assert.match(text, new RegExp(`^# Model view: last request sent, request ${model.requestCount} of ${model.requestCount}, as it was sent$`, "m"));
     assert.match(text, new RegExp(`^# Characters raw ${n(model.rawChars)} → sent ${n(model.modelChars)} \\(-\\d+%\\)`, "m"));
     assert.ok(text.endsWith(messagesAsText(model.messages)), "the body is the core render of the messages");
     assert.match(text, /pruned: see ref `t1`/);

@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
+import { firstWords } from "../../../core/src/session/labels.ts";
 import { documentUri } from "../../../vscode-extension/src/documents.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import type { SessionNode } from "../../../vscode-extension/src/trees/session-nodes.ts";
@@ -83,7 +84,9 @@ describe("untrusted session text", () => {
       assert.doesNotMatch(label + description, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/, `control characters in ${JSON.stringify(label)}`);
     }
     const session = items.find((i) => i.node.kind === "session" && i.node.path === hostile)!;
-    assert.equal(session.label, "evil name [click](command:workbench.action.terminal.new) <b>bold</b>");
+    // The row shows the name's first words; the tooltip the whole name, as text.
+    assert.equal(session.label, firstWords("evil name [click](command:workbench.action.terminal.new) <b>bold</b>", 26));
+    assert.ok(tooltipText(session.item).startsWith("evil name [click](command:workbench.action.terminal.new) <b>bold</b>\n"));
   });
 
   it("reading sessions opens nothing and runs nothing", async () => {
@@ -168,7 +171,8 @@ describe("untrusted session text: markup, links, escapes, huge outputs, paths (i
     assert.ok(spilled.includes(`spilled ${ANSI_SHOWN}`), "a spill file's escapes are taken out too");
     const roots = await children(api.sessionsTree);
     const session = roots.find((r) => r.node.path === hostile.file)!;
-    assert.equal(session.label, "Untrusted red <script>alert(1)</script>");
+    assert.equal(session.label, "Untrusted red…");
+    assert.ok(tooltipText(session.item).startsWith("Untrusted red <script>alert(1)</script>\n"));
     const summary = (await children(api.sessionsTree, find(await children(api.sessionsTree, session.node), "Summaries").node))[0]!;
     assert.doesNotMatch(summary.description + tooltipText(summary.item), ESCAPE_LEFTOVERS);
     assert.doesNotMatch(summary.description + tooltipText(summary.item), NO_ESCAPES);

@@ -39,7 +39,8 @@ describe("Sessions view", () => {
     );
     assert.deepEqual(
       sessions.map((s) => s.label),
-      ["look at the broken session", "try two approaches", "Parser refactor", "fix the build", "read the release skill and the parser sources"],
+      // Names are shortened to their first words: the rest of a default-width side bar holds age and reclaim.
+      ["look at the broken session", "try two approaches", "Parser refactor", "fix the build", "read the release skill…"],
     );
     const pruned = sessionItem(agent.files.pruned);
     // age · reclaim in estimated tokens (raw → sent)
@@ -58,7 +59,7 @@ describe("Sessions view", () => {
     );
     const summaries = await open(find(top, "Summaries").node);
     assert.equal(summaries.length, 1);
-    assert.equal(summaries[0]!.label, "turn 1 · 2 calls");
+    assert.equal(summaries[0]!.label, "fix the build · 2 calls");
     assert.match(summaries[0]!.description, /t2 read src\/a\.ts: all A's/);
     const calls = await open(summaries[0]!.node);
     assert.deepEqual(
@@ -124,7 +125,8 @@ describe("Sessions view", () => {
       ["read skills/release/SKILL.md"],
     );
     const model = find(top, "Model view");
-    assert.match(model.description, /^[\d,]+ → [\d,]+ chars -\d+%$/);
+    assert.match(model.description, /^last request sent · (\d+) of \1$/);
+    assert.match(tooltipText(model.item), /The next request \(what the model is sent when the session goes on from here\): [\d,]+ → [\d,]+ characters -\d+%$/);
   });
 
   it("a compressed chain lists its calls and protected outputs, and Pi's compaction is shown as what it is", async () => {
@@ -157,9 +159,8 @@ describe("Sessions view", () => {
   it("a branched session shows the latest branch and switches to another on request", async () => {
     const file = agent.files.branched;
     let top = await open(sessionItem(file).node);
-    const branch = find(top, /^Branch \d of 2$/);
-    assert.equal(branch.label, "Branch 2 of 2");
-    assert.match(branch.description, /\(latest\)$/);
+    const branch = find(top, "approach B");
+    assert.equal(branch.description, "branch 2 of 2 · latest");
     assert.equal(sessionItem(file).item.contextValue, "session branched");
     const latestLeaf = api.store.get(file)!.view!.leafId;
     assert.equal(api.store.get(file)!.view!.session.firstPrompt, "try two approaches");
@@ -175,7 +176,7 @@ describe("Sessions view", () => {
       ["src/parser.ts", "echo approach A"],
     );
     top = await open(sessionItem(file).node);
-    assert.equal(find(top, /^Branch/).label, "Branch 1 of 2");
+    assert.equal(find(top, "approach A").description, "branch 1 of 2");
 
     api.setPrompter(new ScriptedPrompter((items) => items.find((i) => i.label === "approach B")));
     await vscode.commands.executeCommand("piPruner.chooseBranch", file);

@@ -1,11 +1,12 @@
 // The Sessions view: the workspace's Pi sessions, newest first; under each, what the pruner did.
-import { basename } from "node:path";
 import * as vscode from "vscode";
 import type { CallState, CallView, MarkerView, SessionView } from "@pi-pruner/core";
-import { markerEffectText, markerStateText } from "@pi-pruner/core";
+import { firstWords, markerEffectText, markerStateText } from "@pi-pruner/core";
 import { callTitle } from "../documents.ts";
+import { requestsOf } from "../model-requests.ts";
 import type { SessionState, SessionStore } from "../session-store.ts";
-import { formatAge, formatDateTime, formatNumber, formatReclaim, formatSaving, oneLine, safeTooltip } from "../text.ts";
+import { formatAge, formatDateTime, formatNumber, formatSaving, oneLine, safeTooltip } from "../text.ts";
+import { branchDescription, branchLabel, reclaimText, sessionName, sessionRowLabel, sessionTwins, summaryLabel } from "./session-labels.ts";
 import {
   chainChildren,
   findCall,
@@ -51,10 +52,9 @@ function icon(id: string, color?: string): vscode.ThemeIcon {
   return new vscode.ThemeIcon(id, color ? new vscode.ThemeColor(color) : undefined);
 }
 
+/** A session's name for quick picks and document titles (the tree's row shortens it further). */
 export function sessionLabel(state: SessionState): string {
-  const name = state.summary?.name ?? state.head.name;
-  const prompt = state.summary?.firstPrompt ?? state.head.firstPrompt;
-  return oneLine(name || prompt || basename(state.file.path), 70) || basename(state.file.path);
+  return oneLine(sessionName(state), 70);
 }
 
 function callLabel(call: CallView): string {
@@ -78,14 +78,23 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
   private readonly subscriptions: vscode.Disposable[] = [];
   /** performance.now() of the first getTreeItem of a session whose totals were known. */
   firstTotalsPaintAt: number | undefined;
+  /** What tells sessions with the same name apart, worked out again when the list or a name may have changed. */
+  private twins: Map<string, string> | undefined;
 
   private readonly store: SessionStore;
 
   constructor(store: SessionStore) {
     this.store = store;
     this.subscriptions.push(
-      store.onDidChangeList(() => this.changed.fire(undefined)),
+      store.onDidChangeList(() => {
+        this.twins = undefined;
+        this.changed.fire(undefined);
+      }),
       store.onDidChangeSession((path) => {
+        const before = this.twins;
+        this.twins = undefined;
+        // A session's name can arrive with its parse (a `session_info` past the file's head): its twins repaint too.
+        if (before && !sameMap(before, this.sessionTwins())) return this.changed.fire(undefined);
         const node = this.nodes.get(path);
         if (node) this.changed.fire(node);
       }),
@@ -94,6 +103,11 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
 
   refresh(): void {
     this.changed.fire(undefined);
+  }
+
+  private sessionTwins(): Map<string, string> {
+    this.twins ??= sessionTwins(this.store.sessions());
+    return this.twins;
   }
 
   private remember<T extends SessionNode>(node: T, parent: SessionNode | undefined): T {
@@ -154,27 +168,28 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
 
   private sessionItem(node: SessionNode, state: SessionState | undefined): vscode.TreeItem {
     if (!state) return new vscode.TreeItem("(session removed)");
-    const item = new vscode.TreeItem(sessionLabel(state), vscode.TreeItemCollapsibleState.Collapsed);
+    const item = new vscode.TreeItem(sessionRowLabel(state), vscode.TreeItemCollapsibleState.Collapsed);
     item.id = node.id;
     const summary = state.summary;
+    // Age and reclaim first: a narrow side bar cuts the description's end, not its start.
     const parts = [formatAge(state.file.mtimeMs)];
     if (summary) {
-      parts.push(formatReclaim(summary.rawChars, summary.modelChars));
+      parts.push(reclaimText(summary.rawChars, summary.modelChars));
       if (summary.badLines) parts.push(`${summary.badLines} bad line${summary.badLines === 1 ? "" : "s"}`);
       this.firstTotalsPaintAt ??= performance.now();
     } else if (state.error) parts.push("unreadable");
     else parts.push("…");
+    const twin = this.sessionTwins().get(state.file.path);
+    if (twin) parts.push(twin);
     item.description = parts.join(" · ");
     item.iconPath = icon(state.error || summary?.badLines ? "warning" : "comment-discussion", state.error || summary?.badLines ? "list.warningForeground" : undefined);
     const leaves = state.data ? this.store.leavesOf(node.path).length : 0;
     item.contextValue = leaves > 1 ? "session branched" : "session";
-    const totals = summary
-      ? `${formatNumber(summary.rawChars)} characters raw → ${formatNumber(summary.modelChars ?? summary.rawChars)} sent ${formatSaving(summary.rawChars, summary.modelChars)} (tokens ≈ characters / 4). ${summary.calls} tool calls, ${summary.pruned} pruned.`
-      : "Not read yet.";
     item.tooltip = safeTooltip(
-      name(state),
+      sessionName(state),
       { md: "\n\n" },
-      `${totals}\n\nFile: ${state.file.path}\nSession id: ${state.head.id ?? "?"}\nWorking directory: ${state.head.cwd ?? "?"}\nModified: ${formatDateTime(state.file.mtimeMs)}`,
+      `${totalsText(state)}\n\nFile: ${state.file.path}\nSession id: ${state.head.id ?? "?"}\nWorking directory: ${state.head.cwd ?? "?"}\n` +
+        `${state.head.startedAt !== undefined ? `Started: ${formatDateTime(state.head.startedAt)}\n` : ""}Modified: ${formatDateTime(state.file.mtimeMs)}`,
     );
     return item;
   }
@@ -204,21 +219,24 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
       }
       case "modelView": {
         item = new vscode.TreeItem("Model view", none);
-        const { rawChars, modelChars } = view.totals;
-        item.description = `${formatNumber(rawChars)} → ${formatNumber(modelChars ?? rawChars)} chars ${formatSaving(rawChars, modelChars)}`.trim();
+        const sent = state.data ? requestsOf(state.data, view.leafId).length : 0;
+        item.description = sent > 0 ? `last request sent · ${sent} of ${sent}` : "next request · none sent yet";
         item.iconPath = icon("eye");
-        item.tooltip = safeTooltip("The context exactly as the model is sent it at this session's leaf.");
+        const { rawChars, modelChars } = view.totals;
+        item.tooltip = safeTooltip(
+          `${sent > 0 ? `Opens on the last request this branch sent (request ${sent} of ${sent}), as it was sent; Previous Request, Next Request and Go to Request… in the editor's title bar step to any other.` : "No request was sent on this branch yet: it opens on the next request."}\n\n` +
+            `The next request (what the model is sent when the session goes on from here): ${formatNumber(rawChars)} → ${formatNumber(modelChars ?? rawChars)} characters ${formatSaving(rawChars, modelChars)}`.trim(),
+        );
         item.command = { command: SHOW_MODEL_VIEW_COMMAND, title: "Show Model View", arguments: [file] };
         item.contextValue = "modelView";
         break;
       }
       case "branch": {
         const leaves = this.store.leavesOf(file);
-        const at = leaves.indexOf(view.leafId ?? "");
-        item = new vscode.TreeItem(`Branch ${at + 1} of ${leaves.length}`, none);
-        item.description = `leaf ${oneLine(view.leafId ?? "", 24)}${state.pinnedLeaf ? "" : " (latest)"}`;
+        item = new vscode.TreeItem(state.data ? branchLabel(state.data, view.leafId) : "Branch", none);
+        item.description = branchDescription(view, leaves, state.pinnedLeaf !== undefined);
         item.iconPath = icon("git-branch");
-        item.tooltip = safeTooltip("This session has branches. Choose which one to show.");
+        item.tooltip = safeTooltip(`This session has ${leaves.length} branches; the one shown ends at entry ${view.leafId ?? "?"}${state.pinnedLeaf ? ", as chosen" : ", the newest"}. Click to choose which one to show.`);
         item.command = { command: CHOOSE_BRANCH_COMMAND, title: "Choose Branch", arguments: [file] };
         item.contextValue = "branch";
         break;
@@ -234,12 +252,13 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
         const summary = findSummary(view, node.entryId);
         if (!summary) return new vscode.TreeItem("(summary not on this branch)");
         const calls = callsOfSummary(view, summary).length;
-        const turn = summary.turnIndex !== undefined ? `turn ${summary.turnIndex}` : "summary";
-        item = new vscode.TreeItem(`${turn} · ${calls} call${calls === 1 ? "" : "s"}`, calls > 0 ? collapsed : none);
-        item.description = oneLine(summary.text.replace(/`/g, "").replace(/^\s*[-*]\s+/gm, ""), 80);
+        const label = summaryLabel(summary, calls);
+        item = new vscode.TreeItem(label, calls > 0 ? collapsed : none);
+        item.description = firstWords(oneLine(summary.preview, 400), 80);
         item.iconPath = icon("note");
-        item.tooltip = safeTooltip({ code: summary.text.slice(0, 2000) });
-        item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Open Summary", arguments: [{ kind: "summary", file, entryId: summary.entryId }, `summary ${turn}`] };
+        const made = summary.prompt ? `Summary of ${calls} call${calls === 1 ? "" : "s"} made for prompt ${summary.promptNumber ?? "?"}: ${oneLine(summary.prompt, 300)}\n` : "";
+        item.tooltip = safeTooltip(made, { code: summary.text.slice(0, 2000) });
+        item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Open Summary", arguments: [{ kind: "summary", file, entryId: summary.entryId }, `summary ${label}`] };
         item.contextValue = "summary";
         break;
       }
@@ -328,6 +347,23 @@ function markerTooltip(marker: MarkerView): vscode.MarkdownString {
   return safeTooltip(head, { code: `What happened: ${what_happened}\nTrue current state: ${true_current_state}\nNext: ${next}`.slice(0, 1500) });
 }
 
-function name(state: SessionState): string {
-  return state.summary?.name ?? state.head.name ?? state.summary?.firstPrompt ?? state.head.firstPrompt ?? basename(state.file.path);
+/** The session's sizes in words: raw → sent, what rewinds account for, and why when more is sent than raw. */
+function totalsText(state: SessionState): string {
+  const summary = state.summary;
+  if (!summary) return "Not read yet.";
+  const lines = [
+    `${formatNumber(summary.rawChars)} characters raw → ${formatNumber(summary.modelChars ?? summary.rawChars)} sent ${formatSaving(summary.rawChars, summary.modelChars)} (tokens ≈ characters / 4). ${summary.calls} tool calls, ${summary.pruned} pruned.`,
+  ];
+  const totals = summary.reclaim;
+  if (totals?.rewoundChars) lines.push(`The agent's rewinds leave ${formatNumber(totals.rewoundChars)} characters of it out.`);
+  if (totals?.rewindsNotApplied) lines.push(`${totals.rewindsNotApplied} active rewind${totals.rewindsNotApplied === 1 ? " leaves" : "s leave"} nothing out now (see Self-control markers for why).`);
+  if (summary.modelChars !== undefined && summary.modelChars > summary.rawChars && totals?.excess) lines.push(`More is sent than raw: ${totals.excess}.`);
+  else if (totals?.cutAt) lines.push(`Counted from entry ${totals.cutAt}: the branch is cut there (see the session's problems).`);
+  return lines.join("\n");
+}
+
+function sameMap(a: Map<string, string>, b: Map<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [key, value] of a) if (b.get(key) !== value) return false;
+  return true;
 }

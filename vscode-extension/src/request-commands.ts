@@ -1,0 +1,121 @@
+// Stepping through the requests a session sent, in its model view: Go to Request… (a quick pick of
+// every request with its prompt and time), Previous Request and Next Request. They act on the model
+// view in the active editor (its title bar shows them while one is), or open one for a session.
+import * as vscode from "vscode";
+import { firstWords, type ModelRequestRef } from "@pi-pruner/core";
+import { openDocument, pickSession, sessionPathOf } from "./commands.ts";
+import { parseDocumentUri, SCHEME } from "./documents.ts";
+import { requestChoiceOf, requestNumber, requestsOf, type RequestChoice } from "./model-requests.ts";
+import type { SessionStore } from "./session-store.ts";
+import type { Prompter } from "./settings-edit.ts";
+import { formatDateTime, oneLine } from "./text.ts";
+import { sessionLabel, SHOW_MODEL_VIEW_COMMAND } from "./trees/sessions-tree.ts";
+
+export const GO_TO_REQUEST_COMMAND = "piPruner.goToRequest";
+export const NEXT_REQUEST_COMMAND = "piPruner.nextRequest";
+export const PREVIOUS_REQUEST_COMMAND = "piPruner.previousRequest";
+/** True while the active editor shows a model view (the title bar's step commands need it). */
+const MODEL_VIEW_ACTIVE = "piPruner.modelViewActive";
+
+export interface RequestCommandContext {
+  store: SessionStore;
+  prompter: () => Prompter;
+  selectedSession: () => string | undefined;
+}
+
+/**
+ * The model view a command acts on: the document an editor title button passes (its URI), else the
+ * active editor's; its session file and which request it shows.
+ */
+function activeModelView(arg?: unknown): { file: string; choice: RequestChoice } | undefined {
+  const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+  if (uri?.scheme !== SCHEME) return undefined;
+  const request = parseDocumentUri(uri);
+  return request?.kind === "model" ? { file: request.file, choice: requestChoiceOf(request.request) } : undefined;
+}
+
+/** How a choice reads in a tab's title. */
+function choiceTitle(choice: RequestChoice, count: number): string {
+  if (choice === "next") return "next request";
+  if (choice === "last") return "last request sent";
+  return `request ${choice} of ${count}`;
+}
+
+/** Opens the model view of `file` at `choice` (the last request sent, a numbered one, or the next), in the preview tab. */
+export async function openModelView(store: SessionStore, file: string, choice: RequestChoice): Promise<vscode.TextEditor | undefined> {
+  const state = await store.load(file);
+  if (!state) return undefined;
+  const count = state.data && state.view ? requestsOf(state.data, state.view.leafId).length : 0;
+  const title = `model view ${sessionLabel(state)} · ${choiceTitle(choice, count)}`;
+  return openDocument({ kind: "model", file, ...(choice === "last" ? {} : { request: choice }) }, title);
+}
+
+/** A quick-pick row for a request: its number and prompt, its time, what its answer did. */
+function requestItem(request: ModelRequestRef, count: number, shown: number | undefined): vscode.QuickPickItem & { choice: RequestChoice } {
+  const parts: string[] = [];
+  if (request.timestamp !== undefined) parts.push(formatDateTime(request.timestamp, { seconds: true }));
+  parts.push(request.toolCalls > 0 ? `${request.toolCalls} tool call${request.toolCalls === 1 ? "" : "s"}` : "reply");
+  if (request.n === count) parts.push("last sent");
+  if (request.n === shown) parts.push("shown");
+  return {
+    label: `${request.n}. ${request.prompt ? firstWords(oneLine(request.prompt, 200), 60) : "(before any prompt)"}`,
+    description: parts.join(" · "),
+    choice: request.n,
+  };
+}
+
+export function registerRequestCommands(context: RequestCommandContext): vscode.Disposable[] {
+  const { store } = context;
+  const updateContext = () => void vscode.commands.executeCommand("setContext", MODEL_VIEW_ACTIVE, activeModelView() !== undefined);
+
+  /** The shown view's place: which request of how many (undefined: the next one). */
+  const placeOf = async (view: { file: string; choice: RequestChoice }) => {
+    const state = await store.load(view.file);
+    const count = state?.data && state.view ? requestsOf(state.data, state.view.leafId).length : 0;
+    return { count, n: requestNumber(view.choice, count) };
+  };
+
+  const step = async (direction: 1 | -1, arg: unknown) => {
+    const view = activeModelView(arg);
+    if (!view) {
+      const file = await pickSession({ store, prompter: context.prompter, selectedSession: context.selectedSession }, "Show the model view of…");
+      return file ? openModelView(store, file, "last") : undefined;
+    }
+    const { count, n } = await placeOf(view);
+    if (direction === 1) {
+      if (n === undefined) return context.prompter().info("Pi Pruner: this is the next request; nothing after it was sent.");
+      return openModelView(store, view.file, n >= count ? "next" : n + 1);
+    }
+    if (n === undefined) return count > 0 ? openModelView(store, view.file, count) : context.prompter().info("Pi Pruner: no request was sent on this branch yet.");
+    if (n <= 1) return context.prompter().info("Pi Pruner: request 1 is the first this branch sent.");
+    return openModelView(store, view.file, Math.min(n, count + 1) - 1);
+  };
+
+  return [
+    vscode.window.onDidChangeActiveTextEditor(updateContext),
+    // A session's model view opens on the last request it sent.
+    vscode.commands.registerCommand(SHOW_MODEL_VIEW_COMMAND, async (arg?: unknown) => {
+      const file = sessionPathOf(arg) ?? (await pickSession({ store, prompter: context.prompter, selectedSession: context.selectedSession }, "Show the model view of…"));
+      return file ? openModelView(store, file, "last") : undefined;
+    }),
+    vscode.commands.registerCommand(NEXT_REQUEST_COMMAND, (arg?: unknown) => step(1, arg)),
+    vscode.commands.registerCommand(PREVIOUS_REQUEST_COMMAND, (arg?: unknown) => step(-1, arg)),
+    vscode.commands.registerCommand(GO_TO_REQUEST_COMMAND, async (arg?: unknown) => {
+      const active = activeModelView(arg);
+      const file =
+        (arg instanceof vscode.Uri ? undefined : sessionPathOf(arg)) ??
+        active?.file ??
+        (await pickSession({ store, prompter: context.prompter, selectedSession: context.selectedSession }, "Show a request of…"));
+      if (!file) return undefined;
+      const state = await store.load(file);
+      if (!state?.data || !state.view) return undefined;
+      const requests = requestsOf(state.data, state.view.leafId);
+      const shown = active?.file === file ? requestNumber(active.choice, requests.length) : undefined;
+      const next = { label: "Next request", description: `not sent yet: what the model is sent when the session goes on${active?.file === file && shown === undefined ? " · shown" : ""}`, choice: "next" as RequestChoice };
+      // Newest first: the requests a person looks for are usually the recent ones.
+      const items = [next, ...requests.map((r) => requestItem(r, requests.length, shown)).reverse()];
+      const picked = await context.prompter().pick(items, { title: `Which request of ${sessionLabel(state)}? (${requests.length} sent on this branch)`, matchOnDescription: true });
+      return picked ? openModelView(store, file, picked.choice) : undefined;
+    }),
+  ];
+}
