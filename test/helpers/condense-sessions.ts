@@ -75,9 +75,10 @@ function summaryText(bullets: string, refs: string[]): string {
  * The session, its file written where `oldSessionDir` says pi-condense ran it: the spill's
  * recorded path names that folder's blobs, not the folder the file is read from later.
  */
-export function condenseSession(options: { cwd?: string; oldSessionDir?: string } = {}): CondenseSession {
+export function condenseSession(options: { cwd?: string; oldSessionDir?: string; sessionId?: string } = {}): CondenseSession {
   const oldSessionDir = options.oldSessionDir ?? "/home/alice/.pi/agent/sessions/--home-alice-parser--";
-  const b = new SessionBuilder({ sessionId: CONDENSE_SESSION_ID, cwd: options.cwd ?? "/home/alice/parser", startTime: Date.UTC(2025, 2, 3, 9, 0, 0) });
+  const sessionId = options.sessionId ?? CONDENSE_SESSION_ID;
+  const b = new SessionBuilder({ sessionId, cwd: options.cwd ?? "/home/alice/parser", startTime: Date.UTC(2025, 2, 3, 9, 0, 0) });
   const ts = (entryId: string) => (b.entry(entryId) as unknown as { message: { timestamp: number } }).message.timestamp;
   const entryTime = () => Date.parse(b.entry(b.lastId).timestamp);
   const use = (name: string, args: Record<string, unknown>, text: string, id: string) => {
@@ -134,7 +135,7 @@ export function condenseSession(options: { cwd?: string; oldSessionDir?: string 
   const testRun = use("bash", { command: "npm test" }, CONDENSE_TEXT.testLog, "call_npm_test");
   // turn_end spills the oversized log at once, under no short ref.
   const spillName = `call_npm_test_${ts(testRun)}.txt`;
-  const recordedPath = `${oldSessionDir}/${CONDENSE_SESSION_ID}-blobs/${spillName}`;
+  const recordedPath = `${oldSessionDir}/${sessionId}-blobs/${spillName}`;
   const testRecord = record("call_npm_test", "bash", { command: "npm test" }, "", testRun, 1);
   b.custom("context-prune-index", {
     toolCalls: [{ ...testRecord, spillPath: recordedPath, spillBytes: CONDENSE_TEXT.testLog.length, resultPreview: CONDENSE_TEXT.testLog.slice(0, 200), contentHash: "5f0c" }],

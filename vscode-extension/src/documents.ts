@@ -4,19 +4,19 @@
 // session's unreadable lines. Content is plain text built from the session
 // file; nothing in it is interpreted, and a document is only ever opened by a person's click.
 import { stat } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
 import * as vscode from "vscode";
 import { contentText } from "@pi-pruner/core";
 import type { AgentMessage, ToolResultMessage } from "@pi-pruner/core";
 import { BodyCache } from "@pi-pruner/core";
 import { buildModelViewWithBodies, modelViewText, NEXT_REQUEST_TITLE, NUDGES_NOT_SHOWN, settingsSourceText, type ModelView, type RequestView } from "@pi-pruner/core";
 import { markerEffectText, markerStateText, type MarkerView } from "@pi-pruner/core";
-import { fileSpillStorage } from "@pi-pruner/core";
+import { fileSpillStorage, spillCandidate } from "@pi-pruner/core";
 import type { RenderConfig } from "@pi-pruner/core";
 import { estimateTokens } from "@pi-pruner/core";
 import type { CallView, SessionView } from "@pi-pruner/core";
 import { buildChainReview } from "@pi-pruner/core";
 import type { SessionState, SessionStore } from "./session-store.ts";
+import { writerTextDocument } from "./writer-documents.ts";
 import { findCall, findChain, findCompaction, findMarker, findSummary } from "./trees/session-nodes.ts";
 import { documentText, formatDateTime, formatNumber, formatSaving, oneLine, uriSafeName } from "./text.ts";
 import { requestChoiceOf, requestNumber, requestsOf, RequestViews } from "./model-requests.ts";
@@ -31,7 +31,8 @@ export type DocumentRequest =
   | { kind: "chain"; file: string; entryId: string; side: "original" | "compressed" }
   | { kind: "compaction"; file: string; entryId: string }
   | { kind: "marker"; file: string; entryId: string }
-  | { kind: "badLines"; file: string };
+  | { kind: "badLines"; file: string }
+  | { kind: "writerText"; file: string; entryId: string };
 
 /**
  * The URI of a document; `title` becomes the editor tab's name. Every document is `.txt`, summaries
@@ -47,10 +48,12 @@ export function documentUri(request: DocumentRequest, title: string): vscode.Uri
  * it: opening a FIFO for reading waits for a writer forever, and blocks one of the extension
  * host's few I/O threads with it. `stat` follows links and never blocks on a FIFO.
  */
-async function notARegularFile(sessionFile: string, spillPath: string): Promise<string | undefined> {
-  if (spillPath.includes("\0")) return undefined;
+async function notARegularFile(sessionFile: string, sessionId: string | undefined, spillPath: string): Promise<string | undefined> {
+  // Only the file core would read is looked at: the recorded path inside the blobs folder, or its name there.
+  const candidate = sessionId ? spillCandidate(sessionFile, sessionId, spillPath) : undefined;
+  if (!candidate?.ok) return undefined;
   try {
-    const s = await stat(resolve(dirname(sessionFile), spillPath));
+    const s = await stat(candidate.path);
     return s.isFile() ? undefined : `${spillPath} is not a regular file; refused`;
   } catch {
     return undefined; // missing or unreadable: core's reader says which
@@ -86,14 +89,19 @@ function modelOf(state: SessionState, config: RenderConfig, bodies: BodyCache): 
 /** Bodies read back for documents are kept this long after their last use. */
 const BODIES_KEPT_MS = 60_000;
 
+/** A call's ref as its writer named it: the short ref, or its tool-call id when it was given none. */
+function refOf(call: CallView): string {
+  return call.shortRef ?? `${call.toolCallId} (its tool-call id: it was given no short ref)`;
+}
+
 function describeState(call: CallView): string {
   switch (call.state) {
     case "summarized":
-      return `summarized (ref ${call.shortRef ?? "?"}${call.summaryEntryId ? `, summary entry ${call.summaryEntryId}` : ""})`;
+      return `summarized (ref ${refOf(call)}${call.summaryEntryId ? `, summary entry ${call.summaryEntryId}` : ""})`;
     case "deduped":
       return `deduplicated: the same output as ${call.aliasOf ?? "an earlier call"}, which stands in for it`;
     case "spilled":
-      return `spilled to disk (${formatNumber(call.spillBytes ?? 0)} bytes), ref ${call.shortRef ?? "?"}`;
+      return `spilled to disk (${formatNumber(call.spillBytes ?? 0)} bytes), ref ${refOf(call)}`;
     case "compressed":
       return `inside compressed chain ${call.chainBlockId ?? "?"}`;
     case "protected":
@@ -112,6 +120,8 @@ async function callDocument(state: SessionState, call: CallView, bodies: BodyCac
   lines.push(`Occurrence:   ${call.occurrenceKey}`);
   lines.push(`Status:       ${call.isError ? "error" : "ok"}`);
   lines.push(`State:        ${describeState(call)}`);
+  if (call.sent) lines.push(`Sent:         ${call.sent.text}`);
+  if (call.unrecoverable) lines.push(`Recovery:     cannot be recovered: ${call.unrecoverable}`);
   lines.push("");
   lines.push("Arguments:");
   lines.push(JSON.stringify(call.args, null, 2) ?? "{}");
@@ -123,8 +133,9 @@ async function callDocument(state: SessionState, call: CallView, bodies: BodyCac
   let output = sessionText;
   let source = "as stored in the session file";
   if (call.spillPath) {
-    const special = await notARegularFile(state.file.path, call.spillPath);
-    const spill = special ? { ok: false as const, reason: special } : await fileSpillStorage(state.file.path, state.head.id ?? state.data?.header?.id).read(call.spillPath);
+    const sessionId = state.head.id ?? state.data?.header?.id;
+    const special = await notARegularFile(state.file.path, sessionId, call.spillPath);
+    const spill = special ? { ok: false as const, reason: special } : await fileSpillStorage(state.file.path, sessionId).read(call.spillPath);
     if (spill.ok) {
       output = spill.text;
       source = `from the spill file ${spill.path}`;
@@ -326,6 +337,11 @@ export class PrunerDocuments implements vscode.TextDocumentContentProvider, vsco
         const marker = findMarker(view, request.entryId);
         if (!marker || marker.kind === "checkpoint") return `The marker ${request.entryId} is not on the branch shown for this session.\n`;
         return markerDocument(state, marker);
+      }
+      case "writerText": {
+        const chain = findChain(view, request.entryId);
+        if (!chain?.writerText) return `The chain ${request.entryId} is not on the branch shown for this session.\n`;
+        return writerTextDocument(state, view, chain);
       }
       case "badLines": {
         const lines = view.errors.map((e) => `line ${e.line}: ${e.message}`);

@@ -398,7 +398,10 @@ export function inspectText(view: SessionView, file: string, spills: ReadonlyMap
   if (view.diagnostics.length) {
     lines.push("");
     lines.push(`Writer's diagnostics: ${view.diagnostics.length}`);
-    for (const d of view.diagnostics) lines.push(`  ${pad(d.entryId, 6)} ${pad(d.severity, 7)} ${d.text}`);
+    for (const d of view.diagnostics) {
+      lines.push(`  ${pad(d.entryId, 6)} ${pad(d.severity, 7)} ${d.text}`);
+      if (d.note) lines.push(`                 ${d.note}`);
+    }
   }
   if (view.protected.length) {
     lines.push("");

@@ -20,6 +20,8 @@ export interface DiagnosticView {
   text: string;
   /** The writer's own words, as it wrote them. */
   detail: string;
+  /** What the entry cannot say, when that matters ("the writer records no error text"). */
+  note?: string;
   /** Block ids of the chains it concerns. */
   blockIds: string[];
   /** Occurrence keys of the calls it concerns. */
@@ -92,12 +94,12 @@ interface Flush {
   processed?: number;
 }
 
-function flushText(f: Flush): { text: string; severity: DiagnosticView["severity"] } | undefined {
+function flushText(f: Flush): { text: string; severity: DiagnosticView["severity"]; note?: string } | undefined {
   const what = FLUSHES[f.trigger] ?? `flush (trigger "${f.trigger}")`;
   const batches = f.captured !== undefined ? plural(f.captured, "batch", "batches") : "its batches";
   if (f.outcome === "error") {
     const done = f.processed ? `${f.processed} of ${batches} done before it` : `${batches} stayed raw`;
-    return { text: `${what} failed: a summarizer call or a write failed, ${done}; the writer records no error text`, severity: "warning" };
+    return { text: `${what} failed: ${done} (a summarizer call or a write failed)`, severity: "warning", note: "The writer records that the flush failed, not why (an HTTP error of the summarizer, a timeout, a write)." };
   }
   if (f.captured !== undefined && f.processed !== undefined && f.processed < f.captured) {
     return { text: `${what} stopped after ${f.processed} of ${batches}: a summarizer call failed, the rest stayed raw`, severity: "warning" };
@@ -191,7 +193,7 @@ function flushDiagnostics(flushes: readonly Flush[], calls: readonly DiagnosedCa
           return result !== undefined && result > lastWorked && result < f.position && (indexed === undefined || indexed > f.position) && call.state !== "protected";
         })
         .map((call) => call.occurrenceKey);
-      out.push({ entryId: f.entryId, kind: "flush", severity: shown.severity, text: shown.text, detail: `trigger=${f.trigger} outcome=${f.outcome}${f.captured !== undefined ? ` capturedBatches=${f.captured}` : ""}${f.processed !== undefined ? ` processedBatches=${f.processed}` : ""}`, blockIds: [], callKeys });
+      out.push({ entryId: f.entryId, kind: "flush", severity: shown.severity, text: shown.text, ...(shown.note ? { note: shown.note } : {}), detail: `trigger=${f.trigger} outcome=${f.outcome}${f.captured !== undefined ? ` capturedBatches=${f.captured}` : ""}${f.processed !== undefined ? ` processedBatches=${f.processed}` : ""}`, blockIds: [], callKeys });
     }
     if (f.outcome !== "error" && f.outcome !== "empty") lastWorked = f.position;
     previous = f.position;

@@ -49,7 +49,7 @@ describe("inspect of a session pi-condense wrote", () => {
     expect(r.out).toContain("  b1 · tools t1,t2 · sent as a block until Pi's compaction removed it\n          body: one fused summary (a summarizer call)\n          the writer's own block text: Read the parser and the README;");
     expect(r.out).toContain(`  b2 · tools t5,t6 · removed by compaction, never sent\n          body: built without a summarizer: a list of its calls (the writer's deterministic body)`);
     expect(r.out).toContain(`          writer's diagnostic ${story.ids.unresolvedB2}: chain b2 was not found in the context it was rendered for (unresolved range): nothing was compressed for it`);
-    expect(r.out).toMatch(new RegExp(`Writer's diagnostics: 6\\n(.*\\n)*  ${story.ids.failedFlush} +warning flush on the agent's final reply failed`));
+    expect(r.out).toMatch(new RegExp(`Writer's diagnostics: 6\\n(.*\\n)*  ${story.ids.failedFlush} +warning flush on the agent's final reply failed: 1 batch stayed raw \\(a summarizer call or a write failed\\)\\n {17}The writer records that the flush failed, not why`));
   });
 
   it("names a spill without a short ref by its tool-call id, marks results sent otherwise, and finds the moved spill", async () => {

@@ -68,7 +68,7 @@ describe("the writer's diagnostics", () => {
     expect(diagnostic(story.ids.failedFlush)).toMatchObject({
       kind: "flush",
       severity: "warning",
-      text: "flush on the agent's final reply failed: a summarizer call or a write failed, 1 batch stayed raw; the writer records no error text",
+      text: "flush on the agent's final reply failed: 1 batch stayed raw (a summarizer call or a write failed)",
       callKeys: [call(view, "call_suite").occurrenceKey],
     });
     expect(diagnostic(story.ids.budgetFlush)).toMatchObject({
@@ -83,7 +83,7 @@ describe("the writer's diagnostics", () => {
     expect(view.diagnostics.map((d) => d.text)).toEqual([
       "flush on the agent's final reply: 2 batches summarized",
       "flush on the agent's final reply: nothing summarized: the batches were below minBatchChars",
-      "flush on the agent's final reply failed: a summarizer call or a write failed, 1 batch stayed raw; the writer records no error text",
+      "flush on the agent's final reply failed: 1 batch stayed raw (a summarizer call or a write failed)",
       "budget flush (the context reached autoBudgetThreshold): 2 batches summarized",
       "chain b1 was not found in the context it was rendered for (unresolved range): nothing was compressed for it",
       "chain b2 was not found in the context it was rendered for (unresolved range): nothing was compressed for it",
