@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { makeRealSession } from "../helpers/real-session.ts";
-import { EXTENSION, goodSummary } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, goodSummary } from "../helpers/pruner-e2e.ts";
+import { expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const bin = fileURLToPath(new URL("../../pi-extension/bin/pi-pruner.js", import.meta.url));
 
@@ -56,6 +57,7 @@ describe("the command line on sessions written by Pi 1.6", () => {
       const sentTools = (lastRequest.body.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content));
       const viewTools = modelJson.filter((m) => m.role === "toolResult").map((m) => m.content.map((c) => c.text).join(""));
       expect(viewTools).toEqual(sentTools);
+      await expectRequestViewsMatch(session.sessionFile, agentRequests(session.requests));
     } finally {
       session.cleanup();
     }

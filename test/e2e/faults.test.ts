@@ -17,6 +17,7 @@ import { startPiRpc, type PiRpc } from "../helpers/pi-rpc.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
 import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, refsAsked, toolMessages } from "../helpers/pruner-e2e.ts";
 import { persistedProblems, pruneEntries } from "../helpers/pruner-invariants.ts";
+import { expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 
@@ -139,6 +140,7 @@ async function expectFailureThenRetry(scenario: Scenario, expectedWarning: RegEx
     expect(stubs[0]!.text).toContain("`t1`");
     expect(stubs[1]!.text).toContain("`t2`");
     expect(warningsOf(rpc)).toHaveLength(1);
+    await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server.requests));
   } finally {
     await rpc.close();
   }
@@ -186,6 +188,7 @@ describe("summarizer faults at the agent's final reply (real Pi)", () => {
       const request = agentRequests(server.requests).at(-1)!;
       expect(request.allText).not.toMatch(/`t7`|`t12`/);
       expect(toolMessages(request.body).map((t) => t.text)).toEqual([expect.stringContaining("`t1`"), expect.stringContaining("`t2`")]);
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server.requests));
     } finally {
       await rpc.close();
     }

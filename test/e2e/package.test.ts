@@ -13,6 +13,7 @@ import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts"
 import { BIN_DIR, REPO_ROOT } from "../helpers/pi-process.ts";
 import { runPi } from "../helpers/run-pi.ts";
 import { agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { expectRequestViewsMatch } from "../helpers/request-equality.ts";
 import { prunedSessionBuilder } from "../helpers/fixtures.ts";
 
 const PI_PACKAGE_SOURCE = join(REPO_ROOT, "pi-extension");
@@ -139,6 +140,8 @@ describe("the Pi package as a user installs it", () => {
     expect(last[0]!.text).toContain("`t1`");
     expect(last[1]!.text).toContain("## t1 — read");
     expect(last[1]!.text).toContain("line 199: some source text");
+    // The installed package records its settings as the sources do: every request's view is what was sent.
+    await expectRequestViewsMatch(result.sessionFile!, requests);
   });
 });
 
