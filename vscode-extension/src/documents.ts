@@ -16,7 +16,7 @@ import { estimateTokens } from "@pi-pruner/core";
 import type { CallView, SessionView } from "@pi-pruner/core";
 import { buildChainReview } from "@pi-pruner/core";
 import type { SessionState, SessionStore } from "./session-store.ts";
-import { writerTextDocument } from "./writer-documents.ts";
+import { writerLines, writerTextDocument } from "./writer-documents.ts";
 import { findCall, findChain, findCompaction, findMarker, findSummary } from "./trees/session-nodes.ts";
 import { documentText, formatDateTime, formatNumber, formatSaving, oneLine, uriSafeName } from "./text.ts";
 import { requestChoiceOf, requestNumber, requestsOf, RequestViews } from "./model-requests.ts";
@@ -172,6 +172,7 @@ async function nextRequestDocument(state: SessionState, config: RenderConfig, bo
     `# Model view: ${NEXT_REQUEST_TITLE}\n` +
     `# ${sent > 0 ? `After request ${sent} of ${sent}, the last one sent` : "No request was sent on this branch yet"}; at leaf ${model.leafId ?? "(empty)"}.\n` +
     `# Session: ${state.file.path}\n` +
+    writerLines(state.view!, model) +
     sizesLine(model) +
     `# ${model.messages.length} messages; the system prompt is not included.\n` +
     controlsLines(model) +
@@ -203,6 +204,7 @@ async function modelDocument(state: SessionState, config: RenderConfig, bodies: 
     requestContextLine(view) +
     `# ${settingsSourceText(view.settings)}.\n` +
     `# Session: ${state.file.path}\n` +
+    writerLines(state.view!, view) +
     sizesLine(view) +
     `# ${view.messages.length} messages; the system prompt is not included; ${NUDGES_NOT_SHOWN}.\n` +
     controlsLines(view) +

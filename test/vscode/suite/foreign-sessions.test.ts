@@ -75,6 +75,15 @@ describe("sessions other extensions wrote", () => {
     assert.match(tooltip, /These counts must match what was sent: 1 result stubbed, 0 chains compressed\./);
   });
 
+  it("its model view's header says the same, with the counts of the request shown", async () => {
+    const editor = (await vscode.commands.executeCommand("piPruner.showModelView", files.condense)) as vscode.TextEditor;
+    const text = editor.document.getText();
+    assert.match(text, /^# Model view: last request sent, request \d+ of \d+, as it was sent$/m);
+    assert.match(text, /^# Written by: pi-condense 2\.x \(recognised from its summary footer; its flush-metrics entries\)$/m);
+    assert.match(text, /^# Rendered with pi-pruner's own stub and chain wording, not the writer's: the words of stubs and chain blocks differ from what was sent\.$/m);
+    assert.match(text, /^# These counts must match what was sent: 1 result stubbed, 0 chains compressed\.$/m);
+  });
+
   it("under it, the writer's diagnostics: flush reasons, the failed summarizer call, the budget flush, the unresolved ranges", async () => {
     const diagnostics = await open(find(await top(files.condense), "Written by pi-condense 2.x").node);
     assert.deepEqual(
