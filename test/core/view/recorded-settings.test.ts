@@ -5,6 +5,9 @@ import { readFileSync } from "node:fs";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
 import { DEFAULT_CONFIG, mergeConfigLayers } from "../../../core/src/settings/config.ts";
 import { PRUNE_SETTINGS } from "../../../core/src/shapes/entries.ts";
+import { parseSessionText } from "../../../core/src/session/session-reader.ts";
+import { buildSessionView } from "../../../core/src/view/session-view.ts";
+import { prunedSessionBuilder } from "../../helpers/fixtures.ts";
 import { configOfRecord, recordedConfig, settingsToRecord, WRITER_DEFAULTS, writerDefaultsOf } from "../../../core/src/view/recorded-settings.ts";
 
 const appendEntry = (b: SessionBuilder, entry: ReturnType<typeof settingsToRecord>) => {
@@ -64,5 +67,20 @@ describe("configOfRecord", () => {
     expect(WRITER_DEFAULTS[version]).toEqual(recordedConfig(DEFAULT_CONFIG));
     expect(writerDefaultsOf(version)).toEqual(DEFAULT_CONFIG);
     expect(writerDefaultsOf("0.0.0-unknown")).toBeUndefined();
+  });
+});
+
+describe("the record in a session view", () => {
+  it("changes nothing the session view shows: no problem, no call, the same totals", () => {
+    const without = prunedSessionBuilder();
+    const withRecord = prunedSessionBuilder();
+    withRecord.custom(PRUNE_SETTINGS, { version: "0.1.0", config: recordedConfig(DEFAULT_CONFIG) });
+    withRecord.assistant("same as before");
+    without.assistant("same as before");
+    const view = (b: SessionBuilder) => {
+      const v = buildSessionView(parseSessionText(b.toJsonl()), { config: DEFAULT_CONFIG });
+      return { problems: v.problems, calls: v.calls.map((c) => [c.toolCallId, c.state]), summaries: v.summaries.length, totals: v.totals };
+    };
+    expect(view(withRecord)).toEqual(view(without));
   });
 });
