@@ -177,14 +177,16 @@ try {
   // 1. The Pi Pruner container, the newest session expanded down to the calls of its summary.
   const container = page.locator(".activitybar .action-item a[aria-label^='Pi Pruner']").first();
   const sessionsView = ".pane:has(.pane-header[aria-label^='Sessions'])";
-  const piRow = row(sessionsView, "read the release skill and the parser sources");
+  // The row shows the first words of the session's first prompt, "read the release skill and the parser sources".
+  const piRow = row(sessionsView, "read the…");
   await clickUntil(container, (timeout) => piRow.waitFor({ state: "visible", timeout }), "open the Pi Pruner view");
   await widenSideBar(560);
   // A click on a session selects it (the status bar shows its reclaim) and expands it.
   await clickUntil(piRow, expanded(piRow), "select and expand the real-Pi session");
   const summaries = row(sessionsView, "Summaries");
   await expand(summaries, "expand Summaries");
-  const summary = row(sessionsView, "turn 0 · 3 calls");
+  // A summary is labelled by the prompt its calls were made for.
+  const summary = row(sessionsView, "· 3 calls");
   await expand(summary, "expand the summary");
   const other = row(sessionsView, "Pruned without a summary");
   await expand(other, "expand the spilled calls");
@@ -197,7 +199,7 @@ try {
   await shot("vscode-sessions.png");
 
   // 2. The model view of that session.
-  await clickUntil(row(sessionsView, "Model view"), (timeout) => page.locator(".editor-instance .view-lines", { hasText: "Model view: what the model is sent" }).first().waitFor({ timeout }), "open the model view");
+  await clickUntil(row(sessionsView, "Model view"), (timeout) => page.locator(".editor-instance .view-lines", { hasText: "Model view: last request sent" }).first().waitFor({ timeout }), "open the model view");
   await shot("vscode-model-view.png");
 
   // 3. A compressed chain's review: the original span beside what the model is sent.

@@ -50,20 +50,26 @@ export function safeTooltip(...parts: (string | { md: string } | { code: string 
   return tooltip;
 }
 
-/** "12 s ago", "5 min ago", "3 h ago", "2 d ago", or the date for older ones. */
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/**
+ * How long ago, short enough for a side bar row: "12s ago", "5min ago", "3h ago", "2d ago"; older
+ * ones by their day ("Jan 5"), or their month in another year ("Jan 2024").
+ */
 export function formatAge(thenMs: number, nowMs = Date.now()): string {
   const seconds = Math.max(0, Math.round((nowMs - thenMs) / 1000));
-  if (seconds < 60) return `${seconds} s ago`;
-  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
-  if (seconds < 86_400) return `${Math.round(seconds / 3600)} h ago`;
-  if (seconds < 30 * 86_400) return `${Math.round(seconds / 86_400)} d ago`;
-  return new Date(thenMs).toISOString().slice(0, 10);
+  if (seconds < 60) return `${seconds}s ago`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)}min ago`;
+  if (seconds < 86_400) return `${Math.round(seconds / 3600)}h ago`;
+  if (seconds < 30 * 86_400) return `${Math.round(seconds / 86_400)}d ago`;
+  const then = new Date(thenMs);
+  return then.getFullYear() === new Date(nowMs).getFullYear() ? `${MONTHS[then.getMonth()]} ${then.getDate()}` : `${MONTHS[then.getMonth()]} ${then.getFullYear()}`;
 }
 
-/** `92k → 14k` in estimated tokens, from characters. */
-export function formatReclaim(rawChars: number, modelChars: number | undefined): string {
+/** `92k → 14k` in estimated tokens, from characters (`92k→14k` compact, for a side bar row). */
+export function formatReclaim(rawChars: number, modelChars: number | undefined, options: { compact?: boolean } = {}): string {
   if (modelChars === undefined) return formatCount(estimateTokens(rawChars));
-  return `${formatCount(estimateTokens(rawChars))} → ${formatCount(estimateTokens(modelChars))}`;
+  return `${formatCount(estimateTokens(rawChars))}${options.compact ? "→" : " → "}${formatCount(estimateTokens(modelChars))}`;
 }
 
 /** `-85%`, or "" when nothing was saved. */

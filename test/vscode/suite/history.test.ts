@@ -13,6 +13,7 @@ import { loadConfig } from "../../../core/src/settings/settings-reader.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import type { SessionNode } from "../../../vscode-extension/src/trees/session-nodes.ts";
 import { formatDateTime } from "../../../vscode-extension/src/text.ts";
+import { SESSION_NAME_MAX } from "../../../vscode-extension/src/trees/session-labels.ts";
 import {
   branchedSession,
   condenseCutSession,
@@ -75,13 +76,13 @@ describe("history: labels, reclaim, requests and branches", () => {
 
   it("a row shows the name's first words, then age and reclaim first in the description; equal names are told apart", async () => {
     const shown = await Promise.all(twins.map(row));
-    const name = firstWords(TWIN_PROMPT, 26);
-    assert.ok(name.length <= 26 && name.endsWith("…"), name);
+    const name = firstWords(TWIN_PROMPT, SESSION_NAME_MAX);
+    assert.ok(name.length <= SESSION_NAME_MAX && name.endsWith("…"), name);
     assert.deepEqual(
       shown.map((s) => s.label),
       [name, name, name],
     );
-    const ageAndReclaim = /^(\d+ (s|min|h|d) ago|\d{4}-\d\d-\d\d) · \d+(\.\d)?[kM]? → \d+(\.\d)?[kM]?/;
+    const ageAndReclaim = /^(\d+(s|min|h|d) ago|[A-Z][a-z]{2} \d+) · \d+(\.\d)?[kM]?→\d+(\.\d)?[kM]?/;
     for (const s of shown) assert.match(s.description, ageAndReclaim);
     // The first two began in the same minute: the shortest id prefix (at least 8) that the other lacks.
     assert.match(shown[0]!.description, / · id 01944a4b-0$/);
@@ -109,8 +110,9 @@ describe("history: labels, reclaim, requests and branches", () => {
 
   it("more sent than raw is flagged in the row and explained in its tooltip", async () => {
     const cut = await row(files.cut);
-    assert.match(cut.description, / · \d+ → \d+ · sent > raw · 1 bad line$/);
-    const [raw, sent] = cut.description.split(" · ")[1]!.split(" → ").map(Number);
+    assert.match(cut.description, / · \d+→\d+ · sent > raw · 1 bad line$/);
+    assert.equal((cut.item.iconPath as vscode.ThemeIcon).id, "warning");
+    const [raw, sent] = cut.description.split(" · ")[1]!.split("→").map(Number);
     assert.ok(sent! > raw!, cut.description);
     assert.match(
       tooltipText(cut.item),
@@ -126,7 +128,7 @@ describe("history: labels, reclaim, requests and branches", () => {
   it("a rewind that hid most of the context shows in the reclaim, and the tooltip says how much of it the rewind took", async () => {
     const rewound = await row(files.rewound);
     const reclaim = rewound.description.split(" · ")[1]!;
-    const [raw, sent] = reclaim.split(" → ").map((x) => (x.endsWith("k") ? Number(x.slice(0, -1)) * 1000 : Number(x)));
+    const [raw, sent] = reclaim.split("→").map((x) => (x.endsWith("k") ? Number(x.slice(0, -1)) * 1000 : Number(x)));
     assert.ok(raw! > 10_000 && sent! < raw! / 20, `reclaim ${reclaim}`);
     const said = /The agent's rewinds leave ([\d,]+) characters of it out\./.exec(tooltipText(rewound.item));
     assert.ok(said, tooltipText(rewound.item));

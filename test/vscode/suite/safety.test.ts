@@ -7,6 +7,7 @@ import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
 import { firstWords } from "../../../core/src/session/labels.ts";
+import { SESSION_NAME_MAX } from "../../../vscode-extension/src/trees/session-labels.ts";
 import { documentUri } from "../../../vscode-extension/src/documents.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import type { SessionNode } from "../../../vscode-extension/src/trees/session-nodes.ts";
@@ -85,7 +86,7 @@ describe("untrusted session text", () => {
     }
     const session = items.find((i) => i.node.kind === "session" && i.node.path === hostile)!;
     // The row shows the name's first words; the tooltip the whole name, as text.
-    assert.equal(session.label, firstWords("evil name [click](command:workbench.action.terminal.new) <b>bold</b>", 26));
+    assert.equal(session.label, firstWords("evil name [click](command:workbench.action.terminal.new) <b>bold</b>", SESSION_NAME_MAX));
     assert.ok(tooltipText(session.item).startsWith("evil name [click](command:workbench.action.terminal.new) <b>bold</b>\n"));
   });
 

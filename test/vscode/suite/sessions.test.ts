@@ -40,7 +40,7 @@ describe("Sessions view", () => {
     assert.deepEqual(
       sessions.map((s) => s.label),
       // Names are shortened to their first words: the rest of a default-width side bar holds age and reclaim.
-      ["look at the broken…", "try two approaches", "Parser refactor", "fix the build", "read the release…"],
+      ["look at the…", "try two approac…", "Parser refactor", "fix the build", "read the…"],
     );
     const pruned = sessionItem(agent.files.pruned);
     // age · reclaim in estimated tokens (raw → sent)

@@ -6,8 +6,11 @@ import { firstWords, lastPromptOf, type SessionData, type SessionView, type Summ
 import type { SessionState } from "../session-store.ts";
 import { formatDateTime, formatReclaim, oneLine } from "../text.ts";
 
-/** Characters of a session's name in its row: the rest of a default-width side bar holds its age and reclaim. */
-export const SESSION_NAME_MAX = 26;
+/**
+ * Characters of a session's name in its row. A default-width side bar (300 px) shows about 36
+ * characters of a row: the name's first words, then its age and reclaim (`2h ago · 21k→148`).
+ */
+export const SESSION_NAME_MAX = 16;
 /** Characters of a prompt in a summary's or a branch's label. */
 export const PROMPT_WORDS_MAX = 36;
 /** The fewest characters of a session id shown to tell sessions apart. */
@@ -25,10 +28,15 @@ export function sessionRowLabel(state: SessionState): string {
   return firstWords(sessionName(state), SESSION_NAME_MAX);
 }
 
-/** `20k → 561`, flagged when more is sent than raw (the tooltip says why). */
+/** Whether more is sent than Pi alone would send (the row's tooltip says why). */
+export function sendsMoreThanRaw(rawChars: number, modelChars: number | undefined): boolean {
+  return modelChars !== undefined && modelChars > rawChars;
+}
+
+/** `20k→561`, flagged when more is sent than raw. */
 export function reclaimText(rawChars: number, modelChars: number | undefined): string {
-  const text = formatReclaim(rawChars, modelChars);
-  return modelChars !== undefined && modelChars > rawChars ? `${text} · sent > raw` : text;
+  const text = formatReclaim(rawChars, modelChars, { compact: true });
+  return sendsMoreThanRaw(rawChars, modelChars) ? `${text} · sent > raw` : text;
 }
 
 /**

@@ -6,7 +6,7 @@ import { callTitle } from "../documents.ts";
 import { requestsOf } from "../model-requests.ts";
 import type { SessionState, SessionStore } from "../session-store.ts";
 import { formatAge, formatDateTime, formatNumber, formatSaving, oneLine, safeTooltip } from "../text.ts";
-import { branchDescription, branchLabel, reclaimText, sessionName, sessionRowLabel, sessionTwins, summaryLabel } from "./session-labels.ts";
+import { branchDescription, branchLabel, reclaimText, sendsMoreThanRaw, sessionName, sessionRowLabel, sessionTwins, summaryLabel } from "./session-labels.ts";
 import {
   chainChildren,
   findCall,
@@ -182,7 +182,9 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
     const twin = this.sessionTwins().get(state.file.path);
     if (twin) parts.push(twin);
     item.description = parts.join(" · ");
-    item.iconPath = icon(state.error || summary?.badLines ? "warning" : "comment-discussion", state.error || summary?.badLines ? "list.warningForeground" : undefined);
+    // A warning where the figures need a reason (bad lines, more sent than raw): the row may be too narrow to say it.
+    const warn = state.error || summary?.badLines || (summary && sendsMoreThanRaw(summary.rawChars, summary.modelChars));
+    item.iconPath = icon(warn ? "warning" : "comment-discussion", warn ? "list.warningForeground" : undefined);
     const leaves = state.data ? this.store.leavesOf(node.path).length : 0;
     item.contextValue = leaves > 1 ? "session branched" : "session";
     item.tooltip = safeTooltip(
