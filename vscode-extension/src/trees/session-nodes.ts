@@ -1,6 +1,7 @@
 // The nodes of the Sessions tree, derived from a session's view model. Pure: no VS Code calls, so
 // what a session shows is decided in one place and the provider only turns nodes into tree items.
 import type { CallView, ChainView, CompactionView, MarkerView, SessionView, SummaryView } from "@pi-pruner/core";
+import { chainExtras, writerNodes, type WriterNode } from "./diagnostic-nodes.ts";
 
 export type GroupKind = "summaries" | "other" | "chains" | "protected" | "markers" | "compactions";
 
@@ -16,7 +17,8 @@ export type SessionNode =
   | { kind: "chain"; id: string; path: string; entryId: string; blockId: string }
   | { kind: "marker"; id: string; path: string; entryId: string }
   | { kind: "compaction"; id: string; path: string; entryId: string }
-  | { kind: "message"; id: string; path: string; text: string };
+  | { kind: "message"; id: string; path: string; text: string }
+  | WriterNode;
 
 export const GROUP_LABELS: Record<GroupKind, string> = {
   summaries: "Summaries",
@@ -120,6 +122,7 @@ export function sessionChildren(path: string, view: SessionView, leafCount: numb
   const nodes: SessionNode[] = [];
   if (view.errors.length > 0) nodes.push({ kind: "badLines", id: `${base}#bad-lines`, path });
   if (view.problems.length > 0) nodes.push({ kind: "problems", id: `${base}#problems`, path });
+  nodes.push(...writerNodes(path, view));
   nodes.push({ kind: "modelView", id: `${base}#model-view`, path });
   if (leafCount > 1) nodes.push({ kind: "branch", id: `${base}#branch`, path });
   for (const group of GROUP_ORDER) {
@@ -155,7 +158,7 @@ export function summaryChildren(node: Extract<SessionNode, { kind: "summary" }>,
 
 export function chainChildren(node: Extract<SessionNode, { kind: "chain" }>, view: SessionView): SessionNode[] {
   const chain = view.chains.find((c) => c.entryId === node.entryId);
-  return chain ? callsOfChain(view, chain).map((c) => callNode(node.id, node.path, c)) : [];
+  return chain ? [...chainExtras(node.id, node.path, chain), ...callsOfChain(view, chain).map((c) => callNode(node.id, node.path, c))] : [];
 }
 
 export function findCall(view: SessionView, key: string): CallView | undefined {

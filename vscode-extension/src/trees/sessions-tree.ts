@@ -22,6 +22,8 @@ import {
   callsOfSummary,
   type SessionNode,
 } from "./session-nodes.ts";
+import { writerChildren } from "./diagnostic-nodes.ts";
+import { callNotes, chainNotes, checkSpills, spillReason, writerItem } from "./diagnostic-items.ts";
 
 const STATE_ICONS: Record<CallState, [string, string | undefined]> = {
   summarized: ["fold", "charts.blue"],
@@ -63,7 +65,9 @@ function callLabel(call: CallView): string {
 }
 
 function callDescription(call: CallView): string {
-  const parts = [call.shortRef ?? "", call.state === "deduped" && call.aliasOf ? `duplicate of ${call.aliasOf}` : call.state];
+  // A pruned call no entry gave a short ref is named by its tool-call id, as its writer named it.
+  const ref = call.shortRef ?? (call.state === "raw" || call.state === "protected" ? "" : call.toolCallId);
+  const parts = [ref, call.state === "deduped" && call.aliasOf ? `duplicate of ${call.aliasOf}` : call.state];
   if (call.isError) parts.push("error");
   parts.push(`${formatNumber(call.rawChars)} chars`);
   return parts.filter(Boolean).join(" · ");
@@ -152,9 +156,14 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
       case "chain":
         children = chainChildren(node, view);
         break;
+      case "writer":
+        children = writerChildren(node, view);
+        break;
       default:
         children = [];
     }
+    // The calls about to be drawn: whether their spill files are still there is looked up once per view.
+    if (node.kind !== "session") await checkSpills(view, node.path, state.head.id ?? state.data?.header?.id);
     return children.map((child) => this.remember(child, node));
   }
 
@@ -268,10 +277,12 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
         const call = findCall(view, node.key);
         if (!call) return new vscode.TreeItem("(call not on this branch)");
         item = new vscode.TreeItem(callLabel(call), none);
-        item.description = callDescription(call);
+        const notes = callNotes(call, view, spillReason(view, call.occurrenceKey));
+        item.description = [callDescription(call), ...notes.description].join(" · ");
         const [iconId, color] = STATE_ICONS[call.state];
-        item.iconPath = icon(call.isError ? "error" : iconId, call.isError ? "list.errorForeground" : color);
-        item.tooltip = safeTooltip(`${call.toolName} · ${call.state}${call.shortRef ? ` · ${call.shortRef}` : ""}\n`, { code: JSON.stringify(call.args, null, 2).slice(0, 1500) });
+        // A call that needs a look keeps its state's icon, tinted as a warning.
+        item.iconPath = call.isError ? icon("error", "list.errorForeground") : icon(iconId, notes.warn ? "list.warningForeground" : color);
+        item.tooltip = safeTooltip(`${call.toolName} · ${call.state}${call.shortRef ? ` · ${call.shortRef}` : ""}\n`, notes.tooltip, { code: JSON.stringify(call.args, null, 2).slice(0, 1500) });
         item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Open Call", arguments: [{ kind: "call", file, key: call.occurrenceKey }, callTitle(call)] };
         item.contextValue = `call.${call.state}`;
         break;
@@ -282,9 +293,10 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
         const calls = chainChildren(node, view).length;
         item = new vscode.TreeItem(chain.blockId, calls > 0 ? collapsed : none);
         const kept = chain.protectedToolCallIds.length;
-        item.description = [chain.toolRefs.join(", "), kept ? `${kept} protected output${kept === 1 ? "" : "s"} kept` : ""].filter(Boolean).join(" · ");
-        item.iconPath = icon("archive", "charts.yellow");
-        item.tooltip = safeTooltip(chain.rangeSummaryText ? `${chain.rangeSummaryText.slice(0, 1500)}\n\n` : "", "Click to review: the original span beside what the model is sent.");
+        const notes = chainNotes(chain);
+        item.description = [...notes.description, chain.toolRefs.join(", "), kept ? `${kept} protected output${kept === 1 ? "" : "s"} kept` : ""].filter(Boolean).join(" · ");
+        item.iconPath = notes.icon ?? icon("archive", "charts.yellow");
+        item.tooltip = safeTooltip(notes.tooltip, chain.rangeSummaryText ? `${chain.rangeSummaryText.slice(0, 1500)}\n\n` : "", "Click to review: the original span beside what the model is sent.");
         item.command = { command: REVIEW_CHAIN_COMMAND, title: "Review Chain", arguments: [file, chain.entryId] };
         item.contextValue = "chain";
         break;
@@ -314,6 +326,11 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
         item.contextValue = "compaction";
         break;
       }
+      case "writer":
+      case "diagnostic":
+      case "writerText":
+        item = writerItem(node, view, file, OPEN_DOCUMENT_COMMAND);
+        break;
       case "message": {
         item = new vscode.TreeItem(oneLine(node.text, 100), none);
         item.iconPath = icon("warning", "list.warningForeground");
