@@ -143,6 +143,8 @@ export class RequestRenderer {
   private index: PruneIndex = emptyIndex();
   private controls = new ControlsReader();
   private settingsEntry: AnyEntry | undefined;
+  /** The consumed entries hold a context edit: Pi applies one to its target wherever that comes, so the context is built whole from then on. */
+  private edited = false;
   private readonly recorded = new Map<AnyEntry, RequestSettings>();
   private current: RequestSettings | undefined;
   private readonly sizes = new WeakMap<AgentMessage, number>();
@@ -176,11 +178,14 @@ export class RequestRenderer {
       this.index = emptyIndex();
       this.controls = new ControlsReader();
       this.settingsEntry = undefined;
+      this.edited = false;
       rebuildContext = rebuildIndexNow = end > 0;
     }
+    if (this.edited && end > this.consumed) rebuildContext = true;
     for (let i = this.consumed; i < end; i++) {
       const entry = this.branch[i]!;
       if (reshapesContext(entry)) rebuildContext = true;
+      if (entry.type === "context_edit") this.edited = true;
       if (changesIndex(entry)) rebuildIndexNow = true;
       if (settingsEntryData(entry)) this.settingsEntry = entry;
     }

@@ -160,6 +160,11 @@ describe("RequestRenderer", () => {
     const five = b.entries.find((e) => e.type === "message" && (e as { message: { content?: unknown } }).message.content === "five")!.id;
     b.compaction({ firstKeptEntryId: five, summary: "Four chains of reading." });
     b.user("six").toolUse("read", { path: "src/6.ts" }, big("six")).assistant("six done");
+    // A context edit of a prompt, and one (in a hand-edited file) that names an entry after it.
+    b.contextEdit(b.entries.findLast((e) => e.type === "message" && (e as { message: { content?: unknown } }).message.content === "six")!.id, "six, edited");
+    b.raw({ type: "context_edit", targetId: "later-prompt", replacement: { content: "seven, edited" } });
+    b.user("seven").assistant("seven done");
+    b.raw({ type: "message", id: "later-prompt", message: { role: "user", content: "eight", timestamp: Date.UTC(2026, 0, 1) } }).assistant("eight done");
     const branch = b.entries;
     const requests = modelRequests(branch);
     expect(requests.length).toBeGreaterThan(10);
@@ -173,6 +178,7 @@ describe("RequestRenderer", () => {
     expect(expected.some((messages) => messages.some((m) => m.role === "custom" && m.customType === "context-prune-chain"))).toBe(true);
     const afterRewind = requests.find((r) => r.prompt === "five" && r.toolCalls === 0)!;
     expect(JSON.stringify(expected[afterRewind.n - 1])).not.toContain("hit\\nhit");
+    expect(JSON.stringify(expected.at(-1))).toContain("seven, edited");
   });
 
   it("the view of the last request sent is the next request's view without the leaf's own answer", async () => {
