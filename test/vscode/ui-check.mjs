@@ -153,6 +153,36 @@ async function widenSideBar(x) {
   say("no sash found on the side bar's edge; the pictures keep the default width");
 }
 
+/**
+ * At the side bar's default width every session row still shows its age and reclaim: the part of
+ * each row's description drawn inside the row (before the ellipsis) holds both.
+ */
+async function checkRowsAtDefaultWidth(view) {
+  const rows = page.locator(`${view} .monaco-list-row[aria-level='1']`);
+  await page.waitForFunction((sel) => [...document.querySelectorAll(`${sel} .monaco-list-row[aria-level='1'] .label-description`)].every((d) => d.textContent.includes("→") || d.textContent.includes("unreadable")), view, { timeout: 30_000 });
+  const shown = await rows.evaluateAll((els) =>
+    els.map((el) => {
+      const box = el.querySelector(".monaco-icon-label-container").getBoundingClientRect();
+      const d = el.querySelector(".label-description");
+      const text = d?.textContent ?? "";
+      const range = document.createRange();
+      let visible = "";
+      // The ellipsis takes the last few pixels of the row.
+      for (let i = 1; d?.firstChild && i <= text.length; i++) {
+        range.setStart(d.firstChild, 0);
+        range.setEnd(d.firstChild, i);
+        if (range.getBoundingClientRect().right <= box.right - 8) visible = text.slice(0, i);
+      }
+      return { name: el.querySelector(".label-name")?.textContent ?? "", text, visible };
+    }),
+  );
+  const width = Math.round((await page.locator(".part.sidebar").first().boundingBox()).width);
+  for (const r of shown) {
+    if (!/^\S+ ago · \S+→\S+|^[A-Z][a-z]{2} \d+ · \S+→\S+/.test(r.visible)) throw new Error(`at the default side-bar width (${width} px) the row "${r.name}" shows only "${r.visible}" of "${r.text}"`);
+  }
+  say(`default side-bar width ${width} px: every session row shows its age and reclaim (${shown.map((r) => `"${r.visible}"`).join(", ")})`);
+}
+
 /** The badge a file decoration puts after an explorer row's label. */
 async function badgeOf(label) {
   return row(".explorer-folders-view", label).evaluate((el) => {
@@ -178,8 +208,9 @@ try {
   const container = page.locator(".activitybar .action-item a[aria-label^='Pi Pruner']").first();
   const sessionsView = ".pane:has(.pane-header[aria-label^='Sessions'])";
   // The row shows the first words of the session's first prompt, "read the release skill and the parser sources".
-  const piRow = row(sessionsView, "read the…");
+  const piRow = row(sessionsView, "read the");
   await clickUntil(container, (timeout) => piRow.waitFor({ state: "visible", timeout }), "open the Pi Pruner view");
+  await checkRowsAtDefaultWidth(sessionsView);
   await widenSideBar(560);
   // A click on a session selects it (the status bar shows its reclaim) and expands it.
   await clickUntil(piRow, expanded(piRow), "select and expand the real-Pi session");
