@@ -14,7 +14,7 @@ import { STATUS_KEY, statsReport, statusReport, statusText } from "./status.ts";
 import { treeNodes, treeReport } from "./tree.ts";
 import { registerSelfControl } from "./self-control/register.ts";
 import { recordSettings } from "./settings-record.ts";
-import { buildPiContext, renderWhole, visibleContext, type RenderStep } from "@pi-pruner/core";
+import { buildPiContext, nextSeqOf, renderWhole, visibleContext, type RenderStep } from "@pi-pruner/core";
 
 export default function piPruner(pi: ExtensionAPI): void {
   let ui: ExtensionContext["ui"] | undefined;
@@ -90,6 +90,7 @@ export default function piPruner(pi: ExtensionAPI): void {
     config: () => runtime.config,
     branch: branchOf,
     controls: (ctx) => runtime.controls.read(branchOf(ctx)),
+    nextSeq: (ctx) => nextSeqOf(branchOf(ctx)),
     visibleContext: (ctx) => {
       const branch = branchOf(ctx);
       return visibleContext(buildPiContext(branch), runtime.controls.read(branch), protectsBy(runtime.config));

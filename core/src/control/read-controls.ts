@@ -331,3 +331,18 @@ export class ControlsReader {
     return this.state;
   }
 }
+
+/**
+ * The next free sequence number on a branch: one above every `mulligan:*` entry's, turn metrics
+ * included (ControlsReader does not watch those, so its state's `nextSeq` can be behind).
+ */
+export function nextSeqOf(branch: readonly AnyEntry[]): number {
+  let max = 0;
+  for (const entry of branch) {
+    if (entry.type !== "custom") continue;
+    const { customType, data } = entry as CustomEntry;
+    if (typeof customType !== "string" || !customType.startsWith("mulligan:") || !isRecord(data)) continue;
+    if (typeof data.seq === "number" && Number.isFinite(data.seq)) max = Math.max(max, data.seq);
+  }
+  return max + 1;
+}

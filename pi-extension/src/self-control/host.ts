@@ -9,6 +9,8 @@ export interface SelfControlHost {
   config(): PruneConfig;
   /** The current branch, root → leaf. */
   branch(ctx: ExtensionContext): AnyEntry[];
+  /** The next free marker sequence number on the branch (turn metrics included). */
+  nextSeq(ctx: ExtensionContext): number;
   /** The branch's self-control markers now (re-read only when they change). */
   controls(ctx: ExtensionContext): ControlState;
   /** The context Pi builds for the branch with the active markers applied, each message tied to its entry: what a new marker is resolved against. */

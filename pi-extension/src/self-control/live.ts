@@ -73,7 +73,7 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
     const shrinks = activeShrinks(controls).filter((s) => !retiredHere.has(s.id));
     if (shrinks.length === 0) return;
     const keys = new Set(raw.map(messageKey));
-    let seq = controls.nextSeq;
+    let seq = host.nextSeq(ctx);
     const active = new Set<string>();
     for (const shrink of shrinks) {
       active.add(shrink.id);
@@ -149,7 +149,7 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
         schema: CONTROL_SCHEMA,
         v: CONTROL_VERSION,
         kind: "turn-metric",
-        seq: host.controls(ctx).nextSeq,
+        seq: host.nextSeq(ctx),
         ts: Date.now(),
         deltaTokens,
         ...(typeof turn.turnIndex === "number" ? { turnIndex: turn.turnIndex } : {}),

@@ -105,7 +105,7 @@ function rewind(pi: ExtensionAPI, host: SelfControlHost, toolCallId: string, par
     ...(checkpoint ? { checkpoint } : {}),
     excludeToolCallId: toolCallId,
     hideEntryIds: check.span.entryIds,
-    seq: controls.nextSeq,
+    seq: host.nextSeq(ctx),
     note: note.note,
     ledger,
     ts: Date.now(),
@@ -171,7 +171,7 @@ function cancel(pi: ExtensionAPI, host: SelfControlHost, params: CancelParams, c
     marker = newestAffecting(buildPiContext(host.branch(ctx)), controls, target);
     if (!marker) return text(`pi-pruner: nothing to cancel: no active rewind or shrink affects ${describeTarget(target)}.`, { cancelled: false });
   }
-  const data: CancelData = { schema: CONTROL_SCHEMA, v: CONTROL_VERSION, kind: "cancel", targetId: marker.id, reason: "agent", seq: controls.nextSeq, ts: Date.now() };
+  const data: CancelData = { schema: CONTROL_SCHEMA, v: CONTROL_VERSION, kind: "cancel", targetId: marker.id, reason: "agent", seq: host.nextSeq(ctx), ts: Date.now() };
   pi.appendEntry(CANCEL_ENTRY, data);
   const effect =
     marker.kind === "rewind"

@@ -66,7 +66,7 @@ function shrink(pi: ExtensionAPI, host: SelfControlHost, params: ShrinkParams, c
   const controls = host.controls(ctx);
   const id = randomUUID();
   const ts = Date.now();
-  let seq = controls.nextSeq;
+  let seq = host.nextSeq(ctx);
   const reason = typeof params.reason === "string" && params.reason.trim() !== "" ? params.reason.trim() : undefined;
   pi.appendEntry(SHRINK_ENTRY, shrinkData({ id, target, replacement, reason, pinnedEntryId: found.entryId, seq: seq++, ts }));
   const retired = shrinksOverCap(controls, config.selfControl.maxActiveShrinks);
