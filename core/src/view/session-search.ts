@@ -1,0 +1,145 @@
+// What a session offers to a full-text search: a person's prompts, the model's replies, each tool
+// call's arguments and its output, one searchable part each, with where a hit leads (the call's
+// document, or the model view at the request that first sent the message). Pure: the entries come
+// in read with their bodies; the caller indexes the parts and lets them go.
+import type { AnyEntry } from "../shapes/entries.ts";
+import { contentText, occurrenceKey, type AgentMessage } from "../shapes/messages.ts";
+import { isRecord } from "../shapes/json.ts";
+import { modelRequests } from "./request-views.ts";
+
+export type SearchPartKind = "prompt" | "reply" | "arguments" | "output";
+
+export interface SearchPart {
+  /** Unique within the session: the entry, the kind and the block. */
+  id: string;
+  entryId: string;
+  kind: SearchPartKind;
+  text: string;
+  toolName?: string;
+  toolCallId?: string;
+  /** The call's occurrence key (its document), for arguments and outputs. */
+  callKey?: string;
+  /**
+   * The request (1-based along `branch`) that first sent this message to the model; "next" when
+   * none has yet; undefined when the message is not on that branch.
+   */
+  request?: number | "next";
+  timestamp?: number;
+}
+
+export interface SearchPartsOptions {
+  /** The branch whose requests the model view steps through; default: none (no request numbers). */
+  branch?: readonly AnyEntry[];
+  /** Text beyond this many characters of one part is not indexed, so one huge output cannot stall a scan. */
+  maxChars?: number;
+}
+
+export const SEARCH_PART_MAX_CHARS = 200_000;
+
+/** The searchable parts of a session's entries, in file order. */
+export function sessionSearchParts(entries: readonly AnyEntry[], options: SearchPartsOptions = {}): SearchPart[] {
+  const maxChars = options.maxChars ?? SEARCH_PART_MAX_CHARS;
+  const requestOf = firstRequestOf(options.branch);
+  const parts: SearchPart[] = [];
+  const add = (part: Omit<SearchPart, "text" | "request">, text: string) => {
+    const trimmed = text.trim();
+    if (!trimmed) return;
+    const request = requestOf(part.entryId);
+    parts.push({ ...part, text: trimmed.length > maxChars ? trimmed.slice(0, maxChars) : trimmed, ...(request !== undefined ? { request } : {}) });
+  };
+  for (const entry of entries) {
+    if (entry.type !== "message") continue;
+    const message = (entry as { message?: AgentMessage }).message;
+    // Session files are input: a message entry may hold anything.
+    if (!isRecord(message)) continue;
+    const timestamp = typeof message.timestamp === "number" ? { timestamp: message.timestamp } : {};
+    switch (message.role) {
+      case "user":
+        add({ id: `${entry.id}:prompt`, entryId: entry.id, kind: "prompt", ...timestamp }, textOf(message.content));
+        break;
+      case "assistant": {
+        if (!Array.isArray(message.content)) break;
+        const reply = message.content
+          .filter((b) => isRecord(b) && b.type === "text" && typeof b.text === "string")
+          .map((b) => (b as { text: string }).text)
+          .join("\n");
+        add({ id: `${entry.id}:reply`, entryId: entry.id, kind: "reply", ...timestamp }, reply);
+        message.content.forEach((block, i) => {
+          if (!isRecord(block) || block.type !== "toolCall" || typeof block.id !== "string") return;
+          const toolName = typeof block.name === "string" ? block.name : "tool";
+          add({ id: `${entry.id}:arguments:${i}`, entryId: entry.id, kind: "arguments", toolName, toolCallId: block.id, ...timestamp }, argumentText(block.arguments));
+        });
+        break;
+      }
+      case "toolResult": {
+        if (typeof message.toolCallId !== "string") break;
+        const callKey = occurrenceKey(message.toolCallId, typeof message.timestamp === "number" ? message.timestamp : undefined);
+        const toolName = typeof message.toolName === "string" ? message.toolName : "tool";
+        add({ id: `${entry.id}:output`, entryId: entry.id, kind: "output", toolName, toolCallId: message.toolCallId, callKey, ...timestamp }, textOf(message.content));
+        break;
+      }
+      case "bashExecution":
+        add({ id: `${entry.id}:output`, entryId: entry.id, kind: "output", toolName: "bash", ...timestamp }, `${String(message.command ?? "")}\n${String(message.output ?? "")}`);
+        break;
+      default:
+        break;
+    }
+  }
+  // A call's arguments open its document too: the result carries the key (its timestamp).
+  const keyOfCall = new Map<string, string>();
+  for (const p of parts) if (p.kind === "output" && p.toolCallId && p.callKey) keyOfCall.set(p.toolCallId, p.callKey);
+  for (const p of parts) if (p.kind === "arguments" && p.toolCallId) p.callKey = keyOfCall.get(p.toolCallId) ?? p.toolCallId;
+  return parts;
+}
+
+/** A line of `text` around the first of `terms` found (case-insensitive), at most `width` characters, on one line. */
+export function searchSnippet(text: string, terms: readonly string[], width = 80): string {
+  const lower = text.toLowerCase();
+  let at = -1;
+  for (const term of terms) {
+    const i = term ? lower.indexOf(term.toLowerCase()) : -1;
+    if (i >= 0 && (at < 0 || i < at)) at = i;
+  }
+  const start = at < 0 ? 0 : Math.max(0, at - Math.floor(width / 3));
+  const slice = text.slice(start, start + width).replace(/\s+/g, " ").trim();
+  return `${start > 0 ? "…" : ""}${slice}${start + width < text.length ? "…" : ""}`;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  return Array.isArray(content) ? contentText(content.filter(isRecord) as { type: string; text?: string }[]) : "";
+}
+
+/** Argument values as words: the keys and JSON punctuation are noise to a person searching. */
+function argumentText(args: unknown): string {
+  const out: string[] = [];
+  const walk = (value: unknown) => {
+    if (typeof value === "string") out.push(value);
+    else if (typeof value === "number" || typeof value === "boolean") out.push(String(value));
+    else if (Array.isArray(value)) value.forEach(walk);
+    else if (isRecord(value)) Object.values(value).forEach(walk);
+  };
+  walk(args);
+  return out.join("\n");
+}
+
+/** For an entry of the branch, the first request built after it (the one that sent it). */
+function firstRequestOf(branch: readonly AnyEntry[] | undefined): (entryId: string) => number | "next" | undefined {
+  if (!branch) return () => undefined;
+  const requests = modelRequests(branch);
+  const positions = new Map<string, number>();
+  branch.forEach((e, i) => positions.set(e.id, i));
+  return (entryId) => {
+    const position = positions.get(entryId);
+    if (position === undefined) return undefined;
+    // Requests are in branch order: the first one after the entry, by bisection.
+    let lo = 0;
+    let hi = requests.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (requests[mid]!.position > position) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo < requests.length ? requests[lo]!.n : "next";
+  };
+}
