@@ -3,7 +3,7 @@
 // document, or the model view at the request that first sent the message). Pure: the entries come
 // in read with their bodies; the caller indexes the parts and lets them go.
 import type { AnyEntry } from "../shapes/entries.ts";
-import { contentText, occurrenceKey, type AgentMessage } from "../shapes/messages.ts";
+import { contentText, occurrenceKey } from "../shapes/messages.ts";
 import { isRecord } from "../shapes/json.ts";
 import { modelRequests } from "./request-views.ts";
 
@@ -49,9 +49,10 @@ export function sessionSearchParts(entries: readonly AnyEntry[], options: Search
   };
   for (const entry of entries) {
     if (entry.type !== "message") continue;
-    const message = (entry as { message?: AgentMessage }).message;
     // Session files are input: a message entry may hold anything.
-    if (!isRecord(message)) continue;
+    const held: unknown = (entry as { message?: unknown }).message;
+    if (!isRecord(held)) continue;
+    const message = held as Record<string, unknown> & { role?: unknown; content?: unknown };
     const timestamp = typeof message.timestamp === "number" ? { timestamp: message.timestamp } : {};
     switch (message.role) {
       case "user":

@@ -1,0 +1,232 @@
+// The context timeline of a branch: one point per model request with the context as Pi would have
+// sent it without the pruner (raw) and as the pruner sent it, the provider's usage and cost where
+// the assistant message carries them and an estimate under the provider's price model where it
+// does not; marks for what reshaped the context between requests; and the totals a person asks
+// for: what the session cost with pruning, what it would have cost without, and what the
+// summarizer's own calls cost. One pass over the branch: the requests are rendered in order.
+import type { AnyEntry } from "../shapes/entries.ts";
+import { PRUNE_CHAIN, PRUNE_FRONTIER, PRUNE_STATS } from "../shapes/entries.ts";
+import { REWIND_ENTRY, SHRINK_ENTRY } from "../control/control-entries.ts";
+import type { AgentMessage, AssistantMessage } from "../shapes/messages.ts";
+import { isRecord } from "../shapes/json.ts";
+import { estimateTokens } from "../shapes/size.ts";
+import { cacheMeter, cacheRulesFor, OUTPUT_PRICE, type CacheMeter, type CacheRules, type RequestBill } from "../cost/cache-rules.ts";
+import { RequestRenderer, type RequestViewOptions } from "./request-views.ts";
+
+/** What the provider reported for one request (Pi's `usage` on the assistant message). */
+export interface RequestUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** Dollars, when the message carries a cost. */
+  cost?: number;
+}
+
+export interface TimelinePoint {
+  /** The request's number on the branch (1-based): the model view's request. */
+  n: number;
+  entryId: string;
+  timestamp?: number;
+  prompt?: string;
+  rawChars: number;
+  rawTokens: number;
+  sentChars: number;
+  sentTokens: number;
+  rules: CacheRules;
+  /** The provider's figures; absent when the message has none (or only zeros). */
+  usage?: RequestUsage;
+  /** Our estimate of the request as sent, under `rules` (always computed, shown where `usage` is absent). */
+  estimate: { input: number; cacheRead: number; cacheWrite: number; output: number };
+  /** Dollars with pruning: the provider's cost where known, else the estimate. */
+  cost: number;
+  /** The cost is our estimate, not the provider's. */
+  costEstimated: boolean;
+  /** Dollars the request would have cost without pruning (always an estimate). */
+  costWithoutPruning: number;
+}
+
+export type TimelineMarkKind = "flush" | "chain" | "compaction" | "branch" | "rewind" | "shrink";
+
+export interface TimelineMark {
+  kind: TimelineMarkKind;
+  entryId: string;
+  /** The first request that saw it (requestCount + 1 when none has yet). */
+  beforeRequest: number;
+  label: string;
+}
+
+export interface SummarizerCalls {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cost: number;
+}
+
+export interface TimelineTotals {
+  requests: number;
+  /** Dollars with pruning (the provider's cost where known). */
+  cost: number;
+  /** Requests whose cost is our estimate. */
+  estimatedRequests: number;
+  /** Dollars without pruning (an estimate). */
+  costWithoutPruning: number;
+  /** costWithoutPruning − cost − the summarizer's cost. */
+  saving: number;
+  summarizer: SummarizerCalls;
+}
+
+export interface Timeline {
+  points: TimelinePoint[];
+  marks: TimelineMark[];
+  totals: TimelineTotals;
+}
+
+export interface TimelineOptions extends RequestViewOptions {
+  /** Entries with more than one child in the session: where the branch forks. */
+  branchPoints?: ReadonlySet<string>;
+}
+
+/**
+ * Dollars per input token when a message does not tell: Pi 1.6's registry prices for
+ * claude-sonnet-4-5 ($3 per million) and gpt-5 ($1.25), the models OUTPUT_PRICE is taken from.
+ */
+export const DEFAULT_INPUT_PRICE: Record<CacheRules, number> = { anthropic: 3e-6, openai: 1.25e-6, simple: 3e-6 };
+
+const finite = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+
+/** Pi's `usage` of an assistant message, narrowed; undefined when absent or all zero (mock providers, aborted requests). */
+export function usageOf(message: AgentMessage): RequestUsage | undefined {
+  const usage = (message as { usage?: unknown }).usage;
+  if (!isRecord(usage)) return undefined;
+  const input = finite(usage.input) ?? 0;
+  const output = finite(usage.output) ?? 0;
+  const cacheRead = finite(usage.cacheRead) ?? 0;
+  const cacheWrite = finite(usage.cacheWrite) ?? 0;
+  if (input + output + cacheRead + cacheWrite === 0) return undefined;
+  const result: RequestUsage = { input, output, cacheRead, cacheWrite };
+  const cost = isRecord(usage.cost) ? finite(usage.cost.total) : undefined;
+  if (cost !== undefined) result.cost = cost;
+  return result;
+}
+
+/** Dollars per input token for a message: its own cost over its tokens when it has both, else the price model's default. */
+function inputPriceOf(message: AgentMessage, rules: CacheRules): number {
+  const usage = (message as { usage?: unknown }).usage;
+  if (isRecord(usage) && isRecord(usage.cost)) {
+    const cost = finite(usage.cost.input);
+    const tokens = finite(usage.input);
+    if (cost !== undefined && tokens !== undefined && cost > 0 && tokens > 0) return cost / tokens;
+  }
+  return DEFAULT_INPUT_PRICE[rules];
+}
+
+function markOf(entry: AnyEntry, options: TimelineOptions): { kind: TimelineMarkKind; label: string } | undefined {
+  if (entry.type === "compaction") return { kind: "compaction", label: "Pi compacted the context" };
+  if (entry.type === "custom") {
+    const customType = (entry as { customType?: unknown }).customType;
+    const data = (entry as { data?: unknown }).data;
+    if (customType === PRUNE_FRONTIER) {
+      const outcome = isRecord(data) && typeof data.outcome === "string" ? data.outcome : "flush";
+      const calls = isRecord(data) ? finite(data.attemptedToolCallCount) : undefined;
+      return { kind: "flush", label: `flush: ${outcome}${calls !== undefined ? ` (${calls} call${calls === 1 ? "" : "s"})` : ""}` };
+    }
+    if (customType === PRUNE_CHAIN) return { kind: "chain", label: "a chain compressed" };
+    if (customType === REWIND_ENTRY) return { kind: "rewind", label: "the agent rewound" };
+    if (customType === SHRINK_ENTRY) return { kind: "shrink", label: "the agent shrank a result" };
+  }
+  if (options.branchPoints?.has(entry.id)) return { kind: "branch", label: "the session branches here" };
+  return undefined;
+}
+
+function summarizerOf(entry: AnyEntry): SummarizerCalls | undefined {
+  if (entry.type !== "custom" || (entry as { customType?: unknown }).customType !== PRUNE_STATS) return undefined;
+  const data = (entry as { data?: unknown }).data;
+  if (!isRecord(data)) return undefined;
+  // Each stats entry holds the session's running totals: the newest one counts.
+  return { calls: finite(data.callCount) ?? 0, inputTokens: finite(data.totalInputTokens) ?? 0, outputTokens: finite(data.totalOutputTokens) ?? 0, cost: finite(data.totalCost) ?? 0 };
+}
+
+/** The timeline of a branch (root → leaf), its long bodies read in. */
+export function buildTimeline(branch: readonly AnyEntry[], options: TimelineOptions): Timeline {
+  const renderer = new RequestRenderer(branch, options);
+  const points: TimelinePoint[] = [];
+  const marks: TimelineMark[] = [];
+  let summarizer: SummarizerCalls = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
+  let meters: { rules: CacheRules; raw: CacheMeter; sent: CacheMeter } | undefined;
+  let next = 0;
+
+  const collect = (end: number, beforeRequest: number) => {
+    for (; next < end; next++) {
+      const entry = branch[next]!;
+      const mark = markOf(entry, options);
+      if (mark) marks.push({ ...mark, entryId: entry.id, beforeRequest });
+      summarizer = summarizerOf(entry) ?? summarizer;
+    }
+  };
+
+  for (const request of renderer.requests) {
+    collect(request.position, request.n);
+    const view = renderer.render(request.n);
+    // modelRequests keeps only assistant messages.
+    const answer = (branch[request.position] as { message: AssistantMessage }).message;
+    const api = typeof answer.api === "string" ? answer.api : undefined;
+    const rules = cacheRulesFor(api);
+    // A new provider starts with an empty cache.
+    if (meters?.rules !== rules) meters = { rules, raw: cacheMeter(rules), sent: cacheMeter(rules) };
+    const sentBill: RequestBill = meters.sent.bill({ system: "", tools: "", messages: view.messages });
+    const rawBill: RequestBill = meters.raw.bill({ system: "", tools: "", messages: view.rawMessages });
+    const usage = usageOf(answer);
+    const outputTokens = usage?.output ?? estimateTokens(JSON.stringify(answer.content ?? "").length);
+    const price = inputPriceOf(answer, rules);
+    const estimatedCost = (sentBill.billed + outputTokens * OUTPUT_PRICE[rules]) * price;
+    const cost = usage?.cost ?? estimatedCost;
+    const point: TimelinePoint = {
+      n: request.n,
+      entryId: request.entryId,
+      rawChars: view.rawChars,
+      rawTokens: estimateTokens(view.rawChars),
+      sentChars: view.modelChars,
+      sentTokens: estimateTokens(view.modelChars),
+      rules,
+      estimate: { input: sentBill.uncachedTokens, cacheRead: sentBill.cacheReadTokens, cacheWrite: sentBill.cacheWriteTokens, output: outputTokens },
+      cost,
+      costEstimated: usage?.cost === undefined,
+      // The raw side billed under the same rules: what pruning kept out of the bill is the difference.
+      costWithoutPruning: cost + (rawBill.billed - sentBill.billed) * price,
+    };
+    if (request.timestamp !== undefined) point.timestamp = request.timestamp;
+    if (request.prompt !== undefined) point.prompt = request.prompt;
+    if (usage) point.usage = usage;
+    points.push(point);
+  }
+  collect(branch.length, renderer.count + 1);
+
+  let cost = 0;
+  let costWithoutPruning = 0;
+  let estimatedRequests = 0;
+  for (const point of points) {
+    cost += point.cost;
+    costWithoutPruning += point.costWithoutPruning;
+    if (point.costEstimated) estimatedRequests++;
+  }
+  return {
+    points,
+    marks,
+    totals: { requests: points.length, cost, estimatedRequests, costWithoutPruning, saving: costWithoutPruning - cost - summarizer.cost, summarizer },
+  };
+}
+
+/** Entries of a session that more than one entry continues. */
+export function branchPointsOf(entries: readonly AnyEntry[]): Set<string> {
+  const children = new Map<string, number>();
+  const points = new Set<string>();
+  for (const entry of entries) {
+    const parent = (entry as { parentId?: unknown }).parentId;
+    if (typeof parent !== "string") continue;
+    const count = (children.get(parent) ?? 0) + 1;
+    children.set(parent, count);
+    if (count === 2) points.add(parent);
+  }
+  return points;
+}
