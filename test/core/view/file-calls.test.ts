@@ -1,0 +1,70 @@
+// The calls of a session that name one file, with their states.
+import { describe, expect, it } from "vitest";
+import { prunedSessionBuilder } from "../../helpers/fixtures.ts";
+import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
+import { parseSessionText } from "../../../core/src/session/session-reader.ts";
+import { buildSessionView } from "../../../core/src/view/session-view.ts";
+import { callsNamingFile } from "../../../core/src/view/file-calls.ts";
+
+function viewWith(extra: (b: ReturnType<typeof prunedSessionBuilder>) => void) {
+  const b = prunedSessionBuilder();
+  extra(b);
+  return buildSessionView(parseSessionText(b.toJsonl()), { config: DEFAULT_CONFIG });
+}
+
+describe("callsNamingFile", () => {
+  it("finds a summarized read and its deduplicated re-read, each with its state", () => {
+    const view = viewWith(() => {});
+    const found = callsNamingFile(view, { absolute: "/workspace/src/a.ts", relative: "src/a.ts" });
+    expect(found.map((f) => [f.call.toolCallId, f.match, f.stateText])).toEqual([
+      ["c2", "path", "summarized (ref t2)"],
+      ["c4", "path", "deduplicated (same output as t2)"],
+    ]);
+  });
+
+  it("finds edits, writes, greps and bash commands naming the file, written relative, with ./ or absolute", () => {
+    const view = viewWith((b) => {
+      b.toolUse("edit", { path: "./src/a.ts", oldText: "A", newText: "B" }, "ok", { id: "e1" });
+      b.toolUse("write", { path: "/workspace/src/a.ts", content: "x" }, "ok", { id: "w1" });
+      b.toolUse("grep", { pattern: "A", path: "src/a.ts" }, "1:A", { id: "g1" });
+      b.toolUse("bash", { command: "cat 'src/a.ts' | wc -l" }, "1", { id: "b1" });
+      b.toolUse("bash", { command: "sed -n 1,5p /workspace/src/a.ts" }, "A", { id: "b2" });
+    });
+    const found = callsNamingFile(view, { absolute: "/workspace/src/a.ts", relative: "src/a.ts" });
+    expect(found.map((f) => [f.call.toolCallId, f.match])).toEqual([
+      ["c2", "path"],
+      ["c4", "path"],
+      ["e1", "path"],
+      ["w1", "path"],
+      ["g1", "path"],
+      ["b1", "command"],
+      ["b2", "command"],
+    ]);
+    expect(found.find((f) => f.call.toolCallId === "e1")!.stateText).toBe("raw");
+  });
+
+  it("a longer name holding the path, or the same name in another folder, is not the file", () => {
+    const view = viewWith((b) => {
+      b.toolUse("read", { path: "src/a.tsx" }, "x", { id: "n1" });
+      b.toolUse("read", { path: "lib/src/a.ts" }, "x", { id: "n2" });
+      b.toolUse("bash", { command: "cat src/data.ts lib/src/a.ts src/a.ts.bak" }, "x", { id: "n3" });
+      b.toolUse("read", { path: "/elsewhere/src/a.ts" }, "x", { id: "n4" });
+    });
+    const found = callsNamingFile(view, { absolute: "/workspace/src/a.ts", relative: "src/a.ts" });
+    expect(found.map((f) => f.call.toolCallId)).toEqual(["c2", "c4"]);
+  });
+
+  it("a session started in another folder does not match a relative path that means a different file there", () => {
+    const view = viewWith((b) => b.toolUse("read", { path: "src/a.ts" }, "x", { id: "r9" }));
+    const found = callsNamingFile({ ...view, session: { ...view.session, cwd: "/other" } }, { absolute: "/workspace/src/a.ts", relative: "src/a.ts" });
+    expect(found).toEqual([]);
+  });
+
+  it("a protected read says so; a spilled command names its ref", () => {
+    const view = viewWith((b) => b.toolUse("read", { path: "package.json" }, "{}", { id: "p1" }));
+    expect(callsNamingFile(view, { absolute: "/workspace/skills/gate/SKILL.md" }).map((f) => f.stateText)).toEqual([expect.stringMatching(/^protected \(/)]);
+    const spilled = viewWith((b) => b.toolUse("read", { path: "README.md" }, "x", { id: "p2" }));
+    const c3 = spilled.calls.find((c) => c.toolCallId === "c3")!;
+    expect(callsNamingFile({ ...spilled, calls: [{ ...c3, command: "npm run build -- --config build.json" }] }, { absolute: "/workspace/build.json" }).map((f) => f.stateText)).toEqual(["spilled to disk (ref t1)"]);
+  });
+});
