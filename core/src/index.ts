@@ -57,6 +57,5 @@ export * from "./view/writer-diagnostics.ts";
 export * from "./view/sent-states.ts";
 export * from "./view/spill-recovery.ts";
 export * from "./view/session-search.ts";
-export * from "./view/session-search.ts";
 export * from "./view/file-calls.ts";
 export * from "./view/export-markdown.ts";
