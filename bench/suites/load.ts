@@ -91,7 +91,10 @@ export async function runLoad(options: LoadOptions): Promise<SuiteOutput> {
       f[`load.read.${key}`] = spreadFigure(spread(time.readMs), "ms", { note: "readSessionFile alone" });
       f[`load.floor.${key}`] = spreadFigure(spread(time.floorMs), "ms", { note: "tight floor: 1 MiB reads split on newlines, JSON.parse of each line" });
       f[`load.plainFloor.${key}`] = spreadFigure(spread(time.plainFloorMs), "ms", { note: "plain floor: readFileSync, split on newlines, JSON.parse of each line" });
-      f[`load.ratioPlain.${key}`] = spreadFigure(spread(plainRatios), "ratio", mb === 100 || (options.quick && mb === 10) ? { target: { op: "<=", value: 1.3 }, note: "view ÷ plain floor, paired rounds in one process" } : { note: "view ÷ plain floor, paired rounds in one process" });
+      // Context only, no target: a whole-file string turns two-byte at its first non-ASCII
+      // character and is then slow for reasons no session reader has.
+      f[`load.ratioPlain.${key}`] = spreadFigure(spread(plainRatios), "ratio", { note: "view ÷ plain floor (context only), paired rounds in one process" });
+      // The headline: against the tight floor, the fastest plain loop over the same bytes.
       f[`load.ratio.${key}`] = spreadFigure(spread(ratios), "ratio", mb === 100 || (options.quick && mb === 10) ? { target: { op: "<=", value: 1.3 }, note: "view ÷ tight floor, paired rounds in one process" } : { note: "view ÷ tight floor, paired rounds in one process" });
       if (memRuns > 0) {
         f[`load.ratioCpu.${key}`] = spreadFigure(spread(cpuRatios), "ratio", { note: "view ÷ floor in CPU time of the main thread, paired rounds" });

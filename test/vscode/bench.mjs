@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Editor figures in the real extension host: the first tree paint of a large session after the
 // extension activates, and the cost of applying a one-line append. Builds a workspace whose agent dir
-// holds one session of --mb megabytes (default 5), then runs suite/benchmark.test.ts through run.mjs.
+// holds one session of --mb megabytes (default 5), then runs suite/benchmark.test.ts through run.mjs,
+// whose --paint-probe opens the Pi Pruner view and times the session's row with its reclaim in the page.
 //
 //   node test/vscode/bench.mjs [--mb 5]
 import { spawn } from "node:child_process";
@@ -29,7 +30,7 @@ const file = sessions.writeSession(sessionDir, session);
 process.stderr.write(`[bench] ${file}: ${(session.text.length / 1e6).toFixed(1)} MB\n`);
 
 const code = await new Promise((resolve) => {
-  const child = spawn(process.execPath, [join(import.meta.dirname, "run.mjs"), "--workspace", workspace, "--grep", "^benchmark", "--env", "PI_PRUNER_BENCH=1"], {
+  const child = spawn(process.execPath, [join(import.meta.dirname, "run.mjs"), "--workspace", workspace, "--grep", "^benchmark", "--env", "PI_PRUNER_BENCH=1", "--paint-probe"], {
     stdio: "inherit",
     env: { ...process.env, PI_CODING_AGENT_DIR: agentDir },
   });

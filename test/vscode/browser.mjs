@@ -262,6 +262,7 @@ export async function launchChromium({ headless = true, args = [] } = {}) {
  * Starts code-server and opens the workbench on `workspace` with the extension loaded from
  * `extensionDevelopmentPath` (default: vscode-extension/). With `extensionTestsPath` the workbench
  * runs that test entry; give `expose` ({ codeAutomationLog, codeAutomationExit }) to hear it.
+ * `initScript` ({ script, arg }, as Playwright's addInitScript takes them) runs before the page's own scripts.
  *
  * Returns { page, browser, context, server, url, workspace, runDir, stop() }. stop() is idempotent
  * and always leaves nothing running.
@@ -278,6 +279,7 @@ export async function launchWorkbench({
   keep = false,
   waitForWorkbench = true,
   headless = true,
+  initScript,
 } = {}) {
   const runDir = makeRunDir();
   let server;
@@ -297,6 +299,8 @@ export async function launchWorkbench({
     const context = await browser.newContext({ viewport });
     const page = await context.newPage();
     for (const [name, fn] of Object.entries(expose)) await page.exposeFunction(name, fn);
+    // Runs in the page before the workbench's own scripts (e.g. an observer that times a paint).
+    if (initScript) await page.addInitScript(initScript.script, initScript.arg);
     if (verbose) {
       page.on("console", (m) => process.stderr.write(`[page:${m.type()}] ${m.text()}\n`));
       page.on("pageerror", (e) => process.stderr.write(`[page:error] ${e.message}\n`));

@@ -16,6 +16,7 @@ import { provision, launchWorkbench, prepareWorkspace, repoRoot, DEFAULT_EXTENSI
 import { localDir } from "./lib/provision.mjs";
 import { buildExtension, buildSuite } from "./lib/build-suite.mjs";
 import { piSessionFixture } from "./lib/pi-fixture.mjs";
+import { openPiPrunerView, paintObserver, paintObserverArgs, PAINT_REPORT } from "./lib/paint-probe.mjs";
 
 const USAGE = `usage: node test/vscode/run.mjs [options]
   --workspace DIR     folder to open (default: temp copy of test/vscode/fixtures/workspace, else empty temp dir)
@@ -27,6 +28,8 @@ const USAGE = `usage: node test/vscode/run.mjs [options]
   --summary FILE      write the mocha counts there as JSON {passed, failed, skipped} (for npm test)
   --keep              keep the run's temp dir (user data, logs, workspace copy)
   --verbose           also print code-server's output and the page console
+  --paint-probe       open the Pi Pruner view by its icon and print when the first session row shows
+                      its reclaim in the rendered page (a BENCH-JSON line, for the editor benchmark)
   --build-only        build the extension and the suite, print the test entry path, exit
   --provision-only    provision the cache (.vscode-test/) and exit`;
 
@@ -41,6 +44,7 @@ try {
       summary: { type: "string" },
       keep: { type: "boolean", default: false },
       verbose: { type: "boolean", default: false },
+      "paint-probe": { type: "boolean", default: false },
       "build-only": { type: "boolean", default: false },
       "provision-only": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -196,6 +200,14 @@ const expose = {
   },
 };
 
+let clickedAt;
+if (opts["paint-probe"]) {
+  expose[PAINT_REPORT] = (json) => {
+    const seen = JSON.parse(json);
+    process.stdout.write(`BENCH-JSON ${JSON.stringify({ kind: "dom", ...seen, clickedAt })}\n`);
+  };
+}
+
 try {
   const launching = launchWorkbench({
     workspace: opts.workspace,
@@ -206,6 +218,7 @@ try {
     verbose: opts.verbose,
     keep: opts.keep,
     waitForWorkbench: false,
+    ...(opts["paint-probe"] ? { initScript: { script: paintObserver, arg: paintObserverArgs } } : {}),
   });
   // A launch that fails or outlives the timeout settles the run.
   launching.then(
@@ -215,6 +228,7 @@ try {
       w.server.exited.then(({ code, signal }) => settle({ code: 1, reason: `code-server exited during the run (${signal ?? code})` }));
       w.page.on("crash", () => settle({ code: 1, reason: "the workbench page crashed" }));
       w.browser.on("disconnected", () => settle({ code: 1, reason: "the browser went away" }));
+      if (opts["paint-probe"]) openPiPrunerView(w.page, { onClick: (at) => (clickedAt = at) }).catch((e) => settle({ code: 1, reason: e.message }));
     },
     (e) => settle({ code: 1, reason: `could not start the workbench: ${e.message}` }),
   );

@@ -7,7 +7,6 @@ export type ProtectionConfig = Pick<PruneConfig, "protectedTools" | "protectedPa
 
 export type ProtectionReason = { kind: "tool"; name: string } | { kind: "path"; pattern: string };
 
-type PathTest = (normalizedPath: string) => boolean;
 
 const MATCH_OPTIONS: MinimatchOptions = {
   dot: true,
@@ -21,9 +20,8 @@ const MATCH_OPTIONS: MinimatchOptions = {
 };
 
 const MAX_CACHED_PATTERNS = 1000;
-const compiledPatterns = new Map<string, PathTest>();
-
-const matchesNothing: PathTest = () => false;
+// A pattern that cannot be used (empty, or one minimatch refuses) is kept as null: it matches nothing.
+const compiledPatterns = new Map<string, Minimatch | null>();
 
 function stripLeadingDotSlash(path: string): string {
   let result = path;
@@ -31,33 +29,36 @@ function stripLeadingDotSlash(path: string): string {
   return result;
 }
 
-function compilePattern(pattern: string): PathTest {
+function compilePattern(pattern: string): Minimatch | null {
   const normalized = stripLeadingDotSlash(pattern.replaceAll("\\", "/"));
-  if (normalized === "") return matchesNothing;
+  if (normalized === "") return null;
   try {
-    const matcher = new Minimatch(normalized, MATCH_OPTIONS);
-    return (path) => {
-      try {
-        return matcher.match(path);
-      } catch {
-        return false;
-      }
-    };
+    return new Minimatch(normalized, MATCH_OPTIONS);
   } catch {
     // An unusable pattern (too long, for one) protects nothing rather than breaking a render.
-    return matchesNothing;
+    return null;
   }
 }
 
-/** The compiled test for one pattern, compiled on first use and cached by pattern string. */
-function compiled(pattern: string): PathTest {
-  let test = compiledPatterns.get(pattern);
-  if (test === undefined) {
+/** The compiled pattern, compiled on first use and cached by pattern string. */
+function compiled(pattern: string): Minimatch | null {
+  let matcher = compiledPatterns.get(pattern);
+  if (matcher === undefined) {
     if (compiledPatterns.size >= MAX_CACHED_PATTERNS) compiledPatterns.clear();
-    test = typeof pattern === "string" ? compilePattern(pattern) : matchesNothing;
-    compiledPatterns.set(pattern, test);
+    matcher = typeof pattern === "string" ? compilePattern(pattern) : null;
+    compiledPatterns.set(pattern, matcher);
   }
-  return test;
+  return matcher;
+}
+
+/** One pattern against one path; a match that throws is no match rather than a broken render. */
+function test(matcher: Minimatch | null, path: string): boolean {
+  if (matcher === null) return false;
+  try {
+    return matcher.match(path);
+  } catch {
+    return false;
+  }
 }
 
 /** A backslash, `//`, or a `.` or `..` segment: the only things normalisation changes. */
@@ -99,11 +100,11 @@ function pathCandidates(normalizedPath: string): string[] {
   return [normalizedPath, `/${withoutClimb === ".." ? "" : withoutClimb}`];
 }
 
-function firstMatchingPattern(candidates: readonly string[], patterns: readonly string[], tests: readonly PathTest[]): string | undefined {
-  for (let index = 0; index < tests.length; index++) {
-    const test = tests[index];
+function firstMatchingPattern(candidates: readonly string[], patterns: readonly string[], matchers: readonly (Minimatch | null)[]): string | undefined {
+  for (let index = 0; index < matchers.length; index++) {
+    const matcher = matchers[index]!;
     for (const candidate of candidates) {
-      if (test(candidate)) return patterns[index];
+      if (test(matcher, candidate)) return patterns[index];
     }
   }
   return undefined;
@@ -138,15 +139,24 @@ export function matchesAnyPattern(path: unknown, patterns: readonly string[]): b
  */
 export function createPathMatcher(patterns: readonly string[]): (path: string) => string | undefined {
   const ownPatterns = patterns.slice();
-  const tests = ownPatterns.map(compiled);
-  if (tests.length === 0) return () => undefined;
+  const matchers = ownPatterns.map(compiled);
+  // The hot loop visits only usable patterns, in order, and calls minimatch directly.
+  const usable = matchers.flatMap((m, i) => (m === null ? [] : [i]));
+  const liveMatchers = usable.map((i) => matchers[i]!);
+  const livePatterns = usable.map((i) => ownPatterns[i]!);
+  if (liveMatchers.length === 0) return () => undefined;
   return (path) => {
     if (typeof path !== "string" || path === "") return undefined;
     const normalized = normalizePathForMatch(path);
-    if (normalized.startsWith("..")) return firstMatchingPattern(pathCandidates(normalized), ownPatterns, tests);
-    // The common case, one candidate: no array per path.
-    for (let index = 0; index < tests.length; index++) if (tests[index]!(normalized)) return ownPatterns[index];
-    return undefined;
+    if (normalized.startsWith("..")) return firstMatchingPattern(pathCandidates(normalized), livePatterns, liveMatchers);
+    // The common case, one candidate: no array per path, one try for all patterns; a throw
+    // (which minimatch does not do on a string) falls back to asking each pattern on its own.
+    try {
+      for (let index = 0; index < liveMatchers.length; index++) if (liveMatchers[index]!.match(normalized)) return livePatterns[index];
+      return undefined;
+    } catch {
+      return firstMatchingPattern([normalized], livePatterns, liveMatchers);
+    }
   };
 }
 

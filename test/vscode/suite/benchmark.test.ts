@@ -60,6 +60,8 @@ if (enabled) describe("benchmark", () => {
         kind: "paint",
         bytes: size,
         entries: api.store.get(session.file.path)!.data!.entries.length,
+        // Epoch ms of activate(), for the page's observer (test/vscode/lib/paint-probe.mjs).
+        activatedAtEpoch: performance.timeOrigin + api.activatedAt,
         listedMs: marks.listedAt! - api.activatedAt,
         viewBuiltMs: marks.firstViewAt! - api.activatedAt,
         parseMs: marks.firstParseMs,
