@@ -29,12 +29,30 @@ const session = sessions.largeSession(workspace, megabytes * 1_000_000);
 const file = sessions.writeSession(sessionDir, session);
 process.stderr.write(`[bench] ${file}: ${(session.text.length / 1e6).toFixed(1)} MB\n`);
 
+const found = {};
+let pending = "";
 const code = await new Promise((resolve) => {
   const child = spawn(process.execPath, [join(import.meta.dirname, "run.mjs"), "--workspace", workspace, "--grep", "^benchmark", "--env", "PI_PRUNER_BENCH=1", "--paint-probe"], {
-    stdio: "inherit",
+    stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, PI_CODING_AGENT_DIR: agentDir },
+  });
+  // Passed through as it comes; the host's and the page's BENCH-JSON lines are also kept.
+  child.stdout.on("data", (chunk) => {
+    process.stdout.write(chunk);
+    const lines = (pending + chunk.toString()).split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) {
+      const at = line.indexOf("BENCH-JSON ");
+      if (at < 0) continue;
+      const figure = JSON.parse(line.slice(at + "BENCH-JSON ".length));
+      found[figure.kind] = figure;
+    }
   });
   child.on("exit", (c) => resolve(c ?? 1));
 });
+if (found.paint && found.dom) {
+  const at = (t) => `${(t - found.paint.activatedAtEpoch).toFixed(0)} ms`;
+  console.log(`FIRST PAINT as seen (activation → the session's row with its reclaim drawn in the workbench): ${at(found.dom.paintedAt)} ("${found.dom.text}"; in the DOM at ${at(found.dom.seenAt)}; the view opened by its icon at ${found.dom.clickedAt === undefined ? "?" : at(found.dom.clickedAt)})`);
+} else console.log("FIRST PAINT: not measured (no row with its reclaim was seen)");
 rmSync(root, { recursive: true, force: true });
-process.exit(code);
+process.exit(code !== 0 ? code : found.dom ? 0 : 1);
