@@ -14,6 +14,8 @@ import { SessionWatcher } from "./session-watcher.ts";
 import { ProtectedPathsEditor, type Prompter } from "./settings-edit.ts";
 import { ReclaimStatus } from "./status-bar.ts";
 import { registerRequestCommands } from "./request-commands.ts";
+import { registerFileSessionCommands } from "./file-sessions.ts";
+import { registerExportCommands, saveDialog, type SaveTarget } from "./export.ts";
 import { ProtectedTreeProvider } from "./trees/protected-tree.ts";
 import type { SessionNode } from "./trees/session-nodes.ts";
 import { SessionsTreeProvider, SHOW_MODEL_VIEW_COMMAND } from "./trees/sessions-tree.ts";
@@ -31,6 +33,8 @@ export interface PiPrunerApi {
   sessionsView: vscode.TreeView<SessionNode>;
   /** Replaces the quick picks and messages of the commands (tests answer them). */
   setPrompter(prompter: Prompter | undefined): void;
+  /** Replaces the export's save dialog (tests answer it). */
+  setSaveTarget(target: SaveTarget | undefined): void;
   /** Chooses the session whose reclaim the status bar shows and whose pruned reads are marked. */
   selectSession(path: string | undefined): Promise<void>;
   selectedSession(): string | undefined;
@@ -56,6 +60,7 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   const status = new ReclaimStatus(SHOW_MODEL_VIEW_COMMAND);
   const editor = new ProtectedPathsEditor(settings, copiedPatterns);
   const defaultPrompter = editor.prompter;
+  let saveTarget = saveDialog;
   const sessionsView = vscode.window.createTreeView("piPruner.sessions", { treeDataProvider: sessionsTree, showCollapseAll: true });
   const protectedView = vscode.window.createTreeView("piPruner.protected", { treeDataProvider: protectedTree, showCollapseAll: true });
   const updateContext = () => void vscode.commands.executeCommand("setContext", "piPruner.state", store.state);
@@ -110,6 +115,8 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
       },
     }),
     ...registerRequestCommands({ store, prompter: () => editor.prompter, selectedSession: () => selection.path }),
+    ...registerFileSessionCommands({ store, prompter: () => editor.prompter }),
+    ...registerExportCommands({ store, prompter: () => editor.prompter, selectedSession: () => selection.path, saveTarget: () => saveTarget }),
   );
 
   updateContext();
@@ -126,6 +133,9 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
     sessionsView,
     setPrompter: (prompter) => {
       editor.prompter = prompter ?? defaultPrompter;
+    },
+    setSaveTarget: (target) => {
+      saveTarget = target ?? saveDialog;
     },
     selectSession: (path) => selection.select(path),
     selectedSession: () => selection.path,
