@@ -35,6 +35,14 @@ const targets = [
     target: "node20",
     external: ["vscode"],
   },
+  {
+    // The context timeline's page, run inside its webview: uPlot and the page's CSS bundled in.
+    entry: "vscode-extension/src/timeline/webview/timeline-view.ts",
+    outfile: "vscode-extension/dist/timeline/timeline-view.js",
+    format: "iife",
+    platform: "browser",
+    target: "es2022",
+  },
 ];
 
 const quiet = process.argv.includes("--quiet");

@@ -1,0 +1,2 @@
+// esbuild bundles the stylesheets the page imports; they export nothing.
+declare module "*.css";

@@ -1,0 +1,166 @@
+/// <reference lib="dom" />
+// The timeline's page in the webview: draws the points the panel posts with uPlot (context tokens
+// raw and sent on the left axis, each request's cost on the right, marks as vertical lines), shows
+// the numbers of the request under the pointer, and asks the panel to open the one clicked.
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import "./timeline-view.css";
+import type { Timeline, TimelineMark, TimelinePoint } from "@pi-pruner/core";
+import type { TimelineMessage, WebviewMessage } from "../protocol.ts";
+
+declare function acquireVsCodeApi(): { postMessage(message: WebviewMessage): void };
+const vscode = acquireVsCodeApi();
+
+const totalsEl = document.getElementById("totals")!;
+const chartEl = document.getElementById("chart")!;
+const detailsEl = document.getElementById("details")!;
+let timeline: Timeline | undefined;
+let chart: uPlot | undefined;
+
+/** A theme colour: canvas strokes need the value, not the CSS variable. */
+function themeColour(name: string, fallback: string): string {
+  return getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
+}
+
+const tokens = (n: number) => (n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(Math.round(n)));
+const dollars = (n: number) => (n >= 1 ? `$${n.toFixed(2)}` : n >= 0.01 ? `$${n.toFixed(3)}` : `$${n.toFixed(4)}`);
+
+function text(tag: string, content: string, className?: string): HTMLElement {
+  const el = document.createElement(tag);
+  el.textContent = content;
+  if (className) el.className = className;
+  return el;
+}
+
+function showTotals(t: Timeline): void {
+  const { totals } = t;
+  const estimated = totals.estimatedRequests === 0 ? "" : totals.estimatedRequests === totals.requests ? " (estimate)" : ` (${totals.estimatedRequests} of ${totals.requests} estimated)`;
+  const figure = (label: string, value: string, note = "") => {
+    const el = text("span", `${label} `, "figure");
+    el.append(text("b", value));
+    if (note) el.append(text("span", note, "note"));
+    return el;
+  };
+  totalsEl.replaceChildren(
+    figure("Requests", String(totals.requests)),
+    figure("Cost with pruning", dollars(totals.cost), estimated),
+    figure("Without pruning", dollars(totals.costWithoutPruning), " (estimate)"),
+    figure("Summarizer", dollars(totals.summarizer.cost), ` (${totals.summarizer.calls} call${totals.summarizer.calls === 1 ? "" : "s"})`),
+    figure("Saving", dollars(totals.saving), " (after the summarizer)"),
+  );
+}
+
+function marksBefore(t: Timeline, n: number): TimelineMark[] {
+  return t.marks.filter((m) => m.beforeRequest === n);
+}
+
+function showDetails(point: TimelinePoint | undefined): void {
+  if (!point || !timeline) {
+    detailsEl.replaceChildren(text("span", "Point at a request to see its numbers; click it to open its model view.", "note"));
+    return;
+  }
+  const lines: HTMLElement[] = [];
+  lines.push(text("div", `Request ${point.n}${point.prompt ? ` · ${point.prompt.slice(0, 120)}` : ""}`));
+  lines.push(text("div", `Context: ${tokens(point.rawTokens)} tokens raw → ${tokens(point.sentTokens)} sent (${point.rawChars.toLocaleString()} → ${point.sentChars.toLocaleString()} chars)`));
+  const u = point.usage;
+  if (u) lines.push(text("div", `Provider: input ${u.input.toLocaleString()} · cache read ${u.cacheRead.toLocaleString()} · cache write ${u.cacheWrite.toLocaleString()} · output ${u.output.toLocaleString()}`));
+  else {
+    const e = point.estimate;
+    lines.push(text("div", `Estimate (${point.rules} pricing): input ${e.input.toLocaleString()} · cache read ${e.cacheRead.toLocaleString()} · cache write ${e.cacheWrite.toLocaleString()} · output ${e.output.toLocaleString()}`));
+  }
+  lines.push(text("div", `Cost ${dollars(point.cost)}${point.costEstimated ? " (estimate)" : ""} · without pruning ${dollars(point.costWithoutPruning)} (estimate)`));
+  const marks = marksBefore(timeline, point.n);
+  if (marks.length) lines.push(text("div", `Before it: ${marks.map((m) => m.label).join("; ")}`, "marks"));
+  detailsEl.replaceChildren(...lines);
+}
+
+/** Draws each mark as a dashed vertical line just before the request that first saw it. */
+function drawMarks(u: uPlot): void {
+  if (!timeline) return;
+  const colours: Record<TimelineMark["kind"], string> = {
+    flush: themeColour("--vscode-charts-green", "#89d185"),
+    chain: themeColour("--vscode-charts-purple", "#b180d7"),
+    compaction: themeColour("--vscode-charts-red", "#f14c4c"),
+    branch: themeColour("--vscode-charts-yellow", "#cca700"),
+    rewind: themeColour("--vscode-charts-orange", "#d18616"),
+    shrink: themeColour("--vscode-charts-orange", "#d18616"),
+  };
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.setLineDash([4, 4]);
+  ctx.lineWidth = devicePixelRatio;
+  for (const mark of timeline.marks) {
+    const x = Math.round(u.valToPos(mark.beforeRequest - 0.5, "x", true));
+    ctx.strokeStyle = colours[mark.kind];
+    ctx.beginPath();
+    ctx.moveTo(x, u.bbox.top);
+    ctx.lineTo(x, u.bbox.top + u.bbox.height);
+    ctx.stroke();
+  }
+  ctx.restore();
+}
+
+function draw(): void {
+  chart?.destroy();
+  chart = undefined;
+  if (!timeline || timeline.points.length === 0) {
+    chartEl.replaceChildren(text("p", "This branch sent no request yet.", "note"));
+    showDetails(undefined);
+    return;
+  }
+  chartEl.replaceChildren();
+  const points = timeline.points;
+  const foreground = themeColour("--vscode-foreground", "#ccc");
+  const grid = themeColour("--vscode-editorWidget-border", "rgba(128,128,128,0.3)");
+  const axis = (scale: string, side: number, format: (v: number) => string): uPlot.Axis => ({
+    scale,
+    side,
+    stroke: foreground,
+    grid: { stroke: grid, width: 1, show: side === 3 },
+    ticks: { stroke: grid },
+    values: (_u, values) => values.map(format),
+  });
+  const options: uPlot.Options = {
+    width: Math.max(320, chartEl.clientWidth || document.body.clientWidth - 32),
+    height: Math.max(220, Math.min(480, window.innerHeight - 180)),
+    scales: { x: { time: false }, tokens: { auto: true }, dollars: { auto: true } },
+    axes: [
+      { stroke: foreground, grid: { show: false }, ticks: { stroke: grid }, label: "request" },
+      axis("tokens", 3, tokens),
+      axis("dollars", 1, dollars),
+    ],
+    series: [
+      { label: "request" },
+      { label: "raw tokens", scale: "tokens", stroke: themeColour("--vscode-charts-orange", "#d18616"), width: 2, value: (_u, v) => (v == null ? "" : tokens(v)) },
+      { label: "sent tokens", scale: "tokens", stroke: themeColour("--vscode-charts-blue", "#3794ff"), width: 2, value: (_u, v) => (v == null ? "" : tokens(v)) },
+      { label: "cost", scale: "dollars", stroke: themeColour("--vscode-charts-green", "#89d185"), width: 1, dash: [6, 3], value: (_u, v) => (v == null ? "" : dollars(v)) },
+    ],
+    cursor: { points: { size: 8 } },
+    hooks: {
+      draw: [drawMarks],
+      setCursor: [(u) => showDetails(u.cursor.idx == null ? undefined : timeline?.points[u.cursor.idx])],
+    },
+  };
+  const data: uPlot.AlignedData = [points.map((p) => p.n), points.map((p) => p.rawTokens), points.map((p) => p.sentTokens), points.map((p) => p.cost)];
+  chart = new uPlot(options, data, chartEl);
+  chart.over.addEventListener("click", () => {
+    const idx = chart?.cursor.idx;
+    const point = idx == null ? undefined : timeline?.points[idx];
+    if (point) vscode.postMessage({ type: "open", request: point.n });
+  });
+  showDetails(undefined);
+}
+
+window.addEventListener("message", (event: MessageEvent<TimelineMessage>) => {
+  if (event.data?.type !== "timeline") return;
+  timeline = event.data.timeline;
+  document.title = event.data.title;
+  showTotals(timeline);
+  draw();
+  document.body.dataset.requests = String(timeline.points.length);
+});
+window.addEventListener("resize", () => chart?.setSize({ width: Math.max(320, chartEl.clientWidth), height: chart.height }));
+// The theme changed: the canvas colours are read again.
+new MutationObserver(() => draw()).observe(document.body, { attributes: true, attributeFilter: ["class"] });
+
+vscode.postMessage({ type: "ready" });
