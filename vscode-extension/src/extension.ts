@@ -14,6 +14,7 @@ import { SessionWatcher } from "./session-watcher.ts";
 import { ProtectedPathsEditor, type Prompter } from "./settings-edit.ts";
 import { ReclaimStatus } from "./status-bar.ts";
 import { registerRequestCommands } from "./request-commands.ts";
+import { registerTimelineCommand, TimelinePanels } from "./timeline/timeline-panel.ts";
 import { registerFileSessionCommands } from "./file-sessions.ts";
 import { registerExportCommands, saveDialog, type SaveTarget } from "./export.ts";
 import { ProtectedTreeProvider } from "./trees/protected-tree.ts";
@@ -31,6 +32,7 @@ export interface PiPrunerApi {
   documents: PrunerDocuments;
   status: ReclaimStatus;
   sessionsView: vscode.TreeView<SessionNode>;
+  timelines: TimelinePanels;
   /** Replaces the quick picks and messages of the commands (tests answer them). */
   setPrompter(prompter: Prompter | undefined): void;
   /** Replaces the export's save dialog (tests answer it). */
@@ -57,6 +59,7 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   const protectedTree = new ProtectedTreeProvider(settings, files, copiedPatterns);
   const decorations = new PrunerDecorations(settings);
   const documents = new PrunerDocuments(store);
+  const timelines = new TimelinePanels(store, context.extensionUri);
   const status = new ReclaimStatus(SHOW_MODEL_VIEW_COMMAND);
   const editor = new ProtectedPathsEditor(settings, copiedPatterns);
   const defaultPrompter = editor.prompter;
@@ -115,6 +118,8 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
       },
     }),
     ...registerRequestCommands({ store, prompter: () => editor.prompter, selectedSession: () => selection.path }),
+    timelines,
+    registerTimelineCommand(timelines, { store, prompter: () => editor.prompter, selectedSession: () => selection.path }),
     ...registerFileSessionCommands({ store, prompter: () => editor.prompter }),
     ...registerExportCommands({ store, prompter: () => editor.prompter, selectedSession: () => selection.path, saveTarget: () => saveTarget }),
   );
@@ -131,6 +136,7 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
     documents,
     status,
     sessionsView,
+    timelines,
     setPrompter: (prompter) => {
       editor.prompter = prompter ?? defaultPrompter;
     },
