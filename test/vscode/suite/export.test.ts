@@ -85,6 +85,18 @@ describe("export to markdown", () => {
     assert.doesNotMatch(outside, /parser|command:|</);
   });
 
+  it("from a model view tab: the request that tab shows", async () => {
+    const editor = (await vscode.commands.executeCommand("piPruner.openDocument", { kind: "model", file: agent.files.chain, request: 1 }, "model view")) as vscode.TextEditor;
+    const prompter = new ScriptedPrompter("Model view");
+    api.setPrompter(prompter);
+    api.setSaveTarget(async () => vscode.Uri.file(path.join(dir, "request-1.md")));
+    await vscode.commands.executeCommand(COMMAND, editor.document.uri);
+    const text = fs.readFileSync(path.join(dir, "request-1.md"), "utf8");
+    assert.match(text, /^Shown: request 1 of \d+, as it was sent$/m);
+    assert.match(text, /^refactor the parser$/m);
+    assert.doesNotMatch(text, /Wrote src\/parser\.ts/, "request 1 came before the write");
+  });
+
   it("a dismissed save dialog writes nothing", async () => {
     const prompter = new ScriptedPrompter("Model view");
     api.setPrompter(prompter);
