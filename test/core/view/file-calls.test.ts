@@ -60,11 +60,18 @@ describe("callsNamingFile", () => {
     expect(found).toEqual([]);
   });
 
-  it("a protected read says so; a spilled command names its ref", () => {
-    const view = viewWith((b) => b.toolUse("read", { path: "package.json" }, "{}", { id: "p1" }));
-    expect(callsNamingFile(view, { absolute: "/workspace/skills/gate/SKILL.md" }).map((f) => f.stateText)).toEqual([expect.stringMatching(/^protected \(/)]);
-    const spilled = viewWith((b) => b.toolUse("read", { path: "README.md" }, "x", { id: "p2" }));
-    const c3 = spilled.calls.find((c) => c.toolCallId === "c3")!;
-    expect(callsNamingFile({ ...spilled, calls: [{ ...c3, command: "npm run build -- --config build.json" }] }, { absolute: "/workspace/build.json" }).map((f) => f.stateText)).toEqual(["spilled to disk (ref t1)"]);
+  it("a protected read says so; `--config=build.json` names build.json; an unnamed file has no calls", () => {
+    const view = viewWith(() => {});
+    expect(callsNamingFile(view, { absolute: "/workspace/skills/gate/SKILL.md" }).map((f) => f.stateText)).toEqual(["protected (**/skills/**/*.md)"]);
+    const withConfig = viewWith((b) => b.toolUse("bash", { command: "npm run build -- --config=build.json" }, "ok", { id: "k1" }));
+    expect(callsNamingFile(withConfig, { absolute: "/workspace/build.json" }).map((f) => [f.call.toolCallId, f.stateText])).toEqual([["k1", "raw"]]);
+    expect(callsNamingFile(view, { absolute: "/workspace/package.json" })).toEqual([]);
+  });
+
+  it("a spilled call's state names its ref", () => {
+    const view = viewWith(() => {});
+    const c3 = view.calls.find((c) => c.toolCallId === "c3")!;
+    const spilled = { ...view, calls: [{ ...c3, command: "npm run build -- --config build.json" }] };
+    expect(callsNamingFile(spilled, { absolute: "/workspace/build.json" }).map((f) => f.stateText)).toEqual(["spilled to disk (ref t1)"]);
   });
 });
