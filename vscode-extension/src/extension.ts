@@ -18,6 +18,9 @@ import { registerTimelineCommand, TimelinePanels } from "./timeline/timeline-pan
 import { registerFileSessionCommands } from "./file-sessions.ts";
 import { registerExportCommands, saveDialog, type SaveTarget } from "./export.ts";
 import { ProtectedTreeProvider } from "./trees/protected-tree.ts";
+import { registerSearchCommands } from "./search/search-commands.ts";
+import { SearchTreeProvider, type SearchNode } from "./search/search-tree.ts";
+import { SessionSearch } from "./search/session-search.ts";
 import type { SessionNode } from "./trees/session-nodes.ts";
 import { SessionsTreeProvider, SHOW_MODEL_VIEW_COMMAND } from "./trees/sessions-tree.ts";
 import { WorkspaceFiles } from "./workspace-files.ts";
@@ -32,6 +35,8 @@ export interface PiPrunerApi {
   documents: PrunerDocuments;
   status: ReclaimStatus;
   sessionsView: vscode.TreeView<SessionNode>;
+  search: SessionSearch;
+  searchTree: SearchTreeProvider;
   timelines: TimelinePanels;
   /** Replaces the quick picks and messages of the commands (tests answer them). */
   setPrompter(prompter: Prompter | undefined): void;
@@ -64,6 +69,9 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   const editor = new ProtectedPathsEditor(settings, copiedPatterns);
   const defaultPrompter = editor.prompter;
   let saveTarget = saveDialog;
+  const search = new SessionSearch(store);
+  const searchTree = new SearchTreeProvider(store, search);
+  const searchView = vscode.window.createTreeView<SearchNode>("piPruner.search", { treeDataProvider: searchTree, showCollapseAll: true });
   const sessionsView = vscode.window.createTreeView("piPruner.sessions", { treeDataProvider: sessionsTree, showCollapseAll: true });
   const protectedView = vscode.window.createTreeView("piPruner.protected", { treeDataProvider: protectedTree, showCollapseAll: true });
   const updateContext = () => void vscode.commands.executeCommand("setContext", "piPruner.state", store.state);
@@ -118,6 +126,10 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
       },
     }),
     ...registerRequestCommands({ store, prompter: () => editor.prompter, selectedSession: () => selection.path }),
+    search,
+    searchTree,
+    searchView,
+    ...registerSearchCommands(store, search),
     timelines,
     registerTimelineCommand(timelines, { store, prompter: () => editor.prompter, selectedSession: () => selection.path }),
     ...registerFileSessionCommands({ store, prompter: () => editor.prompter }),
@@ -137,6 +149,8 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
     status,
     sessionsView,
     timelines,
+    search,
+    searchTree,
     setPrompter: (prompter) => {
       editor.prompter = prompter ?? defaultPrompter;
     },

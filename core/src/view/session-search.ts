@@ -30,6 +30,11 @@ export interface SearchPart {
 export interface SearchPartsOptions {
   /** The branch whose requests the model view steps through; default: none (no request numbers). */
   branch?: readonly AnyEntry[];
+  /**
+   * Entries whose tool results name each call's occurrence key, when `entries` is one batch of a
+   * session read a part at a time; default: `entries`. Results' ids and timestamps are never elided.
+   */
+  keysFrom?: readonly AnyEntry[];
   /** Text beyond this many characters of one part is not indexed, so one huge output cannot stall a scan. */
   maxChars?: number;
 }
@@ -87,10 +92,21 @@ export function sessionSearchParts(entries: readonly AnyEntry[], options: Search
     }
   }
   // A call's arguments open its document too: the result carries the key (its timestamp).
-  const keyOfCall = new Map<string, string>();
-  for (const p of parts) if (p.kind === "output" && p.toolCallId && p.callKey) keyOfCall.set(p.toolCallId, p.callKey);
+  const keyOfCall = callKeys(options.keysFrom ?? entries);
   for (const p of parts) if (p.kind === "arguments" && p.toolCallId) p.callKey = keyOfCall.get(p.toolCallId) ?? p.toolCallId;
   return parts;
+}
+
+/** Each call's occurrence key by its id, from the tool results among `entries`. */
+function callKeys(entries: readonly AnyEntry[]): Map<string, string> {
+  const keys = new Map<string, string>();
+  for (const entry of entries) {
+    if (entry.type !== "message") continue;
+    const message: unknown = (entry as { message?: unknown }).message;
+    if (!isRecord(message) || message.role !== "toolResult" || typeof message.toolCallId !== "string") continue;
+    keys.set(message.toolCallId, occurrenceKey(message.toolCallId, typeof message.timestamp === "number" ? message.timestamp : undefined));
+  }
+  return keys;
 }
 
 /** A line of `text` around the first of `terms` found (case-insensitive), at most `width` characters, on one line. */

@@ -83,3 +83,12 @@ describe("searchSnippet", () => {
     expect(searchSnippet("short text", ["zzz"])).toBe("short text");
   });
 });
+
+describe("sessionSearchParts, a batch at a time", () => {
+  it("a call's arguments in one batch lead to the document its result in a later batch names", () => {
+    const data = session();
+    const parts = sessionSearchParts(data.entries.slice(0, 2), { keysFrom: data.entries });
+    const output = sessionSearchParts(data.entries).find((p) => p.kind === "output")!;
+    expect(parts.find((p) => p.kind === "arguments")!.callKey).toBe(output.callKey);
+  });
+});

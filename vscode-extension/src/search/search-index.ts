@@ -1,0 +1,125 @@
+// The full-text index over the listed sessions, made with MiniSearch. It keeps the index and, per
+// hit, only where the hit leads and a short preview: bodies are indexed and let go, never kept.
+import MiniSearch from "minisearch";
+import { searchSnippet, type SearchPart, type SearchPartKind } from "@pi-pruner/core";
+
+/** What a hit remembers: where it leads, not the text it matched. */
+export interface SearchHitTarget {
+  file: string;
+  kind: SearchPartKind;
+  entryId: string;
+  toolName?: string;
+  callKey?: string;
+  request?: number | "next";
+  timestamp?: number;
+  /** The part's beginning, on one line: enough to recognise it in a result list. */
+  preview: string;
+}
+
+export interface SearchHit extends SearchHitTarget {
+  score: number;
+  /** The preview around the matched words, when they are in it. */
+  snippet: string;
+}
+
+/** Characters of each part kept for its preview. */
+const PREVIEW_CHARS = 400;
+
+/** Longer words are not words a person types (base64, minified code, hashes): left out, they keep the index small. */
+const MAX_TERM_CHARS = 48;
+
+function indexTerm(term: string): string | null {
+  return term.length > MAX_TERM_CHARS ? null : term.toLowerCase();
+}
+
+interface IndexedFile {
+  size: number;
+  mtimeMs: number;
+  ids: number[];
+}
+
+export class SessionSearchIndex {
+  private readonly index = new MiniSearch<{ id: number; text: string }>({ fields: ["text"], idField: "id", processTerm: indexTerm });
+  private readonly targets = new Map<number, SearchHitTarget>();
+  private readonly files = new Map<string, IndexedFile>();
+  private nextId = 1;
+
+  /** Whether `file` is indexed as it is now (same size and modification time). */
+  isCurrent(file: string, size: number, mtimeMs: number): boolean {
+    const known = this.files.get(file);
+    return known !== undefined && known.size === size && known.mtimeMs === mtimeMs;
+  }
+
+  /** Forgets what was indexed of `file` (before it is indexed again, or when it is no longer listed). */
+  remove(file: string): void {
+    const known = this.files.get(file);
+    if (!known) return;
+    for (const id of known.ids) {
+      this.index.discard(id);
+      this.targets.delete(id);
+    }
+    this.files.delete(file);
+  }
+
+  /** Keeps only the files `listed` still names. */
+  retain(listed: (file: string) => boolean): void {
+    for (const file of [...this.files.keys()]) if (!listed(file)) this.remove(file);
+  }
+
+  /** Starts indexing `file` afresh; `add` then takes its parts in batches. */
+  begin(file: string, size: number, mtimeMs: number): void {
+    this.remove(file);
+    this.files.set(file, { size, mtimeMs, ids: [] });
+  }
+
+  add(file: string, parts: readonly SearchPart[]): void {
+    const known = this.files.get(file);
+    if (!known) throw new Error(`begin(${file}) first`);
+    const docs = parts.map((part) => {
+      const id = this.nextId++;
+      known.ids.push(id);
+      this.targets.set(id, {
+        file,
+        kind: part.kind,
+        entryId: part.entryId,
+        ...(part.toolName !== undefined ? { toolName: part.toolName } : {}),
+        ...(part.callKey !== undefined ? { callKey: part.callKey } : {}),
+        ...(part.request !== undefined ? { request: part.request } : {}),
+        ...(part.timestamp !== undefined ? { timestamp: part.timestamp } : {}),
+        // A copy, so the preview does not hold the whole body alive through a sliced string.
+        preview: Buffer.from(part.text.slice(0, PREVIEW_CHARS), "utf8").toString("utf8"),
+      });
+      return { id, text: part.text };
+    });
+    this.index.addAll(docs);
+  }
+
+  get indexedFiles(): number {
+    return this.files.size;
+  }
+
+  get indexedParts(): number {
+    return this.targets.size;
+  }
+
+  /** Hits for `query`, best first: every word must match (the last one as a prefix), a little fuzzy. */
+  search(query: string, limit = 500): SearchHit[] {
+    const trimmed = query.trim();
+    if (!trimmed) return [];
+    const results = this.index.search(trimmed, { prefix: (term, i, terms) => i === terms.length - 1, fuzzy: (term) => (term.length > 5 ? 0.15 : false), combineWith: "AND" });
+    const hits: SearchHit[] = [];
+    for (const result of results) {
+      const target = this.targets.get(result.id as number);
+      if (!target) continue;
+      hits.push({ ...target, score: result.score, snippet: searchSnippet(target.preview, [...result.terms, ...result.queryTerms], 100) });
+      if (hits.length >= limit) break;
+    }
+    return hits;
+  }
+
+  clear(): void {
+    this.index.removeAll();
+    this.targets.clear();
+    this.files.clear();
+  }
+}

@@ -1,0 +1,87 @@
+// The search results: one item per session with hits, best session first, and under it the hits,
+// each opening the call's document or the model view at the message.
+import * as vscode from "vscode";
+import type { SessionStore } from "../session-store.ts";
+import { oneLine, safeTooltip } from "../text.ts";
+import { sessionLabel } from "../trees/sessions-tree.ts";
+import type { SearchHit } from "./search-index.ts";
+import type { SearchResults, SessionSearch } from "./session-search.ts";
+
+export const OPEN_SEARCH_RESULT_COMMAND = "piPruner.openSearchResult";
+
+export type SearchNode = { kind: "session"; file: string; hits: SearchHit[] } | { kind: "hit"; hit: SearchHit } | { kind: "status"; text: string };
+
+const KIND_LABEL: Record<SearchHit["kind"], string> = { prompt: "prompt", reply: "reply", arguments: "call", output: "output" };
+const KIND_ICON: Record<SearchHit["kind"], string> = { prompt: "account", reply: "comment", arguments: "tools", output: "output" };
+
+/** Hits grouped by session, the sessions in the order of their best hit. */
+export function groupBySession(hits: readonly SearchHit[]): { file: string; hits: SearchHit[] }[] {
+  const groups = new Map<string, SearchHit[]>();
+  for (const hit of hits) {
+    const group = groups.get(hit.file);
+    if (group) group.push(hit);
+    else groups.set(hit.file, [hit]);
+  }
+  return [...groups].map(([file, group]) => ({ file, hits: group }));
+}
+
+export function hitLabel(hit: SearchHit): string {
+  return hit.toolName && hit.kind !== "prompt" && hit.kind !== "reply" ? `${KIND_LABEL[hit.kind]} ${hit.toolName}` : KIND_LABEL[hit.kind];
+}
+
+export class SearchTreeProvider implements vscode.TreeDataProvider<SearchNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<SearchNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private results: SearchResults | undefined;
+  private readonly subscription: vscode.Disposable;
+  private readonly store: SessionStore;
+
+  constructor(store: SessionStore, search: SessionSearch) {
+    this.store = store;
+    this.subscription = search.onDidChange((results) => {
+      this.results = results;
+      this.changed.fire(undefined);
+    });
+  }
+
+  getTreeItem(node: SearchNode): vscode.TreeItem {
+    if (node.kind === "status") {
+      const item = new vscode.TreeItem(node.text);
+      item.iconPath = new vscode.ThemeIcon("info");
+      return item;
+    }
+    if (node.kind === "session") {
+      const state = this.store.get(node.file);
+      const item = new vscode.TreeItem(state ? sessionLabel(state) : node.file, vscode.TreeItemCollapsibleState.Expanded);
+      item.description = `${node.hits.length} hit${node.hits.length === 1 ? "" : "s"}`;
+      item.iconPath = new vscode.ThemeIcon("comment-discussion");
+      item.contextValue = "searchSession";
+      item.tooltip = safeTooltip(node.file);
+      return item;
+    }
+    const { hit } = node;
+    const item = new vscode.TreeItem(hitLabel(hit));
+    item.description = oneLine(hit.snippet, 120);
+    item.iconPath = new vscode.ThemeIcon(KIND_ICON[hit.kind]);
+    item.tooltip = safeTooltip(hit.callKey ? "Opens the call's document." : "Opens the model view at this message.", { code: hit.preview });
+    item.command = { command: OPEN_SEARCH_RESULT_COMMAND, title: "Open", arguments: [hit] };
+    item.contextValue = "searchHit";
+    return item;
+  }
+
+  getChildren(node?: SearchNode): SearchNode[] {
+    if (node?.kind === "session") return node.hits.map((hit) => ({ kind: "hit", hit }));
+    if (node) return [];
+    const results = this.results;
+    if (!results || !results.query) return [];
+    const groups: SearchNode[] = groupBySession(results.hits).map((g) => ({ kind: "session", ...g }));
+    const scanned = results.scanning ? `, ${results.indexed} of ${results.listed} sessions read so far` : "";
+    if (groups.length === 0) return [{ kind: "status", text: `No results for "${oneLine(results.query, 40)}"${scanned}` }];
+    return results.scanning ? [{ kind: "status", text: `Searching…${scanned}` }, ...groups] : groups;
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,147 @@
+// Search across the listed sessions. A query starts a background scan of the sessions not yet
+// indexed as they are now, newest first, bounded and cancellable, with a progress indicator; results
+// are shown as they come (the index is asked again after each few sessions). Each session is read
+// with its long bodies left on disk, then its bodies are read back a batch of entries at a time,
+// indexed and dropped: the store's parsed sessions are not touched and nothing large is kept.
+import { performance } from "node:perf_hooks";
+import * as vscode from "vscode";
+import { getBranch, readSessionFile, sessionSearchParts, withBodies, type AnyEntry } from "@pi-pruner/core";
+import type { SessionStore } from "../session-store.ts";
+import { SessionSearchIndex, type SearchHit } from "./search-index.ts";
+
+/** Entries read back from disk at once: bounds the bodies in memory during a scan. */
+const BODY_BATCH_ENTRIES = 64;
+/** The scan gives the event loop back at least this often. */
+const SLICE_MS = 8;
+/** Results are refreshed at most this often while a scan runs. */
+const RESULTS_EVERY_MS = 150;
+
+export interface SearchResults {
+  query: string;
+  hits: SearchHit[];
+  /** Sessions indexed, of those listed. */
+  indexed: number;
+  listed: number;
+  /** The scan is still going. */
+  scanning: boolean;
+}
+
+export class SessionSearch implements vscode.Disposable {
+  readonly index = new SessionSearchIndex();
+  private query = "";
+  private scan: { promise: Promise<void>; cancel: vscode.CancellationTokenSource } | undefined;
+  private readonly changed = new vscode.EventEmitter<SearchResults>();
+  readonly onDidChange = this.changed.event;
+  private latest: SearchResults | undefined;
+  private lastShown = 0;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  private readonly store: SessionStore;
+
+  constructor(store: SessionStore) {
+    this.store = store;
+    // A new listing (another agent dir, new sessions): files no longer listed leave the index.
+    this.disposables.push(store.onDidChangeList(() => this.index.retain((f) => store.get(f) !== undefined)));
+  }
+
+  get results(): SearchResults | undefined {
+    return this.latest;
+  }
+
+  /** Searches for `query`: results now from what is indexed, more as the scan reads the rest. Resolves when the scan ends. */
+  search(query: string): Promise<void> {
+    this.query = query;
+    this.publish(true);
+    if (!this.scan) {
+      const cancel = new vscode.CancellationTokenSource();
+      const promise = this.runScan(cancel.token).finally(() => {
+        cancel.dispose();
+        this.scan = undefined;
+        this.publish(true);
+      });
+      this.scan = { promise, cancel };
+    }
+    return this.scan.promise;
+  }
+
+  /** Stops a running scan (what was indexed stays). */
+  cancel(): void {
+    this.scan?.cancel.cancel();
+  }
+
+  clear(): void {
+    this.query = "";
+    this.latest = undefined;
+    this.changed.fire({ query: "", hits: [], indexed: this.index.indexedFiles, listed: this.store.sessions().length, scanning: this.scan !== undefined });
+  }
+
+  private publish(force: boolean): void {
+    const now = performance.now();
+    if (!force && now - this.lastShown < RESULTS_EVERY_MS) return;
+    this.lastShown = now;
+    if (!this.query.trim()) return;
+    this.latest = {
+      query: this.query,
+      hits: this.index.search(this.query),
+      indexed: this.store.sessions().filter((s) => this.index.isCurrent(s.file.path, s.file.size, s.file.mtimeMs)).length,
+      listed: this.store.sessions().length,
+      scanning: this.scan !== undefined,
+    };
+    this.changed.fire(this.latest);
+  }
+
+  private runScan(token: vscode.CancellationToken): Promise<void> {
+    return Promise.resolve(
+      vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: "Pi Pruner: indexing sessions for search", cancellable: true }, async (progress, shown) => {
+        const stop = () => token.isCancellationRequested || shown.isCancellationRequested;
+        const todo = this.store.sessions().filter((s) => !this.index.isCurrent(s.file.path, s.file.size, s.file.mtimeMs));
+        let done = 0;
+        let sliceStart = performance.now();
+        const yieldNow = async () => {
+          if (performance.now() - sliceStart < SLICE_MS) return;
+          await new Promise((resolve) => setImmediate(resolve));
+          sliceStart = performance.now();
+        };
+        for (const state of todo) {
+          if (stop()) break;
+          const { path, size, mtimeMs } = state.file;
+          try {
+            await this.indexSession(path, size, mtimeMs, state.view?.leafId, yieldNow, stop);
+          } catch {
+            // A file that went away or changed under the scan: the next search reads it again.
+            this.index.remove(path);
+          }
+          done++;
+          progress.report({ message: `${done} of ${todo.length} sessions`, increment: 100 / todo.length });
+          this.publish(false);
+          await yieldNow();
+        }
+      }),
+    );
+  }
+
+  private async indexSession(path: string, size: number, mtimeMs: number, leafId: string | null | undefined, yieldNow: () => Promise<void>, stop: () => boolean): Promise<void> {
+    const data = await readSessionFile(path, { lazyBodies: true });
+    await yieldNow();
+    const branch = getBranch(data, leafId ?? undefined).entries;
+    this.index.begin(path, size, mtimeMs);
+    const messages = data.entries.filter((e) => e.type === "message");
+    for (let i = 0; i < messages.length; i += BODY_BATCH_ENTRIES) {
+      if (stop()) {
+        // Half indexed is not indexed: the next scan starts this file over.
+        this.index.remove(path);
+        return;
+      }
+      const batch: AnyEntry[] = await withBodies(path, data.elided, messages.slice(i, i + BODY_BATCH_ENTRIES));
+      this.index.add(path, sessionSearchParts(batch, { branch, keysFrom: data.entries }));
+      await yieldNow();
+    }
+  }
+
+  dispose(): void {
+    this.scan?.cancel.cancel();
+    this.changed.dispose();
+    for (const d of this.disposables) d.dispose();
+    this.index.clear();
+  }
+}
