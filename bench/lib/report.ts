@@ -507,7 +507,7 @@ function globSection(d: Doc, results: BenchResults): void {
     `| \`createPathMatcher\` | ${d.spread("glob.createPathMatcher")} | ${d.val("glob.perMillionChecks", false)} ms |`,
     `| minimatch, precompiled | ${d.spread("glob.minimatch")} | ${num((d.v("glob.minimatch") / 1e6) * 1e6)} ms |`,
     "",
-    `Ratio (paired rounds): ${d.spread("glob.ratio")} in wall time, ${d.spread("glob.ratioCpu")} in CPU time — target ≤ 1× (no slower than minimatch): ${d.status("glob.ratio")}.${d.f("glob.ratio")?.met ? "" : " What `createPathMatcher` does on top of minimatch, per path: one regular-expression test of whether the path needs normalising at all (already-normal paths skip the split-and-join), the check for a path that climbs out with `..`, and per pattern a wrapper that turns a throwing match into \"no match\"."}`,
+    `${d.f("glob.sameAnswers") ? `Same answers: both name the same first pattern on all ${d.val("glob.sameAnswers", false)} paths. ` : ""}Ratio (paired rounds): ${d.spread("glob.ratio")} in wall time, ${d.spread("glob.ratioCpu")} in CPU time — target ≤ 1× (no slower than minimatch): ${d.status("glob.ratio")}.${d.f("glob.ratio")?.met ? "" : " What `createPathMatcher` does on top of minimatch, per path: one regular-expression test of whether the path needs normalising at all (already-normal paths skip the split-and-join), the check for a path that climbs out with `..`, and per pattern a wrapper that turns a throwing match into \"no match\"."}`,
     "",
     chart("glob.svg", "Glob matching time"),
     "",

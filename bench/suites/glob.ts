@@ -110,6 +110,8 @@ export async function runGlob(options: GlobOptions): Promise<SuiteOutput> {
   out.figures["glob.ratio"] = spreadFigure(spread(ratios), "ratio", { target: { op: "<=", value: 1 }, note: "createPathMatcher ÷ minimatch, paired rounds" });
   out.figures["glob.ratioCpu"] = spreadFigure(spread(cpuRatios), "ratio", { note: "the same in CPU time of the thread (tick-granular: a few ms per round)" });
   out.figures["glob.perMillionChecks"] = figure((spread(ours).median / checks) * 1e6, "ms per million path×pattern checks");
+  // Reached only when every path got the same answer from both (the loop above stops otherwise).
+  out.figures["glob.sameAnswers"] = figure(paths.length, "paths", { note: "paths on which createPathMatcher and minimatch name the same first pattern (any difference stops the suite)" });
   out.figures["glob.matchedPaths"] = figure(matched, "paths", { note: "of 100,000 matched at least one pattern" });
   out.data = { rounds, ours, theirs, ratios, patterns: PATTERNS, matched };
   options.log(`glob: createPathMatcher ${spread(ours).median.toFixed(1)} ms vs minimatch ${spread(theirs).median.toFixed(1)} ms (×${spread(ratios).median.toFixed(2)}), ${matched} paths matched`);
