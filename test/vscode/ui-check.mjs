@@ -2,7 +2,8 @@
 // UI check of the extension in the real workbench (code-server + Debian's Chromium, via
 // playwright-core), installed from its packaged VSIX: opens the Pi Pruner views, expands a session
 // written by our pruner through the real `pi`, opens the model view and a chain review, right-clicks a
-// file to protect it, checks the explorer decorations, and saves the screenshots the README shows.
+// file to protect it, checks the explorer decorations, opens a session's context timeline (hover a
+// point, click it for its model view), and saves the screenshots the README shows.
 //
 //   node test/vscode/ui-check.mjs [--out DIR] [--unpackaged] [--keep] [--verbose]
 //
@@ -311,6 +312,32 @@ try {
   const skillPattern = row(protectedView, "**/skills/**/*.md");
   await expand(skillPattern, "expand the skills pattern");
   await shot("vscode-protected-files.png");
+
+  // 6. The context timeline of the selected session: hover a point for its numbers, click it for its model view.
+  await page.keyboard.press("Control+Shift+P");
+  await page.locator(".quick-input-widget input").first().fill(">Pi Pruner: Show Context Timeline");
+  const timelineAsked = performance.now();
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Show Context Timeline" }).first().click();
+  const timeline = page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+  await timeline.locator("body[data-requests] .u-over").waitFor({ state: "attached", timeout: 20_000 });
+  const timelineDrawn = performance.now() - timelineAsked;
+  const requests = Number(await timeline.locator("body").getAttribute("data-requests"));
+  if (!(requests >= 2)) throw new Error(`the timeline should show the session's requests, shows ${requests}`);
+  const over = timeline.locator(".u-over");
+  const box = await over.boundingBox();
+  if (!box) throw new Error("the timeline drew no chart");
+  // The middle request: uPlot's cursor snaps to the nearest point.
+  const target = Math.ceil(requests / 2);
+  const x = box.x + (box.width * (target - 1)) / (requests - 1);
+  await page.mouse.move(x, box.y + box.height / 2);
+  const details = timeline.locator("#details");
+  await details.filter({ hasText: `Request ${target}` }).waitFor({ timeout: 10_000 });
+  await page.waitForTimeout(600); // the tab's hover tooltip from the palette click fades
+  say(`timeline drawn ${timelineDrawn.toFixed(0)} ms after its command: ${requests} requests; ${(await timeline.locator("#totals").innerText()).replace(/\s+/g, " ")}; hover: ${(await details.innerText()).split("\n")[1]}`);
+  await shot("vscode-timeline.png");
+  await page.mouse.click(x, box.y + box.height / 2);
+  await page.locator(".editor-instance .view-lines", { hasText: `request ${target} of ${requests}` }).first().waitFor({ timeout: 15_000 });
+  say(`a click on request ${target} opened its model view`);
   say(`every check passed in ${secs()} s (extension ${opts.unpackaged ? "unpackaged" : "installed from its VSIX"}; ${piSession})`);
 } catch (e) {
   code = 1;

@@ -41,6 +41,7 @@ export function timelineHtml(page: TimelinePage): string {
 <body>
 <header id="totals" aria-live="polite">Reading the session…</header>
 <div id="chart" role="img" aria-label="Context per request: raw and sent tokens, and cost"></div>
+<div id="marks"></div>
 <div id="details" aria-live="polite"></div>
 <script nonce="${nonce}" src="${escapeHtml(page.scriptUri)}"></script>
 </body>

@@ -14,6 +14,7 @@ const vscode = acquireVsCodeApi();
 const totalsEl = document.getElementById("totals")!;
 const chartEl = document.getElementById("chart")!;
 const detailsEl = document.getElementById("details")!;
+const marksEl = document.getElementById("marks")!;
 let timeline: Timeline | undefined;
 let chart: uPlot | undefined;
 
@@ -74,17 +75,37 @@ function showDetails(point: TimelinePoint | undefined): void {
   detailsEl.replaceChildren(...lines);
 }
 
-/** Draws each mark as a dashed vertical line just before the request that first saw it. */
-function drawMarks(u: uPlot): void {
-  if (!timeline) return;
-  const colours: Record<TimelineMark["kind"], string> = {
-    flush: themeColour("--vscode-charts-green", "#89d185"),
-    chain: themeColour("--vscode-charts-purple", "#b180d7"),
+const MARK_NAMES: Record<TimelineMark["kind"], string> = { flush: "flush", chain: "chain compressed", compaction: "Pi compaction", branch: "branch point", rewind: "rewind", shrink: "shrink" };
+
+function markColours(): Record<TimelineMark["kind"], string> {
+  return {
+    flush: themeColour("--vscode-charts-purple", "#b180d7"),
+    chain: themeColour("--vscode-charts-yellow", "#cca700"),
     compaction: themeColour("--vscode-charts-red", "#f14c4c"),
-    branch: themeColour("--vscode-charts-yellow", "#cca700"),
+    branch: themeColour("--vscode-charts-lines", "#808080"),
     rewind: themeColour("--vscode-charts-orange", "#d18616"),
     shrink: themeColour("--vscode-charts-orange", "#d18616"),
   };
+}
+
+/** What the dashed lines stand for, with how many of each. */
+function showMarkLegend(t: Timeline): void {
+  const colours = markColours();
+  const counts = new Map<TimelineMark["kind"], number>();
+  for (const mark of t.marks) counts.set(mark.kind, (counts.get(mark.kind) ?? 0) + 1);
+  const items: HTMLElement[] = [];
+  for (const [kind, count] of counts) {
+    const item = text("span", `┆ ${MARK_NAMES[kind]} ×${count}`, "mark");
+    item.style.color = colours[kind];
+    items.push(item);
+  }
+  marksEl.replaceChildren(...(items.length ? [text("span", "Marks:", "note"), ...items] : []));
+}
+
+/** Draws each mark as a dashed vertical line just before the request that first saw it. */
+function drawMarks(u: uPlot): void {
+  if (!timeline) return;
+  const colours = markColours();
   const ctx = u.ctx;
   ctx.save();
   ctx.setLineDash([4, 4]);
@@ -115,6 +136,7 @@ function draw(): void {
   const axis = (scale: string, side: number, format: (v: number) => string): uPlot.Axis => ({
     scale,
     side,
+    size: 64,
     stroke: foreground,
     grid: { stroke: grid, width: 1, show: side === 3 },
     ticks: { stroke: grid },
@@ -125,7 +147,8 @@ function draw(): void {
     height: Math.max(220, Math.min(480, window.innerHeight - 180)),
     scales: { x: { time: false }, tokens: { auto: true }, dollars: { auto: true } },
     axes: [
-      { stroke: foreground, grid: { show: false }, ticks: { stroke: grid }, label: "request" },
+      // Requests are whole numbers.
+      { stroke: foreground, grid: { show: false }, ticks: { stroke: grid }, label: "request", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] },
       axis("tokens", 3, tokens),
       axis("dollars", 1, dollars),
     ],
@@ -133,7 +156,7 @@ function draw(): void {
       { label: "request" },
       { label: "raw tokens", scale: "tokens", stroke: themeColour("--vscode-charts-orange", "#d18616"), width: 2, value: (_u, v) => (v == null ? "" : tokens(v)) },
       { label: "sent tokens", scale: "tokens", stroke: themeColour("--vscode-charts-blue", "#3794ff"), width: 2, value: (_u, v) => (v == null ? "" : tokens(v)) },
-      { label: "cost", scale: "dollars", stroke: themeColour("--vscode-charts-green", "#89d185"), width: 1, dash: [6, 3], value: (_u, v) => (v == null ? "" : dollars(v)) },
+      { label: "cost", scale: "dollars", stroke: themeColour("--vscode-charts-green", "#89d185"), width: 1.5, dash: [6, 3], value: (_u, v) => (v == null ? "" : dollars(v)) },
     ],
     cursor: { points: { size: 8 } },
     hooks: {
@@ -156,6 +179,7 @@ window.addEventListener("message", (event: MessageEvent<TimelineMessage>) => {
   timeline = event.data.timeline;
   document.title = event.data.title;
   showTotals(timeline);
+  showMarkLegend(timeline);
   draw();
   document.body.dataset.requests = String(timeline.points.length);
 });
