@@ -3,7 +3,8 @@
 // the assistant message carries them and an estimate under the provider's price model where it
 // does not; marks for what reshaped the context between requests; and the totals a person asks
 // for: what the session cost with pruning, what it would have cost without, and what the
-// summarizer's own calls cost. One pass over the branch: the requests are rendered in order.
+// summarizer's own calls cost. One pass over the branch: the requests are rendered in order, a
+// piece at a time if the caller wants, and a branch Pi appended to is carried on, not rebuilt.
 import type { AnyEntry } from "../shapes/entries.ts";
 import { PRUNE_CHAIN, PRUNE_FRONTIER, PRUNE_STATS } from "../shapes/entries.ts";
 import { REWIND_ENTRY, SHRINK_ENTRY } from "../control/control-entries.ts";
@@ -149,33 +150,113 @@ function summarizerOf(entry: AnyEntry): SummarizerCalls | undefined {
 
 /** The timeline of a branch (root → leaf), its long bodies read in. */
 export function buildTimeline(branch: readonly AnyEntry[], options: TimelineOptions): Timeline {
-  const renderer = new RequestRenderer(branch, options);
-  const points: TimelinePoint[] = [];
-  const marks: TimelineMark[] = [];
-  let summarizer: SummarizerCalls = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
-  let meters: { rules: CacheRules; raw: CacheMeter; sent: CacheMeter } | undefined;
-  let next = 0;
+  const builder = new TimelineBuilder(branch, options);
+  builder.step();
+  return builder.timeline();
+}
 
-  const collect = (end: number, beforeRequest: number) => {
-    for (; next < end; next++) {
-      const entry = branch[next]!;
-      const mark = markOf(entry, options);
-      if (mark) marks.push({ ...mark, entryId: entry.id, beforeRequest });
-      summarizer = summarizerOf(entry) ?? summarizer;
+/**
+ * Builds a branch's timeline a piece at a time: `step` renders requests in order until its time
+ * budget is spent, so a caller can yield between pieces and draw the points built so far; `extend`
+ * takes the branch after Pi appended to it and keeps every point already built (the price models'
+ * caches carry on), so a live session costs only its new requests.
+ */
+export class TimelineBuilder {
+  private branch: readonly AnyEntry[];
+  private renderer: RequestRenderer;
+  private readonly options: TimelineOptions;
+  private readonly points: TimelinePoint[] = [];
+  private readonly marks: TimelineMark[] = [];
+  private summarizer: SummarizerCalls = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
+  private meters: { rules: CacheRules; raw: CacheMeter; sent: CacheMeter } | undefined;
+  /** Entries whose marks and stats are collected. */
+  private next = 0;
+
+  constructor(branch: readonly AnyEntry[], options: TimelineOptions) {
+    this.branch = branch;
+    this.options = options;
+    this.renderer = new RequestRenderer(branch, options);
+  }
+
+  /** Requests on the branch. */
+  get total(): number {
+    return this.renderer.count;
+  }
+
+  /** Requests built so far. */
+  get built(): number {
+    return this.points.length;
+  }
+
+  get complete(): boolean {
+    return this.points.length === this.renderer.count;
+  }
+
+  /**
+   * Takes `branch` if it is this builder's branch with entries appended (the same ids first):
+   * what is built stays. False when it is another branch or the file was rewritten (build anew).
+   */
+  extend(branch: readonly AnyEntry[], branchPoints?: ReadonlySet<string>): boolean {
+    if (branch.length < this.branch.length) return false;
+    for (let i = 0; i < this.branch.length; i++) if (branch[i]!.id !== this.branch[i]!.id) return false;
+    // A fork after the end of what was read is a new mark only once its entry is collected again.
+    if (branchPoints && branchPoints.size !== this.options.branchPoints?.size) return false;
+    if (branch.length === this.branch.length) return true;
+    this.branch = branch;
+    this.renderer = new RequestRenderer(branch, this.options);
+    return true;
+  }
+
+  /** Builds requests until `budgetMs` has passed (all of them by default); true once every request is built. */
+  step(budgetMs = Infinity): boolean {
+    const started = performance.now();
+    const requests = this.renderer.requests;
+    while (this.points.length < requests.length) {
+      this.points.push(this.point(requests[this.points.length]!.n));
+      if (performance.now() - started >= budgetMs) break;
     }
-  };
+    return this.complete;
+  }
 
-  for (const request of renderer.requests) {
-    collect(request.position, request.n);
-    const view = renderer.render(request.n);
+  /** The points built so far, the marks before them (all of them once complete) and the totals of those points. */
+  timeline(): Timeline {
+    if (this.complete) this.collect(this.branch.length, this.renderer.count + 1);
+    let cost = 0;
+    let costWithoutPruning = 0;
+    let estimatedRequests = 0;
+    for (const point of this.points) {
+      cost += point.cost;
+      costWithoutPruning += point.costWithoutPruning;
+      if (point.costEstimated) estimatedRequests++;
+    }
+    const summarizer = { ...this.summarizer };
+    return {
+      points: this.points.slice(),
+      marks: this.marks.slice(),
+      totals: { requests: this.points.length, cost, estimatedRequests, costWithoutPruning, saving: costWithoutPruning - cost - summarizer.cost, summarizer },
+    };
+  }
+
+  private collect(end: number, beforeRequest: number): void {
+    for (; this.next < end; this.next++) {
+      const entry = this.branch[this.next]!;
+      const mark = markOf(entry, this.options);
+      if (mark) this.marks.push({ ...mark, entryId: entry.id, beforeRequest });
+      this.summarizer = summarizerOf(entry) ?? this.summarizer;
+    }
+  }
+
+  private point(n: number): TimelinePoint {
+    const request = this.renderer.requests[n - 1]!;
+    this.collect(request.position, request.n);
+    const view = this.renderer.render(request.n);
     // modelRequests keeps only assistant messages.
-    const answer = (branch[request.position] as { message: AssistantMessage }).message;
-    const api = typeof answer.api === "string" ? answer.api : undefined;
-    const rules = cacheRulesFor(api);
+    const answer = (this.branch[request.position] as { message: AssistantMessage }).message;
+    const rules = cacheRulesFor(typeof answer.api === "string" ? answer.api : undefined);
     // A new provider starts with an empty cache.
-    if (meters?.rules !== rules) meters = { rules, raw: cacheMeter(rules), sent: cacheMeter(rules) };
-    const sentBill: RequestBill = meters.sent.bill({ system: "", tools: "", messages: view.messages });
-    const rawBill: RequestBill = meters.raw.bill({ system: "", tools: "", messages: view.rawMessages });
+    if (this.meters?.rules !== rules) this.meters = { rules, raw: cacheMeter(rules), sent: cacheMeter(rules) };
+    const sentBill: RequestBill = this.meters.sent.bill({ system: "", tools: "", messages: view.messages });
+    const rawBill: RequestBill = this.meters.raw.bill({ system: "", tools: "", messages: view.rawMessages });
     const usage = usageOf(answer);
     const outputTokens = usage?.output ?? estimateTokens(JSON.stringify(answer.content ?? "").length);
     const price = inputPriceOf(answer, rules);
@@ -198,23 +279,8 @@ export function buildTimeline(branch: readonly AnyEntry[], options: TimelineOpti
     if (request.timestamp !== undefined) point.timestamp = request.timestamp;
     if (request.prompt !== undefined) point.prompt = request.prompt;
     if (usage) point.usage = usage;
-    points.push(point);
+    return point;
   }
-  collect(branch.length, renderer.count + 1);
-
-  let cost = 0;
-  let costWithoutPruning = 0;
-  let estimatedRequests = 0;
-  for (const point of points) {
-    cost += point.cost;
-    costWithoutPruning += point.costWithoutPruning;
-    if (point.costEstimated) estimatedRequests++;
-  }
-  return {
-    points,
-    marks,
-    totals: { requests: points.length, cost, estimatedRequests, costWithoutPruning, saving: costWithoutPruning - cost - summarizer.cost, summarizer },
-  };
 }
 
 /** Entries of a session that more than one entry continues. */

@@ -8,7 +8,7 @@ import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
 import { emptyIndex } from "../../../core/src/prune/prune-index.ts";
 import { flushBatches } from "../../../core/src/prune/flush.ts";
 import { PRUNE_STATS, type AnyEntry } from "../../../core/src/shapes/entries.ts";
-import { buildTimeline, branchPointsOf, DEFAULT_INPUT_PRICE } from "../../../core/src/view/timeline.ts";
+import { buildTimeline, branchPointsOf, DEFAULT_INPUT_PRICE, TimelineBuilder } from "../../../core/src/view/timeline.ts";
 import { modelRequests } from "../../../core/src/view/request-views.ts";
 
 const config = DEFAULT_CONFIG;
@@ -108,6 +108,27 @@ describe("context timeline", () => {
       ["branch", 2],
       ["compaction", 3],
     ]);
+  });
+
+  it("gives the same timeline built in pieces, or carried on after Pi appended, as built whole", async () => {
+    const b = await session();
+    const whole = buildTimeline(b.entries, { config });
+    const pieces = new TimelineBuilder(b.entries, { config });
+    let steps = 0;
+    while (!pieces.step(0)) steps++;
+    expect(steps).toBe(2);
+    expect(pieces.timeline()).toEqual(whole);
+
+    const cut = b.entries.length - 2;
+    const live = new TimelineBuilder(b.entries.slice(0, cut), { config });
+    live.step();
+    expect(live.timeline().points).toHaveLength(2);
+    expect(live.extend(b.entries)).toBe(true);
+    expect(live.complete).toBe(false);
+    live.step();
+    expect(live.timeline()).toEqual(whole);
+    // Another branch is not an extension.
+    expect(live.extend(b.entries.slice(1))).toBe(false);
   });
 
   // Measured, not timed: the speed figures live in the benchmarks.
