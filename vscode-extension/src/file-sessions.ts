@@ -2,7 +2,7 @@
 // names the file (a read, edit, write, grep or a bash command mentioning it), grouped by session in
 // a quick pick with each call's state; choosing one opens the call's document. Core finds the calls.
 import * as vscode from "vscode";
-import { callsNamingFile, type FileCall, type FileQuery } from "@pi-pruner/core";
+import { callsNamingFile, getBranch, rewoundEntries, type FileCall, type FileQuery } from "@pi-pruner/core";
 import { openDocument } from "./commands.ts";
 import { callTitle } from "./documents.ts";
 import type { SessionState, SessionStore } from "./session-store.ts";
@@ -42,8 +42,11 @@ export async function sessionsNamingFile(store: SessionStore, file: FileQuery, t
     if (token?.isCancellationRequested) break;
     const state = await store.load(listed.file.path);
     progress?.(i + 1, sessions.length);
-    if (!state?.view) continue;
-    const calls = callsNamingFile(state.view, file);
+    if (!state?.view || !state.data) continue;
+    // The rewinds' spans are read from the branch only where one hides something now.
+    const hides = state.view.markers.some((m) => m.kind === "rewind" && m.state === "active" && m.hiddenMessages > 0);
+    const rewound = hides ? rewoundEntries(getBranch(state.data, state.view.leafId).entries) : undefined;
+    const calls = callsNamingFile(state.view, file, rewound);
     if (calls.length > 0) found.push({ state, calls });
   }
   return found;

@@ -3,6 +3,8 @@
 // as written (relative to the workspace, or absolute), so `src/a.ts`, `./src/a.ts` and
 // `/work/src/a.ts` are one file for a session started in `/work`.
 import { posix } from "node:path";
+import type { AnyEntry } from "../shapes/entries.ts";
+import { readControls } from "../control/read-controls.ts";
 import type { CallView, SessionView } from "./session-view.ts";
 
 /** The file asked about: its absolute path, and its path relative to the workspace folder holding it. */
@@ -47,8 +49,37 @@ function mentions(command: string, path: string): boolean {
   return command.split(COMMAND_SEPARATORS).some((word) => word !== "" && normalise(word) === path);
 }
 
+/**
+ * The entries the branch's active rewinds name, each with the rewind's id. A rewind leaves a turn
+ * holding protected output in place, so a name is not proof of a hidden call: callsNamingFile
+ * keeps only rewinds that hide messages now, and never marks a protected call.
+ */
+export function rewoundEntries(branch: readonly AnyEntry[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const marker of readControls(branch).markers) {
+    if (marker.kind !== "rewind" || marker.state !== "active") continue;
+    for (const id of marker.hiddenEntryIds) if (!out.has(id)) out.set(id, marker.id);
+  }
+  return out;
+}
+
+/** What the agent's markers do to a call: the rewind that hides it, the shrink that replaces its output. */
+export interface CallMarks {
+  /** Entry id → the id of the active rewind naming it (rewoundEntries). */
+  rewound?: ReadonlyMap<string, string>;
+  /** Result entry id → the id of the applied shrink replacing it. */
+  shrunk?: ReadonlyMap<string, string>;
+}
+
+/** The shrinks of a view that replace a message now, by the entry they replace. */
+export function shrunkEntries(view: Pick<SessionView, "markers">): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of view.markers) if (m.kind === "shrink" && m.applied && m.targetEntryId !== undefined) out.set(m.targetEntryId, m.markerId);
+  return out;
+}
+
 /** The state line of a call, from its view: what was done to it, then how it is sent when that differs. */
-export function callStateText(call: CallView): string {
+export function callStateText(call: CallView, marks: CallMarks = {}): string {
   let text: string;
   switch (call.state) {
     case "summarized":
@@ -71,6 +102,10 @@ export function callStateText(call: CallView): string {
       break;
   }
   if (call.isError) text += ", an error";
+  const rewind = [call.assistantEntryId, call.resultEntryId].map((id) => (id !== undefined ? marks.rewound?.get(id) : undefined)).find((m) => m !== undefined);
+  if (rewind !== undefined && call.state !== "protected") text += `; in the span the agent's rewind ${rewind} hides`;
+  const shrink = call.resultEntryId !== undefined ? marks.shrunk?.get(call.resultEntryId) : undefined;
+  if (shrink !== undefined) text += `; shrunk by the agent (${shrink})`;
   return call.sent ? `${text}; ${call.sent.text}` : text;
 }
 
@@ -92,14 +127,20 @@ function matchOf(call: CallView, wanted: { absolute: string; relative?: string }
   return undefined;
 }
 
-/** Every call on the session's branch that names the file, in branch order. */
-export function callsNamingFile(view: Pick<SessionView, "calls" | "session">, file: FileQuery): FileCall[] {
+/**
+ * Every call on the session's branch that names the file, in branch order. `rewound` (from
+ * rewoundEntries of the branch shown) marks the calls an active rewind hides.
+ */
+export function callsNamingFile(view: Pick<SessionView, "calls" | "session" | "markers">, file: FileQuery, rewound?: ReadonlyMap<string, string>): FileCall[] {
   const wanted = { absolute: normalise(file.absolute), ...(file.relative !== undefined ? { relative: normalise(file.relative) } : {}) };
   const cwd = view.session.cwd;
+  const hiding = new Set(view.markers.filter((m) => m.kind === "rewind" && m.state === "active" && m.hiddenMessages > 0).map((m) => m.markerId));
+  const applied = rewound ? new Map([...rewound].filter(([, id]) => hiding.has(id))) : undefined;
+  const marks: CallMarks = { shrunk: shrunkEntries(view), ...(applied ? { rewound: applied } : {}) };
   const out: FileCall[] = [];
   for (const call of view.calls) {
     const match = matchOf(call, wanted, cwd);
-    if (match) out.push({ call, match, stateText: callStateText(call) });
+    if (match) out.push({ call, match, stateText: callStateText(call, marks) });
   }
   return out;
 }

@@ -4,7 +4,9 @@ import { prunedSessionBuilder } from "../../helpers/fixtures.ts";
 import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
 import { parseSessionText } from "../../../core/src/session/session-reader.ts";
 import { buildSessionView } from "../../../core/src/view/session-view.ts";
-import { callsNamingFile } from "../../../core/src/view/file-calls.ts";
+import { callsNamingFile, rewoundEntries } from "../../../core/src/view/file-calls.ts";
+import { getBranch } from "../../../core/src/session/session-reader.ts";
+import { SessionBuilder } from "../../helpers/session-builder.ts";
 
 function viewWith(extra: (b: ReturnType<typeof prunedSessionBuilder>) => void) {
   const b = prunedSessionBuilder();
@@ -73,5 +75,37 @@ describe("callsNamingFile", () => {
     const c3 = view.calls.find((c) => c.toolCallId === "c3")!;
     const spilled = { ...view, calls: [{ ...c3, command: "npm run build -- --config build.json" }] };
     expect(callsNamingFile(spilled, { absolute: "/workspace/build.json" }).map((f) => f.stateText)).toEqual(["spilled to disk (ref t1)"]);
+  });
+});
+
+describe("calls naming a file under the agent's markers", () => {
+  it("a read an active rewind hides says so, with the rewind's id; a cancelled rewind marks nothing", () => {
+    const b = new SessionBuilder({ sessionId: "s-rw", cwd: "/workspace" }).user("look");
+    b.toolUse("read", { path: "src/a.ts" }, "A".repeat(3000), { id: "k1" });
+    const [call, result] = b.entries.slice(-2).map((e) => e.id);
+    b.custom("mulligan:rewind", { schema: "pi-mulligan", v: 1, kind: "rewind", id: "r1", granularity: "last_tool_call_group", hideEntryIds: [call, result], seq: 1, ts: 1 });
+    b.assistant("done");
+    const data = parseSessionText(b.toJsonl());
+    const view = buildSessionView(data, { config: DEFAULT_CONFIG });
+    const rewound = rewoundEntries(getBranch(data, view.leafId).entries);
+    const found = callsNamingFile(view, { absolute: "/workspace/src/a.ts" }, rewound);
+    expect(found.map((f) => f.stateText)).toEqual(["raw; in the span the agent's rewind r1 hides"]);
+    // The fixture's rewind m2 of c4 was cancelled: c4 reads as deduplicated only.
+    const fixture = parseSessionText(prunedSessionBuilder().toJsonl());
+    const fixtureView = buildSessionView(fixture, { config: DEFAULT_CONFIG });
+    const c4 = callsNamingFile(fixtureView, { absolute: "/workspace/src/a.ts" }, rewoundEntries(getBranch(fixture, fixtureView.leafId).entries)).find((f) => f.call.toolCallId === "c4");
+    expect(c4?.stateText).toBe("deduplicated (same output as t2)");
+  });
+
+  it("a rewind of a turn with protected output hides nothing there: the protected read is not marked", () => {
+    const b = new SessionBuilder({ sessionId: "s-rp", cwd: "/workspace" }).user("release it");
+    b.toolUse("read", { path: "skills/release/SKILL.md" }, "# Release\n1. Run the gate.", { id: "k1" });
+    const [call, result] = b.entries.slice(-2).map((e) => e.id);
+    b.custom("mulligan:rewind", { schema: "pi-mulligan", v: 1, kind: "rewind", id: "r1", granularity: "last_tool_call_group", hideEntryIds: [call, result], seq: 1, ts: 1 });
+    b.assistant("done");
+    const data = parseSessionText(b.toJsonl());
+    const view = buildSessionView(data, { config: DEFAULT_CONFIG });
+    const found = callsNamingFile(view, { absolute: "/workspace/skills/release/SKILL.md" }, rewoundEntries(getBranch(data, view.leafId).entries));
+    expect(found.map((f) => f.stateText)).toEqual(["protected (**/skills/**/*.md)"]);
   });
 });
