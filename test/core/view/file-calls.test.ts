@@ -108,4 +108,13 @@ describe("calls naming a file under the agent's markers", () => {
     const found = callsNamingFile(view, { absolute: "/workspace/skills/release/SKILL.md" }, rewoundEntries(getBranch(data, view.leafId).entries));
     expect(found.map((f) => f.stateText)).toEqual(["protected (**/skills/**/*.md)"]);
   });
+  it("a read whose output the agent shrank says so, with the shrink's id", () => {
+    const b = new SessionBuilder({ sessionId: "s-sh", cwd: "/workspace" }).user("look");
+    b.toolUse("read", { path: "src/a.ts" }, "A".repeat(3000), { id: "k1" });
+    const result = b.entries[b.entries.length - 1]!.id;
+    b.custom("mulligan:shrink", { schema: "pi-mulligan", v: 1, kind: "shrink", id: "s1", target: { by_tool_call_id: "k1" }, replacement: "all A's", pinnedEntryId: result, seq: 1, ts: 1 });
+    b.assistant("done");
+    const view = buildSessionView(parseSessionText(b.toJsonl()), { config: DEFAULT_CONFIG });
+    expect(callsNamingFile(view, { absolute: "/workspace/src/a.ts" }).map((f) => f.stateText)).toEqual(["raw; shrunk by the agent (s1)"]);
+  });
 });
