@@ -7,7 +7,7 @@
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance, PerformanceObserver } from "node:perf_hooks";
 import * as vscode from "vscode";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import type { SearchNode } from "../../../vscode-extension/src/search/search-tree.ts";
@@ -181,18 +181,30 @@ describe("search: the load test's agent dir", () => {
 
     // A word of every session's prompt, call arguments and reply.
     const query = "build";
+    // The host's own delay with nothing of ours running, for context on a shared machine.
+    const idle = monitorEventLoopDelay({ resolution: 10 });
+    idle.enable();
+    await new Promise((r) => setTimeout(r, 1000));
+    idle.disable();
     let firstResultsMs: number | undefined;
     const loop = monitorEventLoopDelay({ resolution: 10 });
     const started = performance.now();
     const sub = api.search.onDidChange((r) => {
       if (firstResultsMs === undefined && r.hits.length > 0) firstResultsMs = performance.now() - started;
     });
+    // Garbage-collection pauses during the scan: a part of the delay no code of ours runs in.
+    const gcPauses: number[] = [];
+    const gcObserver = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) gcPauses.push(e.duration);
+    });
+    gcObserver.observe({ entryTypes: ["gc"] });
     loop.enable();
     const heapBefore = process.memoryUsage().heapUsed;
     try {
       await vscode.commands.executeCommand("piPruner.searchSessions", query);
     } finally {
       loop.disable();
+      gcObserver.disconnect();
       sub.dispose();
     }
     const completedMs = performance.now() - started;
@@ -205,12 +217,15 @@ describe("search: the load test's agent dir", () => {
       firstResultsMs: firstResultsMs ?? NaN,
       completedMs,
       loopDelay: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
+      idleDelay: { p50: ms(idle.percentile(50)), p99: ms(idle.percentile(99)), max: ms(idle.max) },
+      gcPausesMs: { count: gcPauses.length, max: gcPauses.length ? Math.max(...gcPauses) : 0, over16: gcPauses.filter((d) => d > 16).length },
       heapGrowthMB: (process.memoryUsage().heapUsed - heapBefore) / 1024 / 1024,
       hits: results.hits.length,
       sessionsWithHits: top.filter((r) => r.node.kind === "session").length,
     };
     console.log(`      ${spec.sessions} sessions (${f1(figures.sessionMB)} MB), ${figures.indexedParts} parts indexed`);
     console.log(`      SEARCH: first results ${f1(figures.firstResultsMs)} ms, complete ${f1(completedMs)} ms; event-loop delay p50 ${f1(figures.loopDelay.p50)} ms, p99 ${f1(figures.loopDelay.p99)} ms, max ${f1(figures.loopDelay.max)} ms; heap +${f1(figures.heapGrowthMB)} MB`);
+    console.log(`      idle host before: p99 ${f1(figures.idleDelay.p99)} ms; GC pauses during the scan: ${gcPauses.length}, max ${f1(figures.gcPausesMs.max)} ms, ${figures.gcPausesMs.over16} over 16 ms`);
     console.log(`      @@search-figures@@${JSON.stringify(figures)}`);
 
     assert.equal(results.indexed, spec.sessions, "every session indexed");

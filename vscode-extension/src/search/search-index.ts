@@ -103,7 +103,7 @@ export class SessionSearchIndex {
   }
 
   /** Hits for `query`, best first: every word must match (the last one as a prefix), a little fuzzy. */
-  search(query: string, limit = 500): SearchHit[] {
+  search(query: string, limit = 200): SearchHit[] {
     const trimmed = query.trim();
     if (!trimmed) return [];
     const results = this.index.search(trimmed, { prefix: (term, i, terms) => i === terms.length - 1, fuzzy: (term) => (term.length > 5 ? 0.15 : false), combineWith: "AND" });

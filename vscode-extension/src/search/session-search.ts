@@ -14,7 +14,7 @@ const BODY_BATCH_ENTRIES = 64;
 /** The scan gives the event loop back at least this often. */
 const SLICE_MS = 8;
 /** Results are refreshed at most this often while a scan runs. */
-const RESULTS_EVERY_MS = 150;
+const RESULTS_EVERY_MS = 400;
 
 export interface SearchResults {
   query: string;
@@ -77,7 +77,9 @@ export class SessionSearch implements vscode.Disposable {
 
   private publish(force: boolean): void {
     const now = performance.now();
-    if (!force && now - this.lastShown < RESULTS_EVERY_MS) return;
+    // Until the first hits are shown, every session read may bring them: no wait then.
+    const shownHits = this.latest?.query === this.query && this.latest.hits.length > 0;
+    if (!force && shownHits && now - this.lastShown < RESULTS_EVERY_MS) return;
     this.lastShown = now;
     if (!this.query.trim()) return;
     this.latest = {
