@@ -54,7 +54,11 @@ describe("context timeline", () => {
 
   it("shows the provider's usage per request, an estimate where the file has none, and the totals", async () => {
     await vscode.commands.executeCommand(SHOW_TIMELINE_COMMAND, file);
-    const shown = await waitFor(() => api.timelines.panelOf(file)?.message, "the timeline panel with its data");
+    const shown = await waitFor(() => {
+      const message = api.timelines.panelOf(file)?.message;
+      return message && message.timeline.points.length === message.total ? message : undefined;
+    }, "the timeline panel with its data");
+    assert.equal(shown.total, 3);
     const { points, totals, marks } = shown.timeline;
     assert.deepEqual(
       points.map((p) => [p.n, p.usage?.input, p.usage?.cacheRead, p.usage?.cacheWrite, p.usage?.output, p.cost, p.costEstimated]),

@@ -6,6 +6,8 @@ export interface TimelineMessage {
   type: "timeline";
   title: string;
   timeline: Timeline;
+  /** Requests on the branch; more than the timeline's points while it is still being built. */
+  total: number;
 }
 
 /** Webview → panel: the page loaded and wants its data; or a point was clicked. */

@@ -1,12 +1,14 @@
 // The context timeline of a session in a webview panel, one panel per session. The panel works
-// out the timeline in core, posts it to its page, and opens the model view of the request a
-// person clicks. While Pi writes, the store reports the session changed and the panel posts the
-// timeline again.
+// out the timeline in core a slice at a time (the extension host stays responsive on a long
+// session, and the page draws the points built so far), posts it to its page, and opens the model
+// view of the request a person clicks. While Pi writes, the store reports the session changed and
+// the panel carries the timeline on over the new requests.
 //
 // No retainContextWhenHidden: a hidden panel's page is dropped and, shown again, asks for its data
 // on load; the panel posts the timeline it last worked out, so nothing is computed again.
+import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
-import { BodyCache, branchPointsOf, buildTimeline, getBranch, type Timeline } from "@pi-pruner/core";
+import { BodyCache, branchPointsOf, getBranch, TimelineBuilder } from "@pi-pruner/core";
 import { pickSession, sessionPathOf } from "../commands.ts";
 import { openModelView } from "../request-commands.ts";
 import type { Prompter } from "../settings-edit.ts";
@@ -19,12 +21,24 @@ export const SHOW_TIMELINE_COMMAND = "piPruner.showTimeline";
 const VIEW_TYPE = "piPruner.timeline";
 /** Pi writes in bursts: one update per burst. */
 const UPDATE_DELAY_MS = 250;
+/** The longest the timeline's build holds the extension host before it yields. */
+const SLICE_MS = 25;
+/** How often a timeline still being built is posted to its page. */
+const PARTIAL_POST_MS = 200;
 
 interface OpenPanel {
   panel: vscode.WebviewPanel;
+  title: string;
+  builder?: TimelineBuilder;
   message?: TimelineMessage;
   timer?: NodeJS.Timeout;
+  /** Bumped by every new build: a build that is no longer the newest stops. */
+  generation: number;
+  /** Resolves when the newest build has posted its complete timeline. */
+  built?: Promise<void>;
 }
+
+const yieldToHost = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class TimelinePanels implements vscode.Disposable {
   private readonly panels = new Map<string, OpenPanel>();
@@ -39,43 +53,36 @@ export class TimelinePanels implements vscode.Disposable {
     this.subscription = store.onDidChangeSession((path) => this.scheduleUpdate(path));
   }
 
-  /** The timeline of the session's shown branch, its long bodies read back from disk. */
-  async timelineOf(path: string): Promise<{ title: string; timeline: Timeline } | undefined> {
-    const state = await this.store.load(path);
-    if (!state?.data || !state.view) return undefined;
-    const branch = getBranch(state.data, state.view.leafId);
-    const entries = await this.bodies.withBodies(path, state.data.elided, branch.entries);
-    const timeline = buildTimeline(entries, { config: this.store.configFor(state), branchPoints: branchPointsOf(state.data.entries) });
-    return { title: `Context timeline · ${sessionLabel(state)}`, timeline };
-  }
-
-  /** Opens (or reveals) the timeline of a session. */
+  /** Opens (or reveals) the timeline of a session; its points follow as they are built. */
   async show(path: string): Promise<vscode.WebviewPanel | undefined> {
     const open = this.panels.get(path);
     if (open) {
       open.panel.reveal();
       return open.panel;
     }
-    const data = await this.timelineOf(path);
-    if (!data) return undefined;
+    const state = await this.store.load(path);
+    if (!state?.data || !state.view) return undefined;
+    const title = `Context timeline · ${sessionLabel(state)}`;
     const root = vscode.Uri.joinPath(this.extensionUri, "dist", "timeline");
-    const panel = vscode.window.createWebviewPanel(VIEW_TYPE, data.title, vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [root] });
-    const entry: OpenPanel = { panel, message: { type: "timeline", ...data } };
+    const panel = vscode.window.createWebviewPanel(VIEW_TYPE, title, vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [root] });
+    const entry: OpenPanel = { panel, title, generation: 0 };
     this.panels.set(path, entry);
     const webview = panel.webview;
     webview.html = timelineHtml({
       cspSource: webview.cspSource,
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(root, "timeline-view.js")).toString(),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(root, "timeline-view.css")).toString(),
-      title: data.title,
+      title,
     });
     webview.onDidReceiveMessage((message: unknown) => {
       if (isWebviewMessage(message)) void this.handle(path, message);
     });
     panel.onDidDispose(() => {
       clearTimeout(entry.timer);
+      entry.generation++;
       this.panels.delete(path);
     });
+    entry.built = this.update(path);
     return panel;
   }
 
@@ -94,19 +101,54 @@ export class TimelinePanels implements vscode.Disposable {
     return this.panels.get(path);
   }
 
+  /** Resolves once the session's panel has posted its complete timeline (for tests). */
+  async built(path: string): Promise<void> {
+    for (let open = this.panels.get(path); open?.built; ) {
+      const pending = open.built;
+      await pending;
+      if (open.built === pending) return;
+    }
+  }
+
   private scheduleUpdate(path: string): void {
     const open = this.panels.get(path);
     if (!open) return;
     clearTimeout(open.timer);
-    open.timer = setTimeout(() => void this.update(path), UPDATE_DELAY_MS);
+    open.timer = setTimeout(() => {
+      open.built = this.update(path);
+    }, UPDATE_DELAY_MS);
   }
 
+  /** Builds the timeline of the session's shown branch (carrying on the last build when Pi only appended), posting it as it grows. */
   private async update(path: string): Promise<void> {
-    const data = await this.timelineOf(path);
     const open = this.panels.get(path);
-    if (!open || !data) return;
-    open.message = { type: "timeline", ...data };
-    open.panel.title = data.title;
+    if (!open) return;
+    const generation = ++open.generation;
+    const state = await this.store.load(path);
+    if (!state?.data || !state.view || generation !== open.generation) return;
+    const branch = getBranch(state.data, state.view.leafId);
+    const entries = await this.bodies.withBodies(path, state.data.elided, branch.entries);
+    if (generation !== open.generation) return;
+    const options = { config: this.store.configFor(state), branchPoints: branchPointsOf(state.data.entries) };
+    if (!open.builder?.extend(entries, options.branchPoints)) open.builder = new TimelineBuilder(entries, options);
+    const builder = open.builder;
+    open.title = `Context timeline · ${sessionLabel(state)}`;
+    open.panel.title = open.title;
+    let posted = performance.now();
+    while (!builder.step(SLICE_MS)) {
+      if (performance.now() - posted >= PARTIAL_POST_MS) {
+        this.post(open);
+        posted = performance.now();
+      }
+      await yieldToHost();
+      if (generation !== open.generation) return;
+    }
+    this.post(open);
+  }
+
+  private post(open: OpenPanel): void {
+    if (!open.builder) return;
+    open.message = { type: "timeline", title: open.title, timeline: open.builder.timeline(), total: open.builder.total };
     void open.panel.webview.postMessage(open.message);
   }
 
@@ -114,6 +156,7 @@ export class TimelinePanels implements vscode.Disposable {
     this.subscription.dispose();
     for (const open of this.panels.values()) {
       clearTimeout(open.timer);
+      open.generation++;
       open.panel.dispose();
     }
     this.panels.clear();

@@ -179,9 +179,13 @@ window.addEventListener("message", (event: MessageEvent<TimelineMessage>) => {
   timeline = event.data.timeline;
   document.title = event.data.title;
   showTotals(timeline);
+  const building = timeline.points.length < event.data.total;
+  if (building) totalsEl.append(text("span", `building: ${timeline.points.length} of ${event.data.total} requests so far`, "note"));
   showMarkLegend(timeline);
   draw();
-  document.body.dataset.requests = String(timeline.points.length);
+  // Set once every request is drawn (the UI check waits for it).
+  if (building) delete document.body.dataset.requests;
+  else document.body.dataset.requests = String(timeline.points.length);
 });
 window.addEventListener("resize", () => chart?.setSize({ width: Math.max(320, chartEl.clientWidth), height: chart.height }));
 // The theme changed: the canvas colours are read again.
