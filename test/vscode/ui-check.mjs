@@ -338,6 +338,12 @@ try {
   await page.mouse.click(x, box.y + box.height / 2);
   await page.locator(".editor-instance .view-lines", { hasText: `request ${target} of ${requests}` }).first().waitFor({ timeout: 15_000 });
   say(`a click on request ${target} opened its model view`);
+  // Hidden behind the model view, the page was dropped (no retainContextWhenHidden); shown again it
+  // asks for the timeline the panel kept, and is drawn again.
+  const reshown = performance.now();
+  await page.locator(".tabs-container .tab", { hasText: "Context timeline" }).first().click();
+  await page.frameLocator("iframe.webview.ready").frameLocator("#active-frame").locator("body[data-requests] .u-over").waitFor({ state: "attached", timeout: 15_000 });
+  say(`the timeline shown again was drawn in ${(performance.now() - reshown).toFixed(0)} ms`);
   say(`every check passed in ${secs()} s (extension ${opts.unpackaged ? "unpackaged" : "installed from its VSIX"}; ${piSession})`);
 } catch (e) {
   code = 1;
