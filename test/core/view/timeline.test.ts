@@ -7,7 +7,8 @@ import { big, echoSummarizer, lastBatch, persist } from "../../helpers/prune-ses
 import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
 import { emptyIndex } from "../../../core/src/prune/prune-index.ts";
 import { flushBatches } from "../../../core/src/prune/flush.ts";
-import { PRUNE_STATS, type AnyEntry } from "../../../core/src/shapes/entries.ts";
+import { PRUNE_CHAIN, PRUNE_STATS, type AnyEntry } from "../../../core/src/shapes/entries.ts";
+import { REWIND_ENTRY, SHRINK_ENTRY } from "../../../core/src/control/control-entries.ts";
 import { buildTimeline, branchPointsOf, DEFAULT_INPUT_PRICE, TimelineBuilder } from "../../../core/src/view/timeline.ts";
 import { modelRequests } from "../../../core/src/view/request-views.ts";
 
@@ -89,6 +90,21 @@ describe("context timeline", () => {
     expect(e.cacheRead + e.input + e.cacheWrite).toBeGreaterThan(0);
     const billed = e.cacheRead * 0.1 + e.cacheWrite * 1.25 + e.input;
     expect(point!.cost).toBeCloseTo((billed + e.output * 8) * DEFAULT_INPUT_PRICE.openai, 15);
+  });
+
+  it("marks chain compressions, rewinds and shrinks before the request that first saw them", () => {
+    const b = new SessionBuilder();
+    b.user("one").assistant("a");
+    b.custom(PRUNE_CHAIN, { blockId: "b1", startUserTimestamp: 0 });
+    b.user("two").assistant("b");
+    b.custom(REWIND_ENTRY, { schema: "pi-mulligan", version: 1 });
+    b.custom(SHRINK_ENTRY, { schema: "pi-mulligan", version: 1 });
+    const timeline = buildTimeline(b.entries, { config });
+    expect(timeline.marks.map((m) => [m.kind, m.beforeRequest])).toEqual([
+      ["chain", 2],
+      ["rewind", 3],
+      ["shrink", 3],
+    ]);
   });
 
   it("marks compactions and branch points", () => {
