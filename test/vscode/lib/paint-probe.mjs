@@ -12,9 +12,8 @@ export function paintObserver({ report, header }) {
   let done = false;
   const check = () => {
     if (done) return;
-    const pane = document.querySelector(header)?.closest(".pane");
-    if (!pane) return;
-    for (const d of pane.querySelectorAll(".monaco-list-row[aria-level='1'] .label-description")) {
+    const panes = [...document.querySelectorAll(header)].map((h) => h.closest(".pane")).filter(Boolean);
+    for (const d of panes.flatMap((pane) => [...pane.querySelectorAll(".monaco-list-row[aria-level='1'] .label-description")])) {
       const text = d.textContent ?? "";
       const box = d.getBoundingClientRect();
       if (!text.includes("→") || box.width <= 0 || box.height <= 0) continue;
