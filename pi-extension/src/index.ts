@@ -65,7 +65,7 @@ export default function piPruner(pi: ExtensionAPI): void {
 
   pi.on("turn_end", async (event, ctx) => {
     ui = ctx.ui;
-    runtime.failOpen("turn metric", () => selfControl.live.onTurnEnd(ctx, event), undefined);
+    runtime.failOpen("turn metric", () => selfControl.live.onTurnEnd(ctx, event as unknown as TurnEnd), undefined);
     const drafts = withEntryDrafts(event.entries, await runtime.turnEnd(event as unknown as TurnEnd, hostOf(ctx)));
     // The model has answered: the requests so far can be billed now, for the status line.
     runtime.settleBill();

@@ -28,7 +28,7 @@ export interface SelfControlLive {
   /** After the render, before the request leaves: retires stale shrinks and may add a nudge to what is sent. */
   onContext(ctx: ExtensionContext, raw: readonly AgentMessage[], rendered: AgentMessage[]): AgentMessage[];
   /** At a turn's end: records how much the agent's own context grew over the turn. */
-  onTurnEnd(ctx: ExtensionContext, turn: { turnIndex?: number }): void;
+  onTurnEnd(ctx: ExtensionContext, turn: { turnIndex?: number; message?: AgentMessage; toolResults?: readonly AgentMessage[] }): void;
 }
 
 /** The custom type of a nudge sent as a message of its own (when the newest message cannot carry it). Never persisted. */
@@ -58,8 +58,8 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
   // Shrinks this process already retired: the cancel is on the branch from the next read on.
   const retiredHere = new Set<string>();
   let highWaterState: HighWaterState = { above: false };
-  // The agent's own tokens at the last turn's end, and the leaf then: a baseline from another branch means nothing.
-  let baseline: { tokens: number; leafId: string | null } | undefined;
+  // The leaf at the last turn's end: a turn on another branch does not continue that run of turns.
+  let baseline: { leafId: string | null } | undefined;
   // The newest metric a request has seen, and the one a drift nudge last fired on.
   let lastMetricSeen: string | undefined;
   let nudgedAtMetric: string | undefined;
@@ -142,9 +142,12 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
     onTurnEnd(ctx, turn) {
       if (!host.config().selfControl.enabled) return;
       const branch = host.branch(ctx);
-      const tokens = agentAttributableTokens(host.visibleContext(ctx).map((c) => c.message));
+      // What the agent added this turn: its reply and the results of its calls. Measuring the whole
+      // context every turn instead would cost time growing with the session, turn after turn.
+      const added = agentAttributableTokens([...(turn.message ? [turn.message] : []), ...(turn.toolResults ?? [])]);
+      // A first turn, or one on another branch than the last, has no run of turns to belong to.
       const onBranch = baseline !== undefined && (baseline.leafId === null || branch.some((e) => e.id === baseline!.leafId));
-      const deltaTokens = baseline && onBranch ? tokens - baseline.tokens : null;
+      const deltaTokens = onBranch ? added : null;
       const metric: TurnMetricData = {
         schema: CONTROL_SCHEMA,
         v: CONTROL_VERSION,
@@ -156,7 +159,7 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
       };
       pi.appendEntry(TURN_METRIC_ENTRY, metric);
       metricsWritten++;
-      baseline = { tokens, leafId: branch[branch.length - 1]?.id ?? null };
+      baseline = { leafId: branch[branch.length - 1]?.id ?? null };
     },
   };
 }
