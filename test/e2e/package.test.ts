@@ -146,7 +146,7 @@ describe("the Pi package as a user installs it", () => {
 });
 
 describe("the VS Code extension as packed", () => {
-  it("the VSIX from `npm run package`'s command holds the bundle, its manifest, the icon and the docs only", () => {
+  it("the VSIX from `npm run package`'s command holds the bundles (the extension, the timeline's webview), its manifest, the icon and the docs only", () => {
     const script = (JSON.parse(readFileSync(join(VSCODE_PACKAGE_SOURCE, "package.json"), "utf8")) as { scripts: { package: string } }).scripts.package;
     // The script builds, then packs; the build already ran for the whole suite, so only the pack step runs here.
     const packCommand = script.split("&&").at(-1)!.trim();
@@ -160,6 +160,8 @@ describe("the VS Code extension as packed", () => {
       "extension/LICENSE.txt",
       "extension/changelog.md",
       "extension/dist/extension.cjs",
+      "extension/dist/timeline/timeline-view.css",
+      "extension/dist/timeline/timeline-view.js",
       "extension/media/pi-pruner.svg",
       "extension/package.json",
       "extension/readme.md",
