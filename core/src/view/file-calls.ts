@@ -1,7 +1,7 @@
 // The calls of a session that name one file: a read, edit or write of it, a grep or find whose path
 // is it, a bash command that mentions it. The path is matched as the session's cwd resolves it and
 // as written (relative to the workspace, or absolute), so `src/a.ts`, `./src/a.ts` and
-// `/work/src/a.ts` are one file for a session started in `/work`.
+// `/srv/app/src/a.ts` are one file for a session started in `/srv/app`.
 import { posix } from "node:path";
 import type { AnyEntry } from "../shapes/entries.ts";
 import { readControls } from "../control/read-controls.ts";
