@@ -77,8 +77,9 @@ export default function piPruner(pi: ExtensionAPI): void {
     ui = ctx.ui;
     runtime.useModel(ctx.model?.api);
     const messages = event.messages as unknown as AgentMessage[];
-    let rendered = runtime.render(messages, runtime.controls.read(branchOf(ctx)));
-    rendered = runtime.failOpen("nudges", () => selfControl.live.onContext(ctx, messages, rendered), rendered);
+    const controls = runtime.controls.read(branchOf(ctx));
+    let rendered = runtime.render(messages, controls);
+    rendered = runtime.failOpen("nudges", () => selfControl.live.onContext(ctx, controls, messages, rendered), rendered);
     if (rendered === messages) return;
     showStatus(ctx);
     return { messages: rendered as unknown as typeof event.messages };

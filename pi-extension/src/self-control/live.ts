@@ -19,6 +19,7 @@ import {
   messageKey,
   turnGrowthOf,
   type AgentMessage,
+  type ControlState,
   type HighWaterState,
   type TurnMetricData,
 } from "@pi-pruner/core";
@@ -26,7 +27,7 @@ import type { SelfControlHost } from "./host.ts";
 
 export interface SelfControlLive {
   /** After the render, before the request leaves: retires stale shrinks and may add a nudge to what is sent. */
-  onContext(ctx: ExtensionContext, raw: readonly AgentMessage[], rendered: AgentMessage[]): AgentMessage[];
+  onContext(ctx: ExtensionContext, controls: ControlState, raw: readonly AgentMessage[], rendered: AgentMessage[]): AgentMessage[];
   /** At a turn's end: records how much the agent's own context grew over the turn. */
   onTurnEnd(ctx: ExtensionContext, turn: { turnIndex?: number; message?: AgentMessage; toolResults?: readonly AgentMessage[] }): void;
 }
@@ -67,13 +68,13 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
   let metricsWritten = 0;
   let metricsLooked = 0;
 
-  const retireStaleShrinks = (ctx: ExtensionContext, raw: readonly AgentMessage[]) => {
+  // `controls` are the ones this request was rendered with: the branch is not read a second time.
+  const retireStaleShrinks = (ctx: ExtensionContext, controls: ControlState, raw: readonly AgentMessage[]) => {
     const config = host.config().selfControl;
-    const controls = host.controls(ctx);
     const shrinks = activeShrinks(controls).filter((s) => !retiredHere.has(s.id));
     if (shrinks.length === 0) return;
     const keys = new Set(raw.map(messageKey));
-    let seq = host.nextSeq(ctx);
+    let seq: number | undefined;
     const active = new Set<string>();
     for (const shrink of shrinks) {
       active.add(shrink.id);
@@ -82,6 +83,7 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
       absentFor.set(shrink.id, count);
       if (count < config.shrinkStaleAfterRenders) continue;
       // It takes effect from the next request: this one is already rendered.
+      seq ??= host.nextSeq(ctx);
       pi.appendEntry(CANCEL_ENTRY, cancelData(shrink.id, "stale", seq++, Date.now()));
       retiredHere.add(shrink.id);
       absentFor.delete(shrink.id);
@@ -132,9 +134,9 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
   });
 
   return {
-    onContext(ctx, raw, rendered) {
+    onContext(ctx, controls, raw, rendered) {
       if (!host.config().selfControl.enabled) return rendered;
-      retireStaleShrinks(ctx, raw);
+      retireStaleShrinks(ctx, controls, raw);
       const notes = [driftNote(ctx), highWaterNote(ctx)].filter((n): n is string => n !== undefined);
       return notes.length ? withNudge(rendered, notes.join("\n")) : rendered;
     },

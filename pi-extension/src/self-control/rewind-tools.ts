@@ -79,7 +79,6 @@ function rewind(pi: ExtensionAPI, host: SelfControlHost, toolCallId: string, par
 
   const controls = host.controls(ctx);
   const context = host.visibleContext(ctx);
-  const sent = sentMessages(host, ctx, context);
   const check = checkRewind({
     controls,
     context,
@@ -87,7 +86,8 @@ function rewind(pi: ExtensionAPI, host: SelfControlHost, toolCallId: string, par
     checkpoint: params.checkpoint,
     excludeToolCallId: toolCallId,
     config: config.selfControl,
-    contextTokens: estimateTokens(messagesChars(sent)),
+    // What the last request sent, as the render measured it; the visible context when that is unknown.
+    contextTokens: host.sentTokens(ctx) ?? estimateTokens(messagesChars(context.map((c) => c.message))),
     contextWindow: host.contextWindow(ctx),
     protects: (toolName, args) => isProtected(toolName, args, config),
   });
@@ -140,16 +140,6 @@ function rewind(pi: ExtensionAPI, host: SelfControlHost, toolCallId: string, par
   if (check.keptProtected > 0) lines.push(`${check.keptProtected} tool call${check.keptProtected === 1 ? "" : "s"} in that span stay${check.keptProtected === 1 ? "s" : ""}: protected output (protectedTools, protectedPaths) is never rewound.`);
   if (warn) lines.push(MUTATION_WARNING);
   return text(lines.join("\n"), { markerId: data.id, hidden: hidden.length, ledger });
-}
-
-/** What the model is sent now; when the render cannot say, the visible context is a close enough measure for the window bound. */
-function sentMessages(host: SelfControlHost, ctx: ExtensionContext, context: readonly ContextMessage[]) {
-  try {
-    const { raw, steps } = host.renderSteps(ctx);
-    return steps.at(-1)?.messages ?? raw;
-  } catch {
-    return context.map((c) => c.message);
-  }
 }
 
 // ---- context_cancel ----
