@@ -196,18 +196,20 @@ describe("RequestRenderer", () => {
 });
 
 describe("a 1,000-request session", () => {
-  it("every request in order renders in well under a second per hundred requests", () => {
+  // Its speed is a figure for a benchmark, not a timed test: this checks that the long pass holds together.
+  it("every request renders in order, each the one asked for, the last one with the whole session before it", () => {
     const b = new SessionBuilder();
     record(b, DEFAULT_CONFIG);
     for (let i = 0; i < 500; i++) b.user(`prompt ${i}`).toolUse("read", { path: `src/${i}.ts` }, `file ${i}\n`.repeat(40)).assistant(`done ${i}`);
     const renderer = new RequestRenderer(b.entries, { config: DEFAULT_CONFIG });
     expect(renderer.count).toBe(1000);
-    const started = performance.now();
-    let sent = 0;
-    for (let n = 1; n <= renderer.count; n++) sent += renderer.render(n).modelChars;
-    const perHundred = ((performance.now() - started) / renderer.count) * 100;
-    expect(sent).toBeGreaterThan(0);
-    console.log(`request views: ${perHundred.toFixed(1)} ms per 100 requests of a 1,000-request session, rendered in order`);
-    expect(perHundred).toBeLessThan(1000);
+    let last: ReturnType<RequestRenderer["render"]> | undefined;
+    for (let n = 1; n <= renderer.count; n++) {
+      last = renderer.render(n);
+      expect(last.request.n).toBe(n);
+    }
+    // The last request carries every turn before its own answer: 500 prompts and 500 reads, and 499 final replies.
+    expect(last!.messages.filter((m) => m.role === "user")).toHaveLength(500);
+    expect(last!.messages.filter((m) => m.role === "toolResult")).toHaveLength(500);
   });
 });
