@@ -432,7 +432,11 @@ export function scriptedSummary(prompt: string): string {
     const end = prompt.indexOf("</tool-call-batch>");
     return bulletsPerCall(end >= 0 ? prompt.slice(0, end) : prompt, condense.map((m) => ({ at: m.index!, outputFrom: m.index! + m[0].length, head: `${m[1]} ${m[2]} ${m[3]!.replace(/\s+/g, " ").slice(0, 60)}: `, seed: m[0] })));
   }
-  const bullets = prompt.split("\n").filter((l) => /^- `t\d+`/.test(l) || /^\s*-?\s*\[\[\d+:/.test(l) || (/^- /.test(l) && /\bt\d+\b/.test(l)));
+  // A fusion: every line of the summaries given that describes a call (pi-condense wraps them in
+  // <sub-task-summaries> after its instructions). Both pruners' summaries start a call's line with
+  // its ref: ours as a bullet, pi-condense's bare ("`t12` read …").
+  const summaries = /<sub-task-summaries>\n([\s\S]*?)\n<\/sub-task-summaries>/.exec(prompt)?.[1] ?? prompt;
+  const bullets = summaries.split("\n").filter((l) => /^\s*(?:-\s*)?`t\d+`/.test(l) || /^\s*-?\s*\[\[\d+:/.test(l) || (/^- /.test(l) && /\bt\d+\b/.test(l)));
   return bullets.map((b) => b.slice(0, 200)).join("\n") || "- nothing of note";
 }
 
