@@ -133,9 +133,103 @@ export function matchesAnyPattern(path: unknown, patterns: readonly string[]): b
   return protectingPattern(path, patterns) !== undefined;
 }
 
+// Characters that may have a meaning in a path portion's glob; a literal one among them only
+// makes the literal text found shorter, never wrong.
+const PORTION_MAGIC = /[*?[\]()|+@!{}\\]/;
+const SLASH = 47;
+const DOT = 46;
+
+/** The literal text a glob portion ends with (`*.test.ts` → `.test.ts`): every match ends with it. */
+function literalTail(portion: string): string {
+  let start = portion.length;
+  while (start > 0 && !PORTION_MAGIC.test(portion[start - 1]!)) start--;
+  return start === 0 ? "" : portion.slice(start);
+}
+
+/** The literal text a glob portion starts with (`.env*` → `.env`): every match starts with it. */
+function literalHead(portion: string): string {
+  let end = 0;
+  while (end < portion.length && !PORTION_MAGIC.test(portion[end]!)) end++;
+  return end === portion.length ? "" : portion.slice(0, end);
+}
+
+/**
+ * What a path must have for one row of a compiled pattern to match it — the checks minimatch
+ * makes itself before it splits a path: each literal portion somewhere in the path, and the last
+ * portion matching the path's last one (here only its literal text: equal, or as a suffix).
+ */
+interface RowNeeds {
+  literals: string[];
+  /** The path's last portion must equal this (`SKILL.md`). */
+  name?: string;
+  /** The path must end with this (`.md` from `*.md`). */
+  suffix?: string;
+  /** The path's last portion must start with this (`.env` from `.env*`). */
+  prefix?: string;
+}
+
+/**
+ * The rows of a pattern as cheap requirements, or undefined when they cannot be derived (then
+ * every path goes to minimatch). A path that meets no row's requirements cannot match the pattern.
+ */
+function rowNeeds(matcher: Minimatch): RowNeeds[] | undefined {
+  const { set, globParts } = matcher;
+  if (set.length === 0 || set.length !== globParts.length) return undefined;
+  const rows: RowNeeds[] = [];
+  for (let r = 0; r < set.length; r++) {
+    const row = set[r]!;
+    const text = globParts[r]!;
+    if (row.length !== text.length || row.length === 0) return undefined;
+    const last = row[row.length - 1]!;
+    const needs: RowNeeds = { literals: [] };
+    for (let k = 0; k < row.length - 1; k++) {
+      const portion = row[k]!;
+      if (typeof portion === "string" && portion !== "") needs.literals.push(portion);
+    }
+    // A row ending in `**`, or in `/` (an empty portion), says nothing about the path's last portion.
+    if (typeof last === "string") {
+      if (last !== "") needs.name = last;
+    } else if (typeof last === "object") {
+      const tail = literalTail(text[text.length - 1]!);
+      if (tail !== "") needs.suffix = tail;
+      const head = literalHead(text[text.length - 1]!);
+      if (head !== "") needs.prefix = head;
+    }
+    rows.push(needs);
+  }
+  return rows;
+}
+
+/** Whether `path` (normalised, not ending in `/`, not climbing out) meets one of the rows. */
+function mayMatch(rows: readonly RowNeeds[], path: string): boolean {
+  ROWS: for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    if (row.suffix !== undefined && !path.endsWith(row.suffix)) continue;
+    if (row.prefix !== undefined && !path.startsWith(row.prefix, path.lastIndexOf("/") + 1)) continue;
+    if (row.name !== undefined) {
+      const start = path.length - row.name.length;
+      if (start < 0 || !path.endsWith(row.name) || (start > 0 && path.charCodeAt(start - 1) !== SLASH)) continue;
+    }
+    for (let l = 0; l < row.literals.length; l++) if (!path.includes(row.literals[l]!)) continue ROWS;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * normalizePathForMatch, with a cheaper first look: a path with no backslash, no `//` and no `.`
+ * at the start of a portion is already normal.
+ */
+function normalizedForMatch(path: string): string {
+  if (path.charCodeAt(0) !== DOT && !path.includes("/.") && !path.includes("//") && !path.includes("\\")) return path;
+  return normalizePathForMatch(path);
+}
+
 /**
  * A matcher bound to one pattern list, for hot loops (file decorations over a whole workspace):
  * the compiled patterns are looked up once, not per path. Returns the first matching pattern.
+ * Most paths match none of the patterns: a pattern is asked only when the path has what one of
+ * its rows needs (its literal portions and the literal end of its last portion).
  */
 export function createPathMatcher(patterns: readonly string[]): (path: string) => string | undefined {
   const ownPatterns = patterns.slice();
@@ -144,15 +238,22 @@ export function createPathMatcher(patterns: readonly string[]): (path: string) =
   const usable = matchers.flatMap((m, i) => (m === null ? [] : [i]));
   const liveMatchers = usable.map((i) => matchers[i]!);
   const livePatterns = usable.map((i) => ownPatterns[i]!);
+  const liveNeeds = liveMatchers.map(rowNeeds);
   if (liveMatchers.length === 0) return () => undefined;
   return (path) => {
     if (typeof path !== "string" || path === "") return undefined;
-    const normalized = normalizePathForMatch(path);
+    const normalized = normalizedForMatch(path);
     if (normalized.startsWith("..")) return firstMatchingPattern(pathCandidates(normalized), livePatterns, liveMatchers);
+    // A trailing `/` lets a row's last portion match the portion before it: no quick rejection then.
+    const checkNeeds = normalized.charCodeAt(normalized.length - 1) !== SLASH;
     // The common case, one candidate: no array per path, one try for all patterns; a throw
     // (which minimatch does not do on a string) falls back to asking each pattern on its own.
     try {
-      for (let index = 0; index < liveMatchers.length; index++) if (liveMatchers[index]!.match(normalized)) return livePatterns[index];
+      for (let index = 0; index < liveMatchers.length; index++) {
+        const needs = liveNeeds[index];
+        if (checkNeeds && needs !== undefined && !mayMatch(needs, normalized)) continue;
+        if (liveMatchers[index]!.match(normalized)) return livePatterns[index];
+      }
       return undefined;
     } catch {
       return firstMatchingPattern([normalized], livePatterns, liveMatchers);

@@ -1,3 +1,4 @@
+import { Minimatch } from "minimatch";
 import { describe, expect, it } from "vitest";
 import {
   createPathMatcher,
@@ -160,6 +161,23 @@ describe("createPathMatcher", () => {
       expect(match(path)).toBe(protectingPattern(path, patterns));
     }
     expect(createPathMatcher([])("skills/a/SKILL.md")).toBeUndefined();
+  });
+
+  it("names the same first pattern as minimatch itself, whatever the glob's shape", () => {
+    // Patterns whose last portion is literal, starts or ends with literal text, is an extglob, a
+    // class, or `**`, with literal directories or none: the quick rejection must never drop a match.
+    const patterns = ["**/.env*", "*.c++", "**/a/**", "x/@(a|b).md", "[ab]*.md", "**/SKILL.md", "docs/", "?*.sh", "a/!(b).md", "**/*.{md,txt}", "src/**", "*"];
+    const options = { dot: true, nonegate: true, nocomment: true, windowsPathsNoEscape: true, platform: "linux" as const };
+    const minimatches = patterns.map((p) => new Minimatch(p, options));
+    const paths = [".env", "a/.env.local", "f.c++", "x/a.md", "x/c.md", "a.md", "b/x.md", "q/SKILL.md", "SKILL.mdx", "docs/", "docs", "s.sh", ".sh", "a/c.md", "a/b.md", "z/y.txt", "src/", "src/a", "a/", "q/a/r", "plain"];
+    for (let first = 0; first < patterns.length; first++) {
+      const list = patterns.slice(first);
+      const match = createPathMatcher(list);
+      for (const path of paths) {
+        const expected = list.find((_, i) => minimatches[first + i]!.match(path));
+        expect(match(path), `${path} against ${list.join(" ")}`).toBe(expected);
+      }
+    }
   });
 
   it("matches 100,000 workspace-relative paths quickly", () => {
