@@ -322,102 +322,196 @@ class Coverage {
  * fields are skipped, never fatal. Returns the problems it skipped over.
  */
 export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; problems: string[] } {
-  const index = emptyIndex();
-  const problems: string[] = [];
-  // Refs named by summaries and index entries win over sequential numbering.
-  const namedRefs = new Map<string, string>();
-  /** Refs summaries and chains use: never handed out again. */
-  const refsInUse = new Set<string>();
-  const pending: PendingRecord[] = [];
-  const coverage = new Coverage();
-  /** The pruner's entries the second pass reads, in branch order (most of a branch is messages). */
-  const ours: AnyEntry[] = [];
-  let frontierEntry: AnyEntry | undefined;
-  let statsEntry: AnyEntry | undefined;
-  let lastMessageTimestamp: number | undefined;
+  const builder = new IndexBuilder();
+  builder.addAll(branch);
+  return { index: builder.index(), problems: builder.problems() };
+}
 
-  for (const entry of branch) {
+/**
+ * rebuildIndex of a branch that grows at its end, without reading it again: entries are added in
+ * order, and `index()` is what rebuildIndex would give for the entries added so far. The entries
+ * the pruner writes between two requests (an index entry and the summary that covers it, a chain,
+ * an alias) only add to the index, so the calls and summaries already indexed are kept as they
+ * are; an entry that reaches back (a summary that covers a record an earlier flush left raw, a
+ * short ref given to a call already named, a call an earlier summary names) has the index built
+ * again from what was read, still without reading the branch again.
+ */
+export class IndexBuilder {
+  // What one pass over the entries collects (rebuildIndex's first pass).
+  /** Refs named by summaries and index entries win over sequential numbering. */
+  private readonly namedRefs = new Map<string, string>();
+  /** Refs summaries and chains use: never handed out again. */
+  private readonly refsInUse: string[] = [];
+  private readonly pending: PendingRecord[] = [];
+  private readonly coverage = new Coverage();
+  /** The pruner's entries the second pass reads, in branch order (most of a branch is messages). */
+  private readonly ours: AnyEntry[] = [];
+  private frontierEntry: AnyEntry | undefined;
+  private statsEntry: AnyEntry | undefined;
+  private lastMessageTimestamp: number | undefined;
+  private epoch: number | undefined;
+  private readonly readProblems: string[] = [];
+
+  // The index of what the second pass has taken in so far.
+  private built: PruneIndex | undefined;
+  private builtProblems: string[] = [];
+  /** pending[0, keptUpTo) and ours[0, oursUpTo) are in `built`; refsInUse[0, refsUpTo) counted. */
+  private keptUpTo = 0;
+  private oursUpTo = 0;
+  private refsUpTo = 0;
+  /** Records in `built`'s range that no summary covered: one covered later reaches back. */
+  private uncovered: PendingRecord[] = [];
+  /** Every key, id and short ref the built summaries looked calls up by. */
+  private readonly summaryNames = new Set<string>();
+  /** Something added since `built` changes what it holds: it is built again. */
+  private reachesBack = false;
+
+  addAll(entries: readonly AnyEntry[]): void {
+    for (const entry of entries) this.add(entry);
+  }
+
+  add(entry: AnyEntry): void {
     if (entry.type === "message") {
       const timestamp = (entry as { message?: { timestamp?: unknown } }).message?.timestamp;
-      if (typeof timestamp === "number") lastMessageTimestamp = timestamp;
-      continue;
+      if (typeof timestamp === "number") this.lastMessageTimestamp = timestamp;
+      return;
     }
-    if (entry.type !== "custom" && entry.type !== "custom_message") continue;
+    if (entry.type !== "custom" && entry.type !== "custom_message") return;
     const customType = (entry as { customType?: unknown }).customType;
     // A flush ends with a frontier entry, a compression with a chain entry: either opens an epoch,
     // but for a flush that changed only stubs near the end (its frontier says so).
     const keepsEpoch = customType === PRUNE_FRONTIER && isRecord((entry as { data?: unknown }).data) && ((entry as { data: Record<string, unknown> }).data.keepsEpoch === true);
-    if (entry.type === "custom" && (customType === PRUNE_FRONTIER || customType === PRUNE_CHAIN) && !keepsEpoch && lastMessageTimestamp !== undefined) {
-      index.epoch = lastMessageTimestamp;
+    if (entry.type === "custom" && (customType === PRUNE_FRONTIER || customType === PRUNE_CHAIN) && !keepsEpoch && this.lastMessageTimestamp !== undefined) {
+      this.epoch = this.lastMessageTimestamp;
     }
     if (entry.type === "custom" && customType === PRUNE_FRONTIER) {
-      if (isRecord((entry as { data?: unknown }).data)) frontierEntry = entry;
-      continue;
+      if (isRecord((entry as { data?: unknown }).data)) this.frontierEntry = entry;
+      return;
     }
     if (entry.type === "custom" && customType === PRUNE_STATS) {
-      if (isRecord((entry as { data?: unknown }).data)) statsEntry = entry;
-      continue;
+      if (isRecord((entry as { data?: unknown }).data)) this.statsEntry = entry;
+      return;
     }
-    if (customType === PRUNE_SUMMARY || customType === PRUNE_DEDUP_ALIAS || customType === PRUNE_CHAIN) ours.push(entry);
+    if (customType === PRUNE_SUMMARY || customType === PRUNE_DEDUP_ALIAS || customType === PRUNE_CHAIN) this.ours.push(entry);
     if (entry.type === "custom_message" && customType === PRUNE_SUMMARY) {
       const details = (entry as { details?: unknown }).details;
       for (const ref of refsOfSummary(isRecord(details) ? (details as SummaryDetails) : undefined)) {
         if (ref.shortId) {
-          namedRefs.set(recordKey(ref), ref.shortId);
-          refsInUse.add(ref.shortId);
+          this.name(recordKey(ref), ref.shortId);
+          this.refsInUse.push(ref.shortId);
         }
-        coverage.cover(ref.toolCallId, ref.resultTimestamp === undefined ? undefined : recordKey(ref));
+        this.coverage.cover(ref.toolCallId, ref.resultTimestamp === undefined ? undefined : recordKey(ref));
       }
     } else if (entry.type === "custom" && customType === PRUNE_INDEX) {
       const data = (entry as { data?: unknown }).data;
       if (!isRecord(data) || !Array.isArray((data as IndexData).toolCalls)) {
-        problems.push(`entry ${entry.id}: ${PRUNE_INDEX} without a toolCalls list`);
-        continue;
+        this.readProblems.push(`entry ${entry.id}: ${PRUNE_INDEX} without a toolCalls list`);
+        return;
       }
       const refs = (data as IndexData).refs;
       if (Array.isArray(refs)) {
-        for (const ref of refs.map(asRef)) if (ref?.shortId) namedRefs.set(recordKey(ref), ref.shortId);
+        for (const ref of refs.map(asRef)) if (ref?.shortId) this.name(recordKey(ref), ref.shortId);
       }
       for (const raw of (data as IndexData).toolCalls ?? []) {
         const record = asRecord(raw);
         if (!record) {
-          problems.push(`entry ${entry.id}: a tool-call record without toolCallId/toolName`);
+          this.readProblems.push(`entry ${entry.id}: a tool-call record without toolCallId/toolName`);
           continue;
         }
         const item: PendingRecord = { record, key: recordKey(record), entryId: entry.id, covered: false };
-        pending.push(item);
-        coverage.addRecord(item);
+        this.pending.push(item);
+        this.coverage.addRecord(item);
       }
     } else if (entry.type === "custom" && customType === PRUNE_CHAIN) {
       const data = (entry as { data?: unknown }).data;
-      if (!isRecord(data)) continue;
+      if (!isRecord(data)) return;
       const keys = data.droppedOccurrenceKeys;
       if (Array.isArray(keys)) {
-        for (const key of keys) if (typeof key === "string") coverage.cover(key.includes("@") ? key.slice(0, key.lastIndexOf("@")) : key, key.includes("@") ? key : undefined);
+        for (const key of keys) if (typeof key === "string") this.coverage.cover(key.includes("@") ? key.slice(0, key.lastIndexOf("@")) : key, key.includes("@") ? key : undefined);
       } else if (Array.isArray(data.droppedToolCallIds)) {
-        for (const id of data.droppedToolCallIds) if (typeof id === "string") coverage.cover(id, undefined);
+        for (const id of data.droppedToolCallIds) if (typeof id === "string") this.coverage.cover(id, undefined);
       }
-      if (Array.isArray(data.toolRefs)) for (const ref of data.toolRefs) if (typeof ref === "string") refsInUse.add(ref);
+      if (Array.isArray(data.toolRefs)) for (const ref of data.toolRefs) if (typeof ref === "string") this.refsInUse.push(ref);
     }
   }
 
-  const kept = pending.filter((p) => p.covered);
-  for (const p of pending) {
-    if (!p.covered) problems.push(`entry ${p.entryId}: ${p.key} was indexed but no summary covers it (an interrupted flush); left raw`);
-  }
-  for (const ref of refsInUse) index.lastRefNumber = Math.max(index.lastRefNumber, refNumber(ref));
-  for (const { record, key } of kept) {
-    const ref = namedRefs.get(key) ?? namedRefs.get(record.toolCallId);
-    if (ref) index.lastRefNumber = Math.max(index.lastRefNumber, refNumber(ref));
-  }
-  for (const { record, key, entryId } of kept) {
-    // A record no summary or index entry gave a short ref (another writer's spill, say) is named by
-    // its tool-call id, as that writer's stub named it: a `tN` made up here would be a ref nobody sent.
-    const shortRef = namedRefs.get(key) ?? namedRefs.get(record.toolCallId) ?? record.toolCallId;
-    addIndexedCall(index, { record, key, shortRef, indexEntryId: entryId });
+  /** A short ref for an occurrence key; a built call whose ref it changes reaches back. */
+  private name(key: string, ref: string): void {
+    const built = this.built;
+    if (built && !this.reachesBack && this.namedRefs.get(key) !== ref && (built.calls.has(key) || built.byToolCallId.has(key))) this.reachesBack = true;
+    this.namedRefs.set(key, ref);
   }
 
-  for (const entry of ours) {
+  /** rebuildIndex's index of the entries added so far: a new object whenever asked (its maps may be shared with earlier ones, which it supersedes). */
+  index(): PruneIndex {
+    let built = this.reachesBack || !this.built || this.uncovered.some((p) => p.covered) ? this.buildAgain() : this.built;
+    if (!this.takeIn(built)) {
+      built = this.buildAgain();
+      this.takeIn(built);
+    }
+    // The frontier, stats and epoch are the newest ones: set whole each time.
+    if (this.epoch !== undefined) built.epoch = this.epoch;
+    if (this.frontierEntry) {
+      built.frontier = typedFields<FrontierData>((this.frontierEntry as { data: Record<string, unknown> }).data, FRONTIER_FIELD_TYPES);
+      built.frontierEntryId = this.frontierEntry.id;
+    }
+    if (this.statsEntry) built.stats = typedFields<StatsData>((this.statsEntry as { data: Record<string, unknown> }).data, STATS_FIELD_TYPES);
+    return { ...built };
+  }
+
+  /** rebuildIndex's problems for the entries added so far. */
+  problems(): string[] {
+    this.index();
+    const uncovered: string[] = [];
+    for (const p of this.pending) {
+      if (!p.covered) uncovered.push(`entry ${p.entryId}: ${p.key} was indexed but no summary covers it (an interrupted flush); left raw`);
+    }
+    return [...this.readProblems, ...uncovered, ...this.builtProblems];
+  }
+
+  private buildAgain(): PruneIndex {
+    this.built = emptyIndex();
+    this.builtProblems = [];
+    this.keptUpTo = this.oursUpTo = this.refsUpTo = 0;
+    this.uncovered = [];
+    this.summaryNames.clear();
+    this.reachesBack = false;
+    return this.built;
+  }
+
+  /**
+   * The second pass over what was read since `index` was built: the covered records, then the
+   * summaries, aliases and chains. False, with nothing changed, when a covered record is one an
+   * earlier summary looks up (by key, id or short ref): that summary would read differently.
+   */
+  private takeIn(index: PruneIndex): boolean {
+    const kept: PendingRecord[] = [];
+    const uncovered: PendingRecord[] = [];
+    for (let i = this.keptUpTo; i < this.pending.length; i++) {
+      const p = this.pending[i]!;
+      (p.covered ? kept : uncovered).push(p);
+    }
+    const namedRef = ({ record, key }: PendingRecord) => this.namedRefs.get(key) ?? this.namedRefs.get(record.toolCallId);
+    if (this.summaryNames.size > 0) {
+      for (const p of kept) if (this.summaryNames.has(p.key) || this.summaryNames.has(namedRef(p) ?? p.record.toolCallId)) return false;
+    }
+    this.keptUpTo = this.pending.length;
+    this.uncovered.push(...uncovered);
+    for (; this.refsUpTo < this.refsInUse.length; this.refsUpTo++) index.lastRefNumber = Math.max(index.lastRefNumber, refNumber(this.refsInUse[this.refsUpTo]));
+    for (const p of kept) {
+      const ref = namedRef(p);
+      if (ref) index.lastRefNumber = Math.max(index.lastRefNumber, refNumber(ref));
+    }
+    for (const p of kept) {
+      // A record no summary or index entry gave a short ref (another writer's spill, say) is named by
+      // its tool-call id, as that writer's stub named it: a `tN` made up here would be a ref nobody sent.
+      addIndexedCall(index, { record: p.record, key: p.key, shortRef: namedRef(p) ?? p.record.toolCallId, indexEntryId: p.entryId });
+    }
+    for (; this.oursUpTo < this.ours.length; this.oursUpTo++) this.readOurs(index, this.ours[this.oursUpTo]!);
+    return true;
+  }
+
+  private readOurs(index: PruneIndex, entry: AnyEntry): void {
     const customType = (entry as { customType?: unknown }).customType;
     if (entry.type === "custom_message" && customType === PRUNE_SUMMARY) {
       const e = entry as { id: string; content?: unknown; details?: unknown };
@@ -425,11 +519,14 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
       const refs = refsOfSummary(details);
       const keys: string[] = [];
       const normalized = refs.map((ref) => {
+        const key = recordKey(ref);
+        this.summaryNames.add(key).add(ref.toolCallId);
+        if (ref.shortId) this.summaryNames.add(ref.shortId);
         const call = lookupRef(index, ref);
         if (call) {
           call.summaryEntryId ??= e.id;
           keys.push(call.key);
-        } else keys.push(recordKey(ref));
+        } else keys.push(key);
         return { ...ref, shortId: ref.shortId ?? call?.shortRef ?? ref.toolCallId };
       });
       index.summaries.push({
@@ -444,8 +541,8 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
     } else if (entry.type === "custom" && customType === PRUNE_DEDUP_ALIAS) {
       const data = (entry as { data?: unknown }).data;
       if (!isRecord(data) || typeof data.newToolCallId !== "string" || typeof data.originalToolCallId !== "string") {
-        problems.push(`entry ${entry.id}: ${PRUNE_DEDUP_ALIAS} without newToolCallId/originalToolCallId`);
-        continue;
+        this.builtProblems.push(`entry ${entry.id}: ${PRUNE_DEDUP_ALIAS} without newToolCallId/originalToolCallId`);
+        return;
       }
       const alias = data as unknown as DedupAliasData;
       const newKey = occurrenceKey(alias.newToolCallId, numberOr(alias.newResultTimestamp));
@@ -454,21 +551,14 @@ export function rebuildIndex(branch: readonly AnyEntry[]): { index: PruneIndex; 
     } else if (entry.type === "custom" && customType === PRUNE_CHAIN) {
       const data = (entry as { data?: unknown }).data;
       if (!isRecord(data) || typeof data.blockId !== "string" || typeof data.startUserTimestamp !== "number") {
-        problems.push(`entry ${entry.id}: ${PRUNE_CHAIN} without blockId/startUserTimestamp`);
-        continue;
+        this.builtProblems.push(`entry ${entry.id}: ${PRUNE_CHAIN} without blockId/startUserTimestamp`);
+        return;
       }
       const chain = data as unknown as ChainData;
       index.chains.push({ ...chain, entryId: entry.id });
       index.lastBlockNumber = Math.max(index.lastBlockNumber, blockNumber(chain.blockId));
     }
   }
-  // The last frontier and stats entries on the branch are the current ones.
-  if (frontierEntry) {
-    index.frontier = typedFields<FrontierData>((frontierEntry as { data: Record<string, unknown> }).data, FRONTIER_FIELD_TYPES);
-    index.frontierEntryId = frontierEntry.id;
-  }
-  if (statsEntry) index.stats = typedFields<StatsData>((statsEntry as { data: Record<string, unknown> }).data, STATS_FIELD_TYPES);
-  return { index, problems };
 }
 
 function numberOr(v: unknown): number | undefined {
