@@ -18,7 +18,7 @@ import { getBranch } from "../session/session-reader.ts";
 import { BodyCache } from "../session/lazy-bodies.ts";
 import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { promptLabel } from "../session/labels.ts";
-import { emptyIndex, rebuildIndex, type PruneIndex } from "../prune/prune-index.ts";
+import { emptyIndex, IndexBuilder, type PruneIndex } from "../prune/prune-index.ts";
 import type { RenderConfig } from "../render/render.ts";
 import { renderContext, type ModelView } from "./model-view.ts";
 import { configOfRecord, settingsEntryData } from "./recorded-settings.ts";
@@ -134,14 +134,18 @@ function isStaleCancel(entry: AnyEntry): boolean {
  * starts again from the branch's start. Either way a request's view is the same.
  */
 export class RequestRenderer {
-  readonly requests: readonly ModelRequestRef[];
-  private readonly branch: readonly AnyEntry[];
+  private _requests: ModelRequestRef[];
+  private branch: readonly AnyEntry[];
   private readonly options: RequestViewOptions;
   /** Entries consumed: the state below is that of the branch's first `consumed` entries. */
   private consumed = 0;
   private context: ContextMessage[] = [];
+  private indexBuilder = new IndexBuilder();
   private index: PruneIndex = emptyIndex();
   private controls = new ControlsReader();
+  /** What the markers were last read from: the branch's first `controlsBase` entries, then the request's tail without its stale retirements. */
+  private controlsInput: AnyEntry[] = [];
+  private controlsBase = 0;
   private settingsEntry: AnyEntry | undefined;
   /** The consumed entries hold a context edit: Pi applies one to its target wherever that comes, so the context is built whole from then on. */
   private edited = false;
@@ -152,50 +156,68 @@ export class RequestRenderer {
   constructor(branch: readonly AnyEntry[], options: RequestViewOptions) {
     this.branch = branch;
     this.options = options;
-    this.requests = modelRequests(branch);
+    this._requests = modelRequests(branch);
+  }
+
+  get requests(): readonly ModelRequestRef[] {
+    return this._requests;
   }
 
   get count(): number {
-    return this.requests.length;
+    return this._requests.length;
+  }
+
+  /**
+   * Takes the branch after entries were appended to it (the caller checked that it begins with
+   * this one's entries): what was carried forward stays, so the new requests cost only themselves.
+   */
+  carryOn(branch: readonly AnyEntry[]): void {
+    this.branch = branch;
+    this._requests = modelRequests(branch);
   }
 
   render(n: number): RequestView {
-    const request = this.requests[n - 1];
-    if (!Number.isInteger(n) || !request) throw new RangeError(`request ${n} is not on this branch (it has ${this.requests.length})`);
+    const request = this._requests[n - 1];
+    if (!Number.isInteger(n) || !request) throw new RangeError(`request ${n} is not on this branch (it has ${this._requests.length})`);
     this.advanceTo(request.position);
     const settings = this.settingsNow();
     const view = renderContext(this.context, this.index, settings.config, () => this.controlsNow(request.position), this.sizes);
-    return { ...view, request, requestCount: this.requests.length, settings };
+    return { ...view, request, requestCount: this._requests.length, settings };
   }
 
   /** Brings the state to the branch's first `end` entries. */
   private advanceTo(end: number): void {
     let rebuildContext = false;
-    let rebuildIndexNow = false;
+    let indexChanged = false;
     if (end < this.consumed || this.consumed === 0) {
       this.consumed = 0;
       this.context = [];
+      this.indexBuilder = new IndexBuilder();
       this.index = emptyIndex();
       this.controls = new ControlsReader();
+      this.controlsInput = [];
+      this.controlsBase = 0;
       this.settingsEntry = undefined;
       this.edited = false;
-      rebuildContext = rebuildIndexNow = end > 0;
+      rebuildContext = indexChanged = end > 0;
     }
     if (this.edited && end > this.consumed) rebuildContext = true;
     for (let i = this.consumed; i < end; i++) {
       const entry = this.branch[i]!;
       if (reshapesContext(entry)) rebuildContext = true;
       if (entry.type === "context_edit") this.edited = true;
-      if (changesIndex(entry)) rebuildIndexNow = true;
+      if (changesIndex(entry)) indexChanged = true;
       if (settingsEntryData(entry)) this.settingsEntry = entry;
+      this.indexBuilder.add(entry);
     }
-    const prefix = rebuildContext || rebuildIndexNow ? (this.branch.slice(0, end) as AnyEntry[]) : undefined;
-    if (rebuildContext) this.context = buildPiContext(prefix!);
+    if (rebuildContext) this.context = buildPiContext(this.branch.slice(0, end) as AnyEntry[]);
     else if (end > this.consumed) {
       // An entry that neither compacts nor edits only adds its own messages at the end.
-      this.context = this.context.concat(buildPiContext(this.branch.slice(this.consumed, end) as AnyEntry[]));
+      const added = buildPiContext(this.branch.slice(this.consumed, end) as AnyEntry[]);
+      this.context = added.length > 0 ? this.context.concat(added) : this.context;
     }
-    if (rebuildIndexNow) this.index = rebuildIndex(prefix!).index;
+    // A new index object, as a rebuild gives: the render's memory of the previous index does not apply to it.
+    if (indexChanged) this.index = this.indexBuilder.index();
     this.consumed = end;
   }
 
@@ -204,8 +226,16 @@ export class RequestRenderer {
     // Stale retirements written after the last message before the answer came after its render.
     let end = position;
     while (end > 0 && this.branch[end - 1]!.type !== "message") end--;
-    const before = this.branch.slice(0, position);
-    const input = before.slice(0, end).concat(before.slice(end).filter((e) => !isStaleCancel(e)));
+    if (end < this.controlsBase) {
+      this.controlsInput = [];
+      this.controlsBase = 0;
+    }
+    // The input grows with the branch (the previous request's tail dropped), so the reader scans only what is new.
+    const input = this.controlsInput;
+    input.length = this.controlsBase;
+    for (let i = this.controlsBase; i < end; i++) input.push(this.branch[i]!);
+    this.controlsBase = end;
+    for (let i = end; i < position; i++) if (!isStaleCancel(this.branch[i]!)) input.push(this.branch[i]!);
     return this.controls.read(input);
   }
 
