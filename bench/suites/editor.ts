@@ -1,9 +1,14 @@
 // Figure 6: the editor in a real extension host — the first paint of a 5 MB session after the
 // extension activates, as a person sees it (Playwright reads the rendered workbench: the session's
-// row with its reclaim), and a one-line append applied to the open session. Each round starts a
-// fresh code-server (so activation and the code are cold) through test/vscode/bench.mjs, which runs
+// row with its reclaim), that session's context timeline from its command to the chart drawn in
+// its webview, and a one-line append applied to the open session. Each round starts a fresh
+// code-server (so activation and the code are cold) through test/vscode/bench.mjs, which runs
 // test/vscode/suite/benchmark.test.ts and prints its figures, and the page's, as BENCH-JSON lines.
+// Then search across the load test's 500 sessions, one fresh code-server per round through
+// test/vscode/search-bench.mjs.
 import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { figure, newSuite, spreadFigure, type SuiteOutput } from "../lib/results.ts";
@@ -11,6 +16,9 @@ import { median, spread } from "../lib/stats.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BENCH = join(here, "..", "..", "test", "vscode", "bench.mjs");
+const SEARCH_BENCH = join(here, "..", "..", "test", "vscode", "search-bench.mjs");
+/** The load test's agent dir, as the issue sets the search figure. */
+const SEARCH_SESSIONS = 500;
 
 export interface EditorOptions {
   quick: boolean;
@@ -43,6 +51,37 @@ interface DomRound {
   text: string;
 }
 
+/** The timeline in the host (suite/benchmark.test.ts): ms after its command, which is at `commandAtEpoch`. */
+interface TimelineRound {
+  commandAtEpoch: number;
+  requests: number;
+  panelMs: number;
+  builtMs: number;
+  heardMs: number;
+}
+
+/** What the timeline's webview showed (test/vscode/lib/paint-probe.mjs), epoch ms. */
+interface TimelineDomRound {
+  seenAt: number;
+  paintedAt: number;
+  requests: number;
+  by: "observer" | "poll";
+}
+
+/** suite/search.test.ts's figures, as search-bench.mjs writes them. */
+interface SearchRound {
+  sessions: number;
+  sessionMB: number;
+  indexedParts: number;
+  firstResultsMs: number;
+  completedMs: number;
+  loopDelay: { p50: number; p99: number; max: number };
+  idleDelay: { p50: number; p99: number; max: number };
+  gcPausesMs: { count: number; max: number; over16: number };
+  hits: number;
+  sessionsWithHits: number;
+}
+
 interface AppendRound {
   appliedMs: number[];
   tailMs: number[];
@@ -50,27 +89,58 @@ interface AppendRound {
   shownMs: number[];
 }
 
-function oneRound(megabytes: number): Promise<{ paint: PaintRound; append: AppendRound; dom: DomRound }> {
+interface Round {
+  paint: PaintRound;
+  append: AppendRound;
+  dom: DomRound;
+  timeline?: TimelineRound;
+  timelineDom?: TimelineDomRound;
+  /** bench.mjs's exit code: not 0 when a test failed or the timeline was never seen drawn. */
+  code: number;
+}
+
+function run(script: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BENCH, "--mb", String(megabytes)], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
     child.on("error", reject);
-    child.on("exit", (code) => {
-      const found = out
-        .split("\n")
-        .filter((line) => line.includes("BENCH-JSON "))
-        .map((line) => JSON.parse(line.slice(line.indexOf("BENCH-JSON ") + "BENCH-JSON ".length)) as { kind: string });
-      const paint = found.find((f) => f.kind === "paint") as PaintRound | undefined;
-      const append = found.find((f) => f.kind === "append") as AppendRound | undefined;
-      const dom = found.find((f) => f.kind === "dom") as DomRound | undefined;
-      if (code !== 0 || !paint || !append || !dom) reject(new Error(`test/vscode/bench.mjs exited with ${code}${dom ? "" : " (the page never showed the row with its reclaim)"}:\n${(out + err).slice(-3000)}`));
-      else resolve({ paint, append, dom });
-    });
+    child.on("exit", (code) => resolve({ code: code ?? 1, out, err }));
   });
 }
+
+async function oneRound(megabytes: number): Promise<Round> {
+  const { code, out, err } = await run(BENCH, ["--mb", String(megabytes)]);
+  const found = new Map<string, unknown>();
+  for (const line of out.split("\n")) {
+    const at = line.indexOf("BENCH-JSON ");
+    if (at < 0) continue;
+    const figure = JSON.parse(line.slice(at + "BENCH-JSON ".length)) as { kind: string };
+    found.set(figure.kind, figure);
+  }
+  const paint = found.get("paint") as PaintRound | undefined;
+  const append = found.get("append") as AppendRound | undefined;
+  const dom = found.get("dom") as DomRound | undefined;
+  // The first paint and the append are this round's own figures; a round that lost the timeline keeps them (the suite says so).
+  if (!paint || !append || !dom) throw new Error(`test/vscode/bench.mjs exited with ${code}${dom ? "" : " (the page never showed the row with its reclaim)"}:\n${(out + err).slice(-3000)}`);
+  return { paint, append, dom, timeline: found.get("timeline") as TimelineRound | undefined, timelineDom: found.get("timelineDom") as TimelineDomRound | undefined, code };
+}
+
+async function searchRound(): Promise<SearchRound> {
+  const dir = mkdtempSync(join(tmpdir(), "pi-pruner-search-bench-"));
+  try {
+    const json = join(dir, "search.json");
+    const { code, out, err } = await run(SEARCH_BENCH, ["--sessions", String(SEARCH_SESSIONS), "--json", json]);
+    if (code !== 0) throw new Error(`test/vscode/search-bench.mjs exited with ${code}:\n${(out + err).slice(-3000)}`);
+    return JSON.parse(readFileSync(json, "utf8")) as SearchRound;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const load1 = () => Math.round(loadavg()[0]! * 100) / 100;
 
 export async function runEditor(options: EditorOptions): Promise<SuiteOutput> {
   const out = newSuite();
@@ -82,15 +152,29 @@ export async function runEditor(options: EditorOptions): Promise<SuiteOutput> {
   const opened: number[] = [];
   const applied: number[] = [];
   const tails: number[] = [];
+  const timelines: { host: TimelineRound; drawnMs: number; seenMs: number; by: string }[] = [];
+  const loads: number[] = [];
   for (let r = 0; r < rounds; r++) {
-    const { paint, append, dom } = await oneRound(megabytes);
+    loads.push(load1());
+    const { paint, append, dom, timeline, timelineDom, code } = await oneRound(megabytes);
     paints.push(paint);
+    if (timeline && timelineDom) timelines.push({ host: timeline, drawnMs: timelineDom.paintedAt - timeline.commandAtEpoch, seenMs: timelineDom.seenAt - timeline.commandAtEpoch, by: timelineDom.by });
+    else out.notes.push(`editor round ${r + 1}: the timeline was ${timeline ? "built in the host but never seen drawn in its webview" : "not measured (its test failed)"}; bench.mjs exited with ${code}`);
     shown.push(dom.paintedAt - paint.activatedAtEpoch);
     domSeen.push(dom.seenAt - paint.activatedAtEpoch);
     if (dom.clickedAt !== undefined) opened.push(dom.clickedAt - paint.activatedAtEpoch);
     applied.push(median(append.appliedMs));
     tails.push(median(append.tailMs));
-    options.log(`editor round ${r + 1}/${rounds}: row with reclaim shown ${shown[shown.length - 1]!.toFixed(0)} ms after activation ("${dom.text}"; the view's icon clicked at ${dom.clickedAt === undefined ? "?" : (dom.clickedAt - paint.activatedAtEpoch).toFixed(0)} ms); tree items ready ${paint.paintMs.toFixed(0)} ms (listed ${paint.listedMs.toFixed(0)}, parse ${paint.parseMs.toFixed(0)}, view model ${paint.viewModelMs.toFixed(0)}, items ${(paint.rootItemsMs + paint.childrenMs).toFixed(0)}); append applied ${median(append.appliedMs).toFixed(2)} ms`);
+    options.log(`editor round ${r + 1}/${rounds}: row with reclaim shown ${shown[shown.length - 1]!.toFixed(0)} ms after activation ("${dom.text}"; the view's icon clicked at ${dom.clickedAt === undefined ? "?" : (dom.clickedAt - paint.activatedAtEpoch).toFixed(0)} ms); tree items ready ${paint.paintMs.toFixed(0)} ms (listed ${paint.listedMs.toFixed(0)}, parse ${paint.parseMs.toFixed(0)}, view model ${paint.viewModelMs.toFixed(0)}, items ${(paint.rootItemsMs + paint.childrenMs).toFixed(0)}); append applied ${median(append.appliedMs).toFixed(2)} ms; timeline ${timeline && timelineDom ? `of ${timeline.requests} requests drawn ${(timelineDom.paintedAt - timeline.commandAtEpoch).toFixed(0)} ms after its command (built in the host at ${timeline.builtMs.toFixed(0)} ms)` : "not measured"}; load average ${loads[loads.length - 1]}`);
+  }
+  const searches: SearchRound[] = [];
+  const searchRounds = options.quick ? 1 : 3;
+  const searchLoads: number[] = [];
+  for (let r = 0; r < searchRounds; r++) {
+    searchLoads.push(load1());
+    const found = await searchRound();
+    searches.push(found);
+    options.log(`editor search round ${r + 1}/${searchRounds}: ${found.sessions} sessions (${found.sessionMB.toFixed(1)} MB): first results ${found.firstResultsMs.toFixed(0)} ms, complete ${found.completedMs.toFixed(0)} ms, event-loop delay p99 ${found.loopDelay.p99.toFixed(1)} ms, max ${found.loopDelay.max.toFixed(1)} ms (idle host p99 ${found.idleDelay.p99.toFixed(1)} ms); load average ${searchLoads[searchLoads.length - 1]}`);
   }
   const f = out.figures;
   const of = (pick: (p: PaintRound) => number) => spread(paints.map(pick));
@@ -110,9 +194,37 @@ export async function runEditor(options: EditorOptions): Promise<SuiteOutput> {
   f["editor.viewModelWarm.5MB"] = spreadFigure(spread(paints.map((p) => median(p.warmMs.slice(-3)))), "ms", { note: "buildSessionView again in the same host, once warm (median of the last 3 of 5 rebuilds)" });
   f["editor.append.5MB"] = spreadFigure(spread(applied), "ms", { target: { op: "<=", value: 5 }, note: "one appended line: tail read + view update in the store (median of 30 appends per round)" });
   f["editor.tail.5MB"] = spreadFigure(spread(tails), "ms", { note: "the tail read alone" });
+  if (timelines.length) {
+    const t = (pick: (x: (typeof timelines)[number]) => number) => spread(timelines.map(pick));
+    f["editor.timeline.5MB"] = spreadFigure(t((x) => x.drawnMs), "ms", { target: { op: "<=", value: 500 }, note: "the timeline command → the frame that draws the chart with every request of the session in its webview (Playwright's observer in the webview's frame; one fresh code-server per round)" });
+    f["editor.timelineDom.5MB"] = spreadFigure(t((x) => x.seenMs), "ms", { note: "the command → the chart drawn with every request (the page's data-drawn, set by uPlot's draw hook), before its frame" });
+    f["editor.timelinePanel.5MB"] = spreadFigure(t((x) => x.host.panelMs), "ms", { note: "the command → its panel created (the page starts loading)" });
+    f["editor.timelineBuilt.5MB"] = spreadFigure(t((x) => x.host.builtMs), "ms", { note: "in the host: the command → the whole timeline built in core (the session's bodies read back from disk) and posted to the page" });
+    f["editor.timelineHeard.5MB"] = spreadFigure(t((x) => x.host.heardMs), "ms", { note: "in the host: the command → the page's notice that its chart is drawn" });
+    f["editor.timeline.requests"] = figure(timelines[0]!.host.requests, "requests");
+  }
+  if (searches.length) {
+    const q = (pick: (x: SearchRound) => number) => spread(searches.map(pick));
+    const n = SEARCH_SESSIONS;
+    f[`editor.search.firstResults.${n}`] = spreadFigure(q((x) => x.firstResultsMs), "ms", { target: { op: "<=", value: 1000 }, note: "Search Sessions… run → its first results in the tree (one fresh code-server per round)" });
+    f[`editor.search.completed.${n}`] = spreadFigure(q((x) => x.completedMs), "ms", { note: "the command → every session scanned and indexed, its outputs read from disk" });
+    f[`editor.search.loopP99.${n}`] = spreadFigure(q((x) => x.loopDelay.p99), "ms", { target: { op: "<=", value: 50 }, note: "the extension host's event-loop delay p99 during the search (monitorEventLoopDelay, 10 ms resolution); the issue's target is < 50 ms" });
+    f[`editor.search.loopP50.${n}`] = spreadFigure(q((x) => x.loopDelay.p50), "ms", { note: "event-loop delay p50 during the search" });
+    f[`editor.search.loopMax.${n}`] = spreadFigure(q((x) => x.loopDelay.max), "ms", { note: "the longest event-loop delay during the search" });
+    f[`editor.search.idleP99.${n}`] = spreadFigure(q((x) => x.idleDelay.p99), "ms", { note: "context: event-loop delay p99 of the same host idle for 1 s before the search" });
+    f[`editor.search.gcMax.${n}`] = spreadFigure(q((x) => x.gcPausesMs.max), "ms", { note: "context: the longest garbage-collection pause during the search" });
+    f["editor.search.sessions"] = figure(searches[0]!.sessions, "sessions");
+    f["editor.search.megabytes"] = figure(searches[0]!.sessionMB, "MiB");
+    f["editor.search.parts"] = figure(searches[0]!.indexedParts, "parts");
+    f["editor.search.hits"] = figure(searches[0]!.hits, "hits");
+    f["editor.search.sessionsWithHits"] = figure(searches[0]!.sessionsWithHits, "sessions");
+  }
   f["editor.session.bytes"] = figure(paints[0]!.bytes, "bytes");
   f["editor.session.entries"] = figure(paints[0]!.entries, "entries");
   out.data.rounds = paints;
   out.data.shownMs = shown;
+  out.data.timelines = timelines;
+  out.data.searches = searches;
+  out.data.loadAverage = { rounds: loads, searchRounds: searchLoads };
   return out;
 }

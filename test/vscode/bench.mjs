@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Editor figures in the real extension host: the first tree paint of a large session after the
-// extension activates, and the cost of applying a one-line append. Builds a workspace whose agent dir
-// holds one session of --mb megabytes (default 5), then runs suite/benchmark.test.ts through run.mjs,
-// whose --paint-probe opens the Pi Pruner view and times the session's row with its reclaim in the page.
+// extension activates, its context timeline from the command to the chart drawn, and the cost of
+// applying a one-line append. Builds a workspace whose agent dir holds one session of --mb
+// megabytes (default 5), then runs suite/benchmark.test.ts through run.mjs, whose --paint-probe
+// opens the Pi Pruner view and times the session's row with its reclaim in the page, and the frame
+// that draws the timeline's chart with every request in its webview.
 //
 //   node test/vscode/bench.mjs [--mb 5]
 import { spawn } from "node:child_process";
@@ -54,5 +56,9 @@ if (found.paint && found.dom) {
   const at = (t) => `${(t - found.paint.activatedAtEpoch).toFixed(0)} ms`;
   console.log(`FIRST PAINT as seen (activation → the session's row with its reclaim drawn in the workbench): ${at(found.dom.paintedAt)} ("${found.dom.text}"; in the DOM at ${at(found.dom.seenAt)}; the view opened by its icon at ${found.dom.clickedAt === undefined ? "?" : at(found.dom.clickedAt)})`);
 } else console.log("FIRST PAINT: not measured (no row with its reclaim was seen)");
+if (found.timeline && found.timelineDom) {
+  const at = (t) => `${(t - found.timeline.commandAtEpoch).toFixed(0)} ms`;
+  console.log(`TIMELINE drawn (its command → the chart with all ${found.timelineDom.requests} requests drawn in the webview): ${at(found.timelineDom.paintedAt)} (in the DOM at ${at(found.timelineDom.seenAt)}; built in the host at ${found.timeline.builtMs.toFixed(0)} ms)`);
+} else console.log("TIMELINE: not measured (the page never showed the chart with every request)");
 rmSync(root, { recursive: true, force: true });
-process.exit(code !== 0 ? code : found.dom ? 0 : 1);
+process.exit(code !== 0 ? code : found.dom && found.timelineDom ? 0 : 1);

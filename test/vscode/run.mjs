@@ -16,7 +16,7 @@ import { provision, launchWorkbench, prepareWorkspace, repoRoot, DEFAULT_EXTENSI
 import { localDir } from "./lib/provision.mjs";
 import { buildExtension, buildSuite } from "./lib/build-suite.mjs";
 import { piSessionFixture } from "./lib/pi-fixture.mjs";
-import { openPiPrunerView, paintObserver, paintObserverArgs, PAINT_REPORT } from "./lib/paint-probe.mjs";
+import { openPiPrunerView, paintObserver, paintObserverArgs, PAINT_REPORT, TIMELINE_REPORT } from "./lib/paint-probe.mjs";
 
 const USAGE = `usage: node test/vscode/run.mjs [options]
   --workspace DIR     folder to open (default: temp copy of test/vscode/fixtures/workspace, else empty temp dir)
@@ -29,7 +29,8 @@ const USAGE = `usage: node test/vscode/run.mjs [options]
   --keep              keep the run's temp dir (user data, logs, workspace copy)
   --verbose           also print code-server's output and the page console
   --paint-probe       open the Pi Pruner view by its icon and print when the first session row shows
-                      its reclaim in the rendered page (a BENCH-JSON line, for the editor benchmark)
+                      its reclaim in the rendered page, and when a context timeline's chart is drawn
+                      with all its requests (BENCH-JSON lines, for the editor benchmark)
   --build-only        build the extension and the suite, print the test entry path, exit
   --provision-only    provision the cache (.vscode-test/) and exit`;
 
@@ -206,6 +207,7 @@ if (opts["paint-probe"]) {
     const seen = JSON.parse(json);
     process.stdout.write(`BENCH-JSON ${JSON.stringify({ kind: "dom", ...seen, clickedAt })}\n`);
   };
+  expose[TIMELINE_REPORT] = (json) => process.stdout.write(`BENCH-JSON ${JSON.stringify({ kind: "timelineDom", ...JSON.parse(json) })}\n`);
 }
 
 try {

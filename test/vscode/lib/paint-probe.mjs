@@ -2,13 +2,48 @@
 // click on its activity-bar icon) and an observer in the page notes the moment the Sessions view's
 // first row shows its reclaim (`…k→…`) in the rendered workbench. Times are epoch milliseconds at
 // sub-millisecond precision (timeOrigin + now), comparable with the extension host's on one machine.
+// The same init script runs in every frame Playwright sees, so in the context timeline's webview
+// too, where it notes the moment the chart holds every request (the page's `data-drawn`).
 
 const CONTAINER = ".activitybar .action-item a[aria-label^='Pi Pruner']";
 const SESSIONS_HEADER = ".pane-header[aria-label^='Sessions']";
 
-/** Runs in the page before the workbench's scripts; reports once through `window[report]`. */
-export function paintObserver({ report, header }) {
+/**
+ * Runs in each frame before its scripts. In the workbench: reports the Sessions row with its reclaim
+ * once through `window[report]`. In a frame holding the timeline's chart: reports once, through
+ * `window[timelineReport]`, the frame that draws the chart with all its points.
+ */
+export function paintObserver({ report, header, timelineReport }) {
   const now = () => performance.timeOrigin + performance.now();
+  // The document itself, which exists before its first element does.
+  const observeDocument = (observer, options) => observer.observe(document, { childList: true, subtree: true, ...options });
+  if (window !== window.top) {
+    let reported = false;
+    // `by`: whether the observer saw the change as it happened or the 20 ms check found it after.
+    const drawn = (by) => {
+      if (reported) return;
+      const count = document.body?.dataset.drawn;
+      if (!count || !document.getElementById("chart")) return;
+      reported = true;
+      const seenAt = now();
+      timelineObserver.disconnect();
+      requestAnimationFrame(() => window[timelineReport](JSON.stringify({ seenAt, paintedAt: now(), requests: Number(count), by })));
+    };
+    const timelineObserver = new MutationObserver(() => drawn("observer"));
+    // A page written into the frame later (a webview's is) comes with a new document, and the
+    // observer is not carried over to it: watched again whenever the document is a new one.
+    let watched;
+    const watch = setInterval(() => {
+      if (reported) return clearInterval(watch);
+      if (document !== watched) {
+        watched = document;
+        timelineObserver.disconnect();
+        observeDocument(timelineObserver, { attributes: true, attributeFilter: ["data-drawn"] });
+      }
+      drawn("poll");
+    }, 20);
+    return;
+  }
   let done = false;
   const check = () => {
     if (done) return;
@@ -26,9 +61,7 @@ export function paintObserver({ report, header }) {
     }
   };
   const observer = new MutationObserver(check);
-  const start = () => observer.observe(document.documentElement, { childList: true, subtree: true, characterData: true });
-  if (document.documentElement) start();
-  else document.addEventListener("readystatechange", start, { once: true });
+  observeDocument(observer, { characterData: true });
 }
 
 /**
@@ -51,4 +84,5 @@ export async function openPiPrunerView(page, { onClick = () => {}, timeoutMs = 6
 }
 
 export const PAINT_REPORT = "piPrunerPaintSeen";
-export const paintObserverArgs = { report: PAINT_REPORT, header: SESSIONS_HEADER };
+export const TIMELINE_REPORT = "piPrunerTimelineSeen";
+export const paintObserverArgs = { report: PAINT_REPORT, header: SESSIONS_HEADER, timelineReport: TIMELINE_REPORT };

@@ -1,11 +1,15 @@
 // Editor figures, measured in the real extension host (not a timed test: it runs only under
 // test/vscode/bench.mjs, which sets PI_PRUNER_BENCH=1 and points PI_CODING_AGENT_DIR at a workspace
 // with one large session). Prints: activation → session listed → session parsed with its view →
-// the tree's items built; and the cost of applying a one-line append (tail read + view update).
+// the tree's items built; the session's context timeline from its command to the page's drawing
+// of every request; and the cost of applying a one-line append (tail read + view update).
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import { performance } from "node:perf_hooks";
+import * as vscode from "vscode";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
+import { SHOW_TIMELINE_COMMAND } from "../../../vscode-extension/src/timeline/timeline-panel.ts";
+import { isDrawnMessage } from "../../../vscode-extension/src/timeline/webview/drawn.ts";
 import type { SessionNode } from "../../../vscode-extension/src/trees/session-nodes.ts";
 import { children, extensionApi, waitFor } from "./helpers.ts";
 
@@ -74,6 +78,50 @@ if (enabled) describe("benchmark", () => {
         warmMs: again,
       })}`,
     );
+  });
+
+  it("the context timeline of that session, from its command to the chart drawn", async function () {
+    this.timeout(120_000);
+    const [session] = api.store.sessions();
+    const file = session!.file.path;
+    // A person asks for the timeline once the editor is on screen, not while the workbench loads.
+    const settle = 3000 - (performance.now() - api.activatedAt);
+    if (settle > 0) await new Promise((r) => setTimeout(r, settle));
+    const commandAt = performance.now();
+    const panel = await vscode.commands.executeCommand<vscode.WebviewPanel | undefined>(SHOW_TIMELINE_COMMAND, file);
+    const panelAt = performance.now();
+    assert.ok(panel, "the timeline panel opened");
+    // The page has not loaded yet, so its notice cannot come before this listens.
+    let heard: { at: number; requests: number } | undefined;
+    const sub = panel.webview.onDidReceiveMessage((message: unknown) => {
+      if (isDrawnMessage(message)) heard ??= { at: performance.now(), requests: message.requests };
+    });
+    await api.timelines.built(file);
+    const builtAt = performance.now();
+    const posted = api.timelines.panelOf(file)?.message;
+    assert.ok(posted, "the panel posted its timeline");
+    assert.equal(posted.timeline.points.length, posted.total, "the timeline holds every request of the branch");
+    try {
+      await waitFor(() => heard, "the page to draw the whole timeline", 60_000);
+    } finally {
+      sub.dispose();
+    }
+    assert.equal(heard!.requests, posted.total, "the chart holds every request");
+    console.log(`      timeline of ${posted.total} requests: panel open ${ms(panelAt - commandAt)}, built in the host ${ms(builtAt - commandAt)}, the page's "drawn" heard ${ms(heard!.at - commandAt)} after the command`);
+    console.log(
+      `BENCH-JSON ${JSON.stringify({
+        kind: "timeline",
+        // Epoch ms of the command, for the page's observer.
+        commandAtEpoch: performance.timeOrigin + commandAt,
+        requests: posted.total,
+        panelMs: panelAt - commandAt,
+        builtMs: builtAt - commandAt,
+        heardMs: heard!.at - commandAt,
+      })}`,
+    );
+    // The page's observer reports the animation frame after the drawing; the panel stays that long.
+    await new Promise((r) => setTimeout(r, 500));
+    panel.dispose();
   });
 
   it("applying a one-line append", async () => {
