@@ -47,6 +47,19 @@ function callIsProtected(call: IndexedCall, config: StubConfig): boolean {
   return value;
 }
 
+// A whole render after a flush stubs every summarized result again: the same message with the
+// same stub text gets the stub it got before (a view's pass over a branch's requests then measures
+// and bills it once). Pi hands the live render fresh copies, which never match.
+const stubCache = new WeakMap<AgentMessage, ToolResultMessage>();
+
+function stubOf(message: ToolResultMessage, text: string): ToolResultMessage {
+  const cached = stubCache.get(message);
+  const block = cached?.content[0];
+  if (cached && block?.type === "text" && block.text === text) return cached;
+  const stub: ToolResultMessage = { ...message, content: [{ type: "text", text }], isError: false };
+  stubCache.set(message, stub);
+  return stub;
+}
 
 /**
  * Step 1: summarized and spilled tool results become deterministic stubs. A recovery result stays
@@ -84,13 +97,8 @@ export function stubResults(
         continue;
       }
     }
-    const stub: ToolResultMessage = {
-      ...message,
-      content: [{ type: "text", text: stubFor(found.call) }],
-      isError: false,
-    };
     out ??= messages.slice();
-    out[i] = stub;
+    out[i] = stubOf(message, stubFor(found.call));
     stats.stubbed++;
   }
   return out ?? messages;
