@@ -158,7 +158,12 @@ export async function runEditor(options: EditorOptions): Promise<SuiteOutput> {
     loads.push(load1());
     const { paint, append, dom, timeline, timelineDom, code } = await oneRound(megabytes);
     paints.push(paint);
-    if (timeline && timelineDom) timelines.push({ host: timeline, drawnMs: timelineDom.paintedAt - timeline.commandAtEpoch, seenMs: timelineDom.seenAt - timeline.commandAtEpoch, by: timelineDom.by });
+    if (timeline && timelineDom) {
+      timelines.push({ host: timeline, drawnMs: timelineDom.paintedAt - timeline.commandAtEpoch, seenMs: timelineDom.seenAt - timeline.commandAtEpoch, by: timelineDom.by });
+      if (timelineDom.requests !== timeline.requests) out.notes.push(`editor round ${r + 1}: the chart was seen with ${timelineDom.requests} requests, the branch has ${timeline.requests}`);
+      // The command waits for the workbench; a first paint later than it means the two overlapped.
+      if (dom.paintedAt > timeline.commandAtEpoch) out.notes.push(`editor round ${r + 1}: the timeline's command ran ${(dom.paintedAt - timeline.commandAtEpoch).toFixed(0)} ms before the first paint was seen, so the two overlapped`);
+    }
     else out.notes.push(`editor round ${r + 1}: the timeline was ${timeline ? "built in the host but never seen drawn in its webview" : "not measured (its test failed)"}; bench.mjs exited with ${code}`);
     shown.push(dom.paintedAt - paint.activatedAtEpoch);
     domSeen.push(dom.seenAt - paint.activatedAtEpoch);
