@@ -163,7 +163,7 @@ export function buildTimeline(branch: readonly AnyEntry[], options: TimelineOpti
  */
 export class TimelineBuilder {
   private branch: readonly AnyEntry[];
-  private renderer: RequestRenderer;
+  private readonly renderer: RequestRenderer;
   private readonly options: TimelineOptions;
   private readonly points: TimelinePoint[] = [];
   private readonly marks: TimelineMark[] = [];
@@ -203,7 +203,7 @@ export class TimelineBuilder {
     if (branchPoints && branchPoints.size !== this.options.branchPoints?.size) return false;
     if (branch.length === this.branch.length) return true;
     this.branch = branch;
-    this.renderer = new RequestRenderer(branch, this.options);
+    this.renderer.carryOn(branch);
     return true;
   }
 
