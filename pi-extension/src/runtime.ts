@@ -14,7 +14,7 @@ import { compressChains, type ChainCompressionResult } from "@pi-pruner/core";
 import { PRUNE_STATS, type StatsData } from "@pi-pruner/core";
 import { occurrenceKey, toolCallsOf } from "@pi-pruner/core";
 import { PRUNE_CHAIN, PRUNE_FRONTIER, buildBatchRequest, estimateTokens, summarizedStub, type FrontierData, type IndexedCall } from "@pi-pruner/core";
-import { SessionBill, cacheRulesFor, rewriteSpan, type BillTotals, type CacheRules } from "@pi-pruner/core";
+import { SessionBill, blockCount, cacheRulesFor, rewriteSpan, type BillTotals, type RewriteSpan, type CacheRules } from "@pi-pruner/core";
 import { ControlsReader, EMPTY_CONTROLS, activeRewinds, activeShrinks, messageKey, type ControlState } from "@pi-pruner/core";
 import { decideFlush, type FlushDecision, type FlushMoment, type PendingEstimate, type RequestHistory } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
@@ -279,12 +279,13 @@ export class PrunerRuntime {
         reason = this.budgetTrigger(usage?.tokens, usage?.contextWindow);
         if (reason) hold = undefined;
         else if (automatic && this.config.cacheAware) {
-          const decision = this.decide("mid-task", usage, hold, controls);
+          const decision = this.decide("mid-task", usage, hold, controls, turnBlocks([turn.message, ...turn.toolResults]));
           if (decision.flush) reason = decision.reason === "window-cap" ? "window-cap" : "pays-back";
         }
       } else if (turn.outcome === "completed" && automatic) {
         this.dropControlled(controls);
-        if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined, controls).flush) reason = "final-reply";
+        // The next request adds the final reply and the person's next prompt.
+        if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined, controls, turnBlocks([turn.message]) + 1).flush) reason = "final-reply";
       }
       if (!reason) return entries;
       // Pi has already appended a final reply to the branch, so the newest chain reads as closed;
@@ -311,7 +312,7 @@ export class PrunerRuntime {
   }
 
   /** Asks the cache-aware policy whether flushing what is pending (all but `hold`) pays back now. */
-  private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined, controls: ControlState): FlushDecision {
+  private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined, controls: ControlState, nextBlocks: number): FlushDecision {
     const batches = this.pending.filter((b) => b !== hold);
     // A rewind, shrink or cancel since the last request rewrites history from where it applies:
     // a flush whose change lies after that point rewrites nothing more.
@@ -320,12 +321,28 @@ export class PrunerRuntime {
       rules: this.rules,
       moment,
       pending: this.estimatePending(batches),
-      span: rewriteSpan(this.lastSent, firstChange),
+      span: this.rewriteSpanOf(firstChange, nextBlocks),
       history: this.history,
       context: usage,
     });
     this.lastDecision = { ...decision, moment };
     return decision;
+  }
+
+  /**
+   * What a change from message `first` of the last request on would make the next request write
+   * again: the meter that bills the session knows which of its prefixes are cached; if it cannot
+   * tell, the estimate from the messages' sizes and blocks.
+   */
+  private rewriteSpanOf(first: number, nextBlocks: number): RewriteSpan {
+    if (first >= this.lastSent.length) return rewriteSpan(this.lastSent, first, nextBlocks);
+    try {
+      const after = this.bill.readAfterChange(this.lastSent, first, nextBlocks);
+      const rewritten = Math.max(0, after.totalTokens - after.readTokens);
+      return { tokensFromFirstChange: rewritten, blocksFromFirstChange: 0, messageTokens: rewritten };
+    } catch {
+      return rewriteSpan(this.lastSent, first, nextBlocks);
+    }
   }
 
   /**
@@ -627,4 +644,11 @@ export function requestHistoryOf(branch: readonly AnyEntry[]): RequestHistory {
 function unref<T>(timer: T): T {
   (timer as { unref?: () => void }).unref?.();
   return timer;
+}
+
+/** Content blocks of messages as the provider receives them. */
+function turnBlocks(messages: readonly AgentMessage[]): number {
+  let n = 0;
+  for (const m of messages) n += blockCount(m);
+  return n;
 }

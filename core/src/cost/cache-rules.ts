@@ -53,9 +53,24 @@ export interface RequestBill {
   billed: number;
 }
 
+/** What the next request could read from the cache if history changed from one message on. */
+export interface ReadAfterChange {
+  /** Input tokens of `request` as these rules count them. */
+  totalTokens: number;
+  /** Of those, the prefix the next request still finds cached. */
+  readTokens: number;
+}
+
 /** Bills one conversation's requests in order, remembering what is cached. */
 export interface CacheMeter {
   bill(request: ProviderRequest): RequestBill;
+  /**
+   * For a request billed last, if the next one keeps its messages before `changedFrom` and
+   * changes the rest, adding `nextBlocks` content blocks after it: what that next request reads.
+   * It reads only what an earlier request cached (Anthropic: at a breakpoint, within the lookback
+   * from the next request's last breakpoint), and only before the change.
+   */
+  readAfterChange(request: ProviderRequest, changedFrom: number, nextBlocks: number): ReadAfterChange;
 }
 
 /** Multiples of the base input price. */
@@ -282,6 +297,8 @@ interface Chain {
   tokens: number[];
   total: number;
   breakpoints: number[];
+  /** For each of the request's messages, the boundaries before it (a message Pi drops adds none). */
+  boundariesBefore: number[];
 }
 
 const HEAD = 0x3c6ef372;
@@ -322,21 +339,27 @@ function chainOf(request: ProviderRequest, rules: "anthropic" | "openai"): Chain
   }
 
   const wire: WireMessage[] = [];
+  // The wire message each request message starts at (messages Pi drops map to the next one).
+  const wireIndexOf: number[] = [];
   for (const m of request.messages) {
+    wireIndexOf.push(wire.length);
     const w = wireMessage(m);
     if (w) wire.push(w);
   }
+  const boundariesAtWire: number[] = [];
   let lastUserTurn = -1;
-  if (rules === "anthropic") for (let i = wire.length - 1; i >= 0 && lastUserTurn < 0; i--) if (wire[i]!.userTurn) lastUserTurn = i;
+  for (let i = wire.length - 1; i >= 0 && lastUserTurn < 0; i--) if (wire[i]!.userTurn) lastUserTurn = i;
 
   for (let i = 0; i < wire.length; i++) {
+    boundariesAtWire.push(keys.length);
     const w = wire[i]!;
     const joinsPrevious = w.toolResults && i > 0 && wire[i - 1]!.toolResults;
     if (!joinsPrevious) mix(MESSAGE_START, w.role === "assistant" ? 1 : w.role === "system" ? 2 : 3);
     for (const blk of w.blocks) {
-      if (blk.thinking && rules === "anthropic") {
-        // Earlier turns' thinking is not input at all; the current loop's is input, but the
-        // API keys the cache as if it were absent, so it never breaks a prefix.
+      if (blk.thinking) {
+        // Earlier turns' thinking is not input at all (both providers drop it: Anthropic strips
+        // it, OpenAI discards reasoning after each turn); the current loop's is input, but it is
+        // keyed as if absent, so it never breaks a prefix.
         if (i < lastUserTurn) continue;
         push(blk, true);
       } else push(blk, false);
@@ -344,7 +367,14 @@ function chainOf(request: ProviderRequest, rules: "anthropic" | "openai"): Chain
   }
   const last = wire[wire.length - 1];
   if (last && last.role !== "assistant" && keys.length) breakpoints.push(keys.length - 1);
-  return { keys, tokens, total, breakpoints };
+  boundariesAtWire.push(keys.length);
+  const boundariesBefore = wireIndexOf.map((w) => boundariesAtWire[w]!);
+  return { keys, tokens, total, breakpoints, boundariesBefore };
+}
+
+/** Boundaries of `chain` before message `changedFrom` (all of them when it is past the end). */
+function boundariesBefore(chain: Chain, changedFrom: number): number {
+  return changedFrom < chain.boundariesBefore.length ? chain.boundariesBefore[Math.max(0, changedFrom)]! : chain.keys.length;
 }
 
 class AnthropicMeter implements CacheMeter {
@@ -369,6 +399,22 @@ class AnthropicMeter implements CacheMeter {
     }
     return bill(total, read, Math.max(0, cachedEnd - read));
   }
+
+  readAfterChange(request: ProviderRequest, changedFrom: number, nextBlocks: number): ReadAfterChange {
+    const chain = chainOf(request, "anthropic");
+    const limit = boundariesBefore(chain, changedFrom);
+    // The next request's breakpoints: the head's (system, tools), unchanged, and its last block.
+    let read = 0;
+    for (const bp of chain.breakpoints) if (bp < limit && this.entries.has(chain.keys[bp]!)) read = Math.max(read, chain.tokens[bp]!);
+    const end = chain.keys.length - 1 + nextBlocks;
+    for (let j = Math.min(limit - 1, end); j >= 0 && j >= end - LOOKBACK_BLOCKS; j--) {
+      if (this.entries.has(chain.keys[j]!)) {
+        read = Math.max(read, chain.tokens[j]!);
+        break;
+      }
+    }
+    return { totalTokens: chain.total, readTokens: read };
+  }
 }
 
 class OpenAiMeter implements CacheMeter {
@@ -379,9 +425,21 @@ class OpenAiMeter implements CacheMeter {
     let shared = 0;
     for (let j = 0; j < keys.length && this.seen.has(keys[j]!); j++) shared = tokens[j]!;
     for (const k of keys) this.seen.add(k);
-    const read = shared < MIN_CACHED_TOKENS ? 0 : MIN_CACHED_TOKENS + Math.floor((shared - MIN_CACHED_TOKENS) / OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP;
-    return bill(total, read, 0);
+    return bill(total, openAiRead(shared), 0);
   }
+
+  readAfterChange(request: ProviderRequest, changedFrom: number): ReadAfterChange {
+    const { keys, tokens, total, boundariesBefore: before } = chainOf(request, "openai");
+    const limit = changedFrom < before.length ? before[Math.max(0, changedFrom)]! : keys.length;
+    let shared = 0;
+    for (let j = 0; j < limit && this.seen.has(keys[j]!); j++) shared = tokens[j]!;
+    return { totalTokens: total, readTokens: openAiRead(shared) };
+  }
+}
+
+/** OpenAI reads a shared prefix of 1,024 tokens or more, in 128-token steps. */
+function openAiRead(shared: number): number {
+  return shared < MIN_CACHED_TOKENS ? 0 : MIN_CACHED_TOKENS + Math.floor((shared - MIN_CACHED_TOKENS) / OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP;
 }
 
 // ---- The simple model ------------------------------------------------------------------------
@@ -454,5 +512,17 @@ class SimpleMeter implements CacheMeter {
     const tokens = total / CHARS_PER_TOKEN;
     const cachedTokens = cached / CHARS_PER_TOKEN;
     return bill(tokens, cachedTokens, tokens - cachedTokens);
+  }
+
+  /** The simple model reads the common prefix with the previous request: everything before the change. */
+  readAfterChange(request: ProviderRequest, changedFrom: number): ReadAfterChange {
+    let total = request.system.length + request.tools.length;
+    let read = total;
+    request.messages.forEach((m, i) => {
+      const chars = simpleMessageText(m).length;
+      total += chars;
+      if (i < changedFrom) read += chars;
+    });
+    return { totalTokens: total / CHARS_PER_TOKEN, readTokens: read / CHARS_PER_TOKEN };
   }
 }

@@ -9,11 +9,16 @@ import { CACHE_PRICE, OUTPUT_PRICE, type CacheRules } from "./cache-rules.ts";
 /** How many blocks before its breakpoint Anthropic looks for an earlier cache entry. */
 export const ANTHROPIC_LOOKBACK_BLOCKS = 20;
 
-/** The part of the last request a flush would change: from its first changed message to the end. */
+/**
+ * What a flush would make the next request write again. The newest cache entry the change leaves
+ * intact is the one an earlier request left at its end, just before the assistant message whose
+ * call the first changed result answers; everything from there to the next request's breakpoint
+ * (the last request's tail and the turn that follows it) is written instead of read.
+ */
 export interface RewriteSpan {
-  /** Estimated tokens from the first changed message to the end of the request. */
+  /** Estimated tokens from the newest intact cache entry to the end of the last request. */
   tokensFromFirstChange: number;
-  /** Content blocks from the first changed message to the end (Anthropic's lookback counts blocks). */
+  /** Content blocks from that entry to the next request's breakpoint (Anthropic's lookback counts blocks). */
   blocksFromFirstChange: number;
   /** Estimated tokens of all the request's messages (system prompt and tools excluded: they are cached apart). */
   messageTokens: number;
@@ -44,26 +49,35 @@ export function summarizerCost(inputTokens: number, outputTokens: number, rules:
 }
 
 /** Blocks of a message as the provider receives them (text, thinking, tool calls; one per result). */
-function blockCount(message: AgentMessage): number {
+export function blockCount(message: AgentMessage): number {
   const content = (message as { content?: unknown }).content;
   if (message.role === "toolResult" || !Array.isArray(content)) return 1;
   return Math.max(1, content.length);
 }
 
-/** The span of `messages` from position `first` to the end (`first` past the end: nothing changes in them). */
-export function rewriteSpan(messages: readonly AgentMessage[], first: number): RewriteSpan {
+/**
+ * The span of `messages` (the last request) a change at position `first` rewrites (`first` past
+ * the end: nothing changes in them). An earlier request's cache entry ends before an assistant
+ * message, so the span starts at the assistant message before `first`; `nextBlocks` are the
+ * blocks the next request adds after the last one (the turn in between), which Anthropic's
+ * lookback from the next breakpoint must cross too.
+ */
+export function rewriteSpan(messages: readonly AgentMessage[], first: number, nextBlocks = 0): RewriteSpan {
+  if (first >= messages.length) return { tokensFromFirstChange: 0, blocksFromFirstChange: 0, messageTokens: 0 };
+  let from = Math.max(0, first);
+  while (from > 0 && messages[from]!.role !== "assistant") from--;
   let tailChars = 0;
-  let blocks = 0;
-  for (let i = Math.max(0, first); i < messages.length; i++) {
+  let blocks = nextBlocks;
+  for (let i = from; i < messages.length; i++) {
     tailChars += messageChars(messages[i]!);
     blocks += blockCount(messages[i]!);
   }
   const tokensFromFirstChange = estimateTokens(tailChars);
   // All the messages are needed only when the change lies beyond the lookback.
   let messageTokens = tokensFromFirstChange;
-  if (blocks > ANTHROPIC_LOOKBACK_BLOCKS && first > 0) {
+  if (blocks > ANTHROPIC_LOOKBACK_BLOCKS && from > 0) {
     let headChars = 0;
-    for (let i = 0; i < Math.min(first, messages.length); i++) headChars += messageChars(messages[i]!);
+    for (let i = 0; i < from; i++) headChars += messageChars(messages[i]!);
     messageTokens = estimateTokens(headChars + tailChars);
   }
   return { tokensFromFirstChange, blocksFromFirstChange: blocks, messageTokens };

@@ -3,7 +3,7 @@
 // and the tools are the same in both and are left out. Billing serialises every message, so it is
 // queued on the request and settled later, off the request's path.
 import type { AgentMessage } from "../shapes/messages.ts";
-import { cacheMeter, type CacheMeter, type CacheRules } from "./cache-rules.ts";
+import { cacheMeter, type CacheMeter, type CacheRules, type ReadAfterChange } from "./cache-rules.ts";
 
 export interface BillTotals {
   rules: CacheRules;
@@ -53,6 +53,15 @@ export class SessionBill {
       this.sent += this.sentMeter.bill({ system: "", tools: "", messages: sent }).billed;
     }
     return this.totals();
+  }
+
+  /**
+   * For `sent`, the request recorded last: what the next request reads from the cache if history
+   * changes from message `changedFrom` on (see CacheMeter.readAfterChange). Settles the queue first.
+   */
+  readAfterChange(sent: readonly AgentMessage[], changedFrom: number, nextBlocks: number): ReadAfterChange {
+    this.settle();
+    return this.sentMeter.readAfterChange({ system: "", tools: "", messages: sent }, changedFrom, nextBlocks);
   }
 
   /** The totals of the requests billed so far, without billing the queued ones. */

@@ -171,14 +171,15 @@ describe("openai rules", () => {
     expectBill(meter.bill(req([user(100), reply(50), user(100)], small)), { input: 450, read: 0, write: 0, uncached: 450, billed: 450 });
   });
 
-  it("bills earlier turns' thinking as input", () => {
+  it("bills the open tool loop's thinking as input and drops earlier turns' thinking (reasoning is discarded after each turn)", () => {
     const meter = cacheMeter("openai");
     meter.bill(req([user(100)]));
+    // The loop is open: its 200 tokens of thinking are input, but do not enter the prefix key.
     expectBill(meter.bill(req([user(100), thinkAndCall(200), result(50)])), { input: 1566, read: 1280, write: 0, uncached: 286, billed: 128 + 286 });
-    // The same request as under the Anthropic rules, with the 200 tokens of thinking still in it:
-    // 1,566 shared → 1,024 + 4 × 128 = 1,536.
+    // A new user turn: that thinking is no longer input (1,716 − 200) and the prefix through the
+    // result, 1,366 tokens without it, is still shared → 1,024 + 2 × 128 = 1,280.
     const next = [user(100), thinkAndCall(200), result(50), reply(50), user(100, "v")];
-    expectBill(meter.bill(req(next)), { input: 1716, read: 1536, write: 0, uncached: 180, billed: 153.6 + 180 });
+    expectBill(meter.bill(req(next)), { input: 1516, read: 1280, write: 0, uncached: 236, billed: 128 + 236 });
   });
 });
 
@@ -224,3 +225,33 @@ describe("cacheRulesFor", () => {
     expect(OUTPUT_PRICE).toEqual(expected);
   });
 });
+
+describe("what the next request reads after a change in history", () => {
+  // A task's first call: the prompt (1,300 tokens with the head) was cached by the first request;
+  // the second added a call with 200 tokens of thinking and its 50-token result.
+  const first = [user(100)];
+  const second = [user(100), thinkAndCall(200), result(50)];
+
+  it("Anthropic: the longest earlier entry before the change, within 20 blocks of the next breakpoint", () => {
+    const meter = cacheMeter("anthropic");
+    meter.bill(req(first));
+    meter.bill(req(second));
+    // Stubbing the result keeps the prompt's entry (1,300), 3 blocks back from the next request's end.
+    expect(meter.readAfterChange(req(second), 2, 2)).toEqual({ totalTokens: 1566, readTokens: 1300 });
+    // A next request 25 blocks longer is out of reach of that entry: only the system prompt's (1,200) is read.
+    expect(meter.readAfterChange(req(second), 2, 25)).toEqual({ totalTokens: 1566, readTokens: 1200 });
+    // No change: the whole request was cached at its end.
+    expect(meter.readAfterChange(req(second), 3, 2)).toEqual({ totalTokens: 1566, readTokens: 1566 });
+  });
+
+  it("OpenAI: the prefix before the change, seen earlier, in its 128-token steps", () => {
+    const meter = cacheMeter("openai");
+    meter.bill(req(first));
+    meter.bill(req(second));
+    // Through the call (the open loop's thinking counts): 1,516 shared → 1,024 + 3 × 128.
+    expect(meter.readAfterChange(req(second), 2, 2)).toEqual({ totalTokens: 1566, readTokens: 1408 });
+    // A change in the prompt leaves the head: 1,200 → 1,152.
+    expect(meter.readAfterChange(req(second), 0, 2)).toEqual({ totalTokens: 1566, readTokens: 1152 });
+  });
+});
+

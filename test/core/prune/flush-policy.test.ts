@@ -6,6 +6,7 @@ import { decideFlush, requestsAhead, windowCapTokens, type FlushInputs } from ".
 import { rewriteCost, rewriteSpan, savingPerRequest, summarizerCost } from "../../../core/src/cost/flush-economics.ts";
 import { cacheRulesFor } from "../../../core/src/cost/cache-rules.ts";
 import type { AgentMessage } from "../../../core/src/shapes/messages.ts";
+import { estimateTokens, messageChars } from "../../../core/src/shapes/size.ts";
 
 /**
  * Mid-task in a session whose two finished tasks took 40 requests (20 each), five requests into
@@ -53,13 +54,18 @@ describe("flush economics", () => {
     expect(summarizerCost(3_000, 300, "openai")).toBeCloseTo(5_400);
   });
 
-  it("measures the span from the first changed message: its tokens, its blocks and the whole request's tokens beyond the lookback", () => {
+  it("measures the span from the assistant message whose call the first change answers, with the blocks the next request adds", () => {
     const text = (n: number): AgentMessage => ({ role: "user", content: "x".repeat(n), timestamp: 1 });
-    const messages = [text(4_000), text(400), text(400)];
-    expect(rewriteSpan(messages, 1)).toEqual({ tokensFromFirstChange: 200, blocksFromFirstChange: 2, messageTokens: 200 });
-    const many = [text(4_000), ...Array.from({ length: 25 }, () => text(40))];
-    expect(rewriteSpan(many, 1)).toEqual({ tokensFromFirstChange: 250, blocksFromFirstChange: 25, messageTokens: 1_250 });
-    expect(rewriteSpan(messages, 3)).toEqual({ tokensFromFirstChange: 0, blocksFromFirstChange: 0, messageTokens: 0 });
+    const call = (id: string): AgentMessage => ({ role: "assistant", content: [{ type: "toolCall", id, name: "read", arguments: {} }], timestamp: 1, stopReason: "toolUse" } as AgentMessage);
+    const output = (id: string, n: number): AgentMessage => ({ role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text: "o".repeat(n) }], isError: false, timestamp: 1 });
+    const messages = [text(4_000), call("a"), output("a", 400), call("b"), output("b", 400)];
+    const tail = estimateTokens(messages.slice(1).reduce((n, m) => n + messageChars(m), 0));
+    // The earlier request's cache entry ends before the call of the changed result: 4 blocks to the end, 2 more next.
+    expect(rewriteSpan(messages, 2, 2)).toEqual({ tokensFromFirstChange: tail, blocksFromFirstChange: 6, messageTokens: tail });
+    // A next request adding 20 blocks puts that entry out of Anthropic's reach: all the messages count.
+    const all = estimateTokens(messages.reduce((n, m) => n + messageChars(m), 0));
+    expect(rewriteSpan(messages, 2, 20)).toEqual({ tokensFromFirstChange: tail, blocksFromFirstChange: 24, messageTokens: all });
+    expect(rewriteSpan(messages, 5)).toEqual({ tokensFromFirstChange: 0, blocksFromFirstChange: 0, messageTokens: 0 });
   });
 });
 
