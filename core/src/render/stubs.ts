@@ -16,8 +16,9 @@ export interface StubStats {
   keptInGrace: number;
 }
 
+/** Short: every request reads each stub again (the query tool's declaration says how refs are used). */
 export function summarizedStub(call: IndexedCall): string {
-  return `[Output of ${call.record.toolName} pruned: see ref \`${call.shortRef}\` in the pruner summary. Call ${QUERY_TOOL} with ["${call.shortRef}"] for the full text.]`;
+  return `[${call.record.toolName} output pruned: see ref \`${call.shortRef}\` in the summary; ${QUERY_TOOL} returns it]`;
 }
 
 export function spilledStub(call: IndexedCall): string {
@@ -47,17 +48,17 @@ function callIsProtected(call: IndexedCall, config: StubConfig): boolean {
   return value;
 }
 
-// A whole render after a flush stubs every summarized result again: the same message with the
-// same stub text gets the stub it got before (a view's pass over a branch's requests then measures
-// and bills it once). Pi hands the live render fresh copies, which never match.
-const stubCache = new WeakMap<AgentMessage, ToolResultMessage>();
+// A whole render after a flush stubs every summarized result again: the same message stubbed for
+// the same indexed call (whose ref and record never change) gets the stub it got before, so a
+// view's pass over a branch's requests measures and bills it once. Pi hands the live render fresh
+// copies, which never match.
+const stubCache = new WeakMap<AgentMessage, { call: IndexedCall; stub: ToolResultMessage }>();
 
-function stubOf(message: ToolResultMessage, text: string): ToolResultMessage {
+function stubOf(message: ToolResultMessage, call: IndexedCall): ToolResultMessage {
   const cached = stubCache.get(message);
-  const block = cached?.content[0];
-  if (cached && block?.type === "text" && block.text === text) return cached;
-  const stub: ToolResultMessage = { ...message, content: [{ type: "text", text }], isError: false };
-  stubCache.set(message, stub);
+  if (cached?.call === call) return cached.stub;
+  const stub: ToolResultMessage = { ...message, content: [{ type: "text", text: stubFor(call) }], isError: false };
+  stubCache.set(message, { call, stub });
   return stub;
 }
 
@@ -98,7 +99,7 @@ export function stubResults(
       }
     }
     out ??= messages.slice();
-    out[i] = stubOf(message, stubFor(found.call));
+    out[i] = stubOf(message, found.call);
     stats.stubbed++;
   }
   return out ?? messages;
