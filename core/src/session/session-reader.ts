@@ -137,14 +137,16 @@ export function getBranch(data: SessionData, leafId?: string | null): Branch {
 
   const path: AnyEntry[] = [];
   const problems: string[] = [];
-  const visited = new Set<string>();
+  // A walk longer than the entries there are has gone round a cycle: only then is it walked again
+  // remembering what it visited, to say where the cycle closes.
+  const visited = walkWithoutCycle(data, leaf) ? undefined : new Set<string>();
   let current: AnyEntry = leaf;
   for (;;) {
     path.push(current);
-    visited.add(current.id);
+    visited?.add(current.id);
     const parentId = current.parentId;
     if (parentId === null) break;
-    if (visited.has(parentId)) {
+    if (visited?.has(parentId)) {
       problems.push(`parentId cycle: "${current.id}" points back to "${parentId}"; the branch is cut there`);
       break;
     }
@@ -157,6 +159,18 @@ export function getBranch(data: SessionData, leafId?: string | null): Branch {
   }
   path.reverse();
   return { leafId: startId, entries: path, problems };
+}
+
+/** Whether the parentId links from `leaf` end (at a root or a missing parent) within as many steps as there are entries. */
+function walkWithoutCycle(data: SessionData, leaf: AnyEntry): boolean {
+  let current: AnyEntry | undefined = leaf;
+  for (let steps = 0; steps <= data.byId.size; steps++) {
+    const parentId: string | null = current.parentId;
+    if (parentId === null) return true;
+    current = data.byId.get(parentId);
+    if (!current) return true;
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------- file reading
@@ -311,8 +325,12 @@ class SessionReader {
         this.hold(chunk.subarray(start));
         return;
       }
-      this.hold(chunk.subarray(start, newline));
-      this.completeLine();
+      // Most lines lie whole in one chunk: read there, without a view or a list for them.
+      if (this.pendingBytes === 0) this.completeLineIn(chunk, start, newline);
+      else {
+        this.hold(chunk.subarray(start, newline));
+        this.completeLine();
+      }
       start = newline + 1;
     }
   }
@@ -323,7 +341,7 @@ class SessionReader {
     const line = this.skipping ? null : Buffer.concat(this.pending);
     const errorsBefore = this.data.errors.length;
     const recordsBefore = this.recordCount();
-    this.recordLine(line, this.pendingBytes, this.data.lineCount + 1, true);
+    this.recordLine(line, 0, line ? line.length : 0, this.data.lineCount + 1, true, this.pendingBytes);
     this.state.provisional = {
       bytes: line,
       length: this.pendingBytes,
@@ -342,7 +360,7 @@ class SessionReader {
     this.state.provisional = undefined;
     if (comparison === "same") {
       this.countConsumed(provisional.length);
-      if (provisional.bytes) this.extendFingerprint(provisional.bytes);
+      if (provisional.bytes) this.extendFingerprint(provisional.bytes, 0, provisional.bytes.length);
       return "kept";
     }
     if (provisional.contributedRecord) return "invalidated";
@@ -366,9 +384,18 @@ class SessionReader {
     const length = this.pendingBytes;
     const line = this.skipping ? null : this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
     this.clearPending();
-    this.recordLine(line, length, this.data.lineCount + 1, false);
+    this.recordLine(line, 0, length, this.data.lineCount + 1, false);
     this.countConsumed(length);
-    if (line) this.extendFingerprint(line);
+    if (line) this.extendFingerprint(line, 0, length);
+  }
+
+  /** completeLine for a line that is `chunk[start, end)`, with nothing of it held before. */
+  private completeLineIn(chunk: Buffer, start: number, end: number): void {
+    const length = end - start;
+    const line = length > this.maxLineBytes ? null : chunk;
+    this.recordLine(line, start, end, this.data.lineCount + 1, false);
+    this.countConsumed(length);
+    if (line) this.extendFingerprint(line, start, end);
   }
 
   private clearPending(): void {
@@ -382,15 +409,15 @@ class SessionReader {
     this.data.bytes += lineBytes + 1;
   }
 
-  /** Called right after `line` was counted as consumed. */
-  private extendFingerprint(line: Buffer): void {
+  /** Called right after the line `source[from, to)` was counted as consumed. */
+  private extendFingerprint(source: Buffer, from: number, to: number): void {
     const fingerprint = this.state.fingerprint;
     // The fingerprint must be the file's exact prefix: once a line is missing from it (a skipped
     // over-long line), it stops growing.
-    const lineStart = this.data.bytes - line.length - 1;
+    const lineStart = this.data.bytes - (to - from) - 1;
     if (fingerprint.length >= FINGERPRINT_BYTES || fingerprint.length !== lineStart) return;
     const room = FINGERPRINT_BYTES - fingerprint.length;
-    const withLine = Buffer.concat([fingerprint, line.subarray(0, room), Buffer.from([NEWLINE])]);
+    const withLine = Buffer.concat([fingerprint, source.subarray(from, Math.min(to, from + room)), Buffer.from([NEWLINE])]);
     this.state.fingerprint = withLine.subarray(0, FINGERPRINT_BYTES);
   }
 
@@ -403,8 +430,11 @@ class SessionReader {
     return this.data.header !== undefined || this.data.entries.length > 0 || this.data.errors.length > 0;
   }
 
-  /** `data.bytes` is still the offset of the line's first byte when this runs. */
-  private recordLine(line: Buffer | null, length: number, lineNumber: number, unterminated: boolean): void {
+  /**
+   * The line is `line[from, to)` (null when it was too long to keep), `length` bytes. `data.bytes`
+   * is still the offset of the line's first byte when this runs.
+   */
+  private recordLine(line: Buffer | null, from: number, to: number, lineNumber: number, unterminated: boolean, length = to - from): void {
     const bad = (message: string): void => {
       this.data.errors.push({ line: lineNumber, message });
     };
@@ -414,7 +444,7 @@ class SessionReader {
     }
     let text: string;
     try {
-      text = line.toString("utf8"); // invalid UTF-8 becomes U+FFFD
+      text = line.toString("utf8", from, to); // invalid UTF-8 becomes U+FFFD
     } catch (error) {
       // Only a line beyond V8's string limit gets here (possible with a raised maxLineBytes).
       bad(`line of ${formatBytes(length)} could not be decoded (${error instanceof Error ? error.message : String(error)}); skipped`);

@@ -11,7 +11,7 @@ import { BodyCache } from "../session/lazy-bodies.ts";
 import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { rebuildIndex, type PruneIndex } from "../prune/prune-index.ts";
 import type { AnyEntry } from "../shapes/entries.ts";
-import { renderModelView, type RenderConfig, type RenderStats } from "../render/render.ts";
+import { renderModelView, renderWhole, type RenderConfig, type RenderStats } from "../render/render.ts";
 import { messageChars } from "../shapes/size.ts";
 import { PRUNE_SUMMARY } from "../shapes/entries.ts";
 import { readControls } from "../control/read-controls.ts";
@@ -37,35 +37,40 @@ export interface ModelView {
 export function buildModelView(data: SessionData, options: { leafId?: string; config: RenderConfig }): ModelView {
   if (data.elided?.size) throw new Error("this session was read with lazyBodies: its model view needs buildModelViewWithBodies");
   const branch = getBranch(data, options.leafId);
-  return { leafId: branch.leafId, ...renderBranch(branch.entries, rebuildIndex(branch.entries).index, options.config) };
+  return { leafId: branch.leafId, ...renderBranch(branch.entries, rebuildIndex(branch.entries).index, options.config, { once: true }) };
 }
 
 /** The model view of a session read from `path`, with any bodies left on disk read back first (through `cache`, when given). */
 export async function buildModelViewWithBodies(path: string, data: SessionData, options: { leafId?: string; config: RenderConfig; cache?: BodyCache }): Promise<ModelView> {
   const branch = getBranch(data, options.leafId);
   const entries = await (options.cache ?? new BodyCache()).withBodies(path, data.elided, branch.entries);
-  return { leafId: branch.leafId, ...renderBranch(entries, rebuildIndex(entries).index, options.config) };
+  return { leafId: branch.leafId, ...renderBranch(entries, rebuildIndex(entries).index, options.config, { once: true }) };
 }
 
 /** What a leaf's model view is, in a person's words (its header says so). */
 export const NEXT_REQUEST_TITLE = "the next request: what the model is sent when the session goes on from this leaf, with today's settings (not sent yet)";
 
-/** Pi's context for a branch and what the model is sent of it, for callers that already hold the branch's index. */
-export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig): Omit<ModelView, "leafId"> {
-  return renderContext(buildPiContext(branch as AnyEntry[]), index, config, () => readControls(branch));
+/**
+ * Pi's context for a branch and what the model is sent of it, for callers that already hold the
+ * branch's index. `once`: the index is the caller's own and renders nothing else, so nothing is
+ * remembered for a next request (renderModelView's memory would cost a pass and go unused).
+ */
+export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig, options: { once?: boolean } = {}): Omit<ModelView, "leafId"> {
+  return renderContext(buildPiContext(branch as AnyEntry[]), index, config, () => readControls(branch), undefined, options.once === true);
 }
 
 /**
  * What the model is sent of Pi's context `piContext`, with `index`, `config` and the markers
  * `controls()` reads. `sizes` remembers message sizes across calls that share messages (a pass
- * over the requests of one branch); without it each call measures afresh.
+ * over the requests of one branch); without it each call measures afresh. `once`: see renderBranch.
  */
 export function renderContext(
   piContext: readonly ContextMessage[],
   index: PruneIndex,
   config: RenderConfig,
   controls: () => ControlState,
-  sizes: Map<AgentMessage, number> | WeakMap<AgentMessage, number> = new Map(),
+  sizes?: Map<AgentMessage, number> | WeakMap<AgentMessage, number>,
+  once = false,
 ): Omit<ModelView, "leafId"> {
   const context = piContext.map((c) => c.message);
   // As live: a render that throws (on a message no Pi would write) sends the messages unchanged.
@@ -75,27 +80,52 @@ export function renderContext(
   let stats: RenderStats | undefined;
   try {
     markers = controls();
-    const rendered = renderModelView(context, index, config, markers);
+    // renderModelView without a remembered request is renderWhole, then remembers this one.
+    const rendered = once ? renderWhole(context, index, config, markers) : renderModelView(context, index, config, markers);
     messages = rendered.messages;
     stats = rendered.stats;
   } catch (error) {
     messages = context;
     renderError = error instanceof Error ? error.message : "the render failed";
   }
-  const rawMessages = context.filter((m) => !(m.role === "custom" && m.customType === PRUNE_SUMMARY));
-  // The render hands most messages back unchanged (the same objects): each is measured once.
-  const sizeOf = (m: AgentMessage) => {
-    let n = sizes.get(m);
-    if (n === undefined) {
-      n = messageChars(m);
-      sizes.set(m, n);
-    }
-    return n;
-  };
+  const rawMessages: AgentMessage[] = [];
   let rawChars = 0;
-  for (const m of rawMessages) rawChars += sizeOf(m);
-  let modelChars = 0;
-  for (const m of messages) modelChars += sizeOf(m);
+  let modelChars: number;
+  if (sizes) {
+    // The render hands most messages back unchanged (the same objects): each is measured once.
+    const sizeOf = (m: AgentMessage) => {
+      let n = sizes.get(m);
+      if (n === undefined) {
+        n = messageChars(m);
+        sizes.set(m, n);
+      }
+      return n;
+    };
+    for (const m of context) {
+      if (m.role === "custom" && m.customType === PRUNE_SUMMARY) continue;
+      rawMessages.push(m);
+      rawChars += sizeOf(m);
+    }
+    modelChars = 0;
+    for (const m of messages) modelChars += sizeOf(m);
+  } else {
+    // Measured once each without a map: the context, then what the render made or kept of it (the
+    // whole context again only when the render changed nothing, and then its sizes are known).
+    let summaryChars = 0;
+    for (const m of context) {
+      if (m.role === "custom" && m.customType === PRUNE_SUMMARY) {
+        if (messages === context) summaryChars += messageChars(m);
+        continue;
+      }
+      rawMessages.push(m);
+      rawChars += messageChars(m);
+    }
+    if (messages === context) modelChars = rawChars + summaryChars;
+    else {
+      modelChars = 0;
+      for (const m of messages) modelChars += messageChars(m);
+    }
+  }
   const view: Omit<ModelView, "leafId"> = { rawMessages, messages, rawChars, modelChars, controls: describeControls(piContext, markers, config, messages, renderError === undefined) };
   if (renderError !== undefined) view.renderError = renderError;
   if (stats) view.stats = stats;

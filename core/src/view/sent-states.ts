@@ -64,7 +64,7 @@ export interface RenderedBranch {
 }
 
 /** Where entries sit on the branch, and which compaction (if any) removed an entry from Pi's context. */
-class BranchPositions {
+export class BranchPositions {
   readonly at = new Map<string, number>();
   private readonly userAt = new Map<number, number>();
   private readonly compactions: { entryId: string; position: number; keptFrom: number }[] = [];
@@ -107,8 +107,7 @@ class BranchPositions {
 }
 
 /** The state of each chain entry of the index (by entry id) in the render of this branch. */
-export function chainSentStates(branch: readonly AnyEntry[], chains: readonly ChainInfo[], rendered: RenderedBranch, config: RenderConfig): Map<string, ChainSent> {
-  const positions = new BranchPositions(branch);
+export function chainSentStates(branch: readonly AnyEntry[], chains: readonly ChainInfo[], rendered: RenderedBranch, config: RenderConfig, positions = new BranchPositions(branch)): Map<string, ChainSent> {
   const blocks = new Set<string>();
   for (const m of rendered.messages) {
     if (m.role === "custom" && m.customType === PRUNE_CHAIN && isRecord(m.details) && typeof m.details.blockId === "string") blocks.add(m.details.blockId);
@@ -174,8 +173,8 @@ export function callSentStates(
   rendered: RenderedBranch,
   chainStates: ReadonlyMap<string, ChainSent>,
   chainEntryOf: (blockId: string) => string | undefined,
+  positions = new BranchPositions(branch),
 ): Map<string, CallSent> {
-  const positions = new BranchPositions(branch);
   const raw = resultsByKey(rendered.rawMessages);
   const sent = resultsByKey(rendered.messages);
   const out = new Map<string, CallSent>();

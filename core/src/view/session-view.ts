@@ -18,7 +18,7 @@ import { contentChars, messageChars } from "../shapes/size.ts";
 import { PRUNE_SUMMARY } from "../shapes/entries.ts";
 import { chainWrittenByPiPruner, detectSessionWriter, renderedCounts, renderFidelity, type RenderFidelity, type SessionWriter } from "./session-writer.ts";
 import { writerDiagnostics, type DiagnosticView } from "./writer-diagnostics.ts";
-import { callSentStates, chainBodyOf, chainSentStates, type CallSent, type ChainSent, type ChainSentState } from "./sent-states.ts";
+import { BranchPositions, callSentStates, chainBodyOf, chainSentStates, type CallSent, type ChainSent, type ChainSentState } from "./sent-states.ts";
 
 export type CallState = "raw" | "summarized" | "deduped" | "spilled" | "compressed" | "protected";
 
@@ -171,13 +171,14 @@ export interface BranchCall {
 /** Pairs every tool result on the branch with the call in the assistant turn it answers. */
 export function pairToolCalls(branch: readonly AnyEntry[]): BranchCall[] {
   const out: BranchCall[] = [];
-  let calls = new Map<string, ToolCallBlock>();
+  // The calls of the newest assistant turn (one map, emptied at each turn).
+  const calls = new Map<string, ToolCallBlock>();
   let assistantEntryId = "";
   for (const entry of branch) {
     if (entry.type !== "message") continue;
     const message = (entry as { message: AgentMessage }).message;
     if (message.role === "assistant") {
-      calls = new Map();
+      if (calls.size > 0) calls.clear();
       assistantEntryId = entry.id;
       if (Array.isArray(message.content)) {
         for (const block of message.content) if (block && block.type === "toolCall") calls.set(block.id, block);
@@ -231,14 +232,20 @@ function describeReason(reason: NonNullable<CallView["protectedBy"]>): string {
   return reason.kind === "tool" ? `tool \`${reason.name}\` is in protectedTools` : `path matches \`${reason.pattern}\``;
 }
 
-/** For every entry of the branch, the newest user prompt at or before it and its number (1-based). */
+/**
+ * For the entries prompts are looked up by (assistant turns, which make the calls, and the
+ * summaries), the newest user prompt at or before it on the branch and its number (1-based).
+ */
 function promptsOnBranch(branch: readonly AnyEntry[]): Map<string, { text: string; number: number }> {
   const out = new Map<string, { text: string; number: number }>();
   let current: { text: string; number: number } | undefined;
   for (const entry of branch) {
-    const prompt = userPromptOf(entry);
-    if (prompt !== undefined) current = { text: prompt, number: (current?.number ?? 0) + 1 };
-    if (current) out.set(entry.id, current);
+    const role = entry.type === "message" ? (entry as { message?: AgentMessage }).message?.role : undefined;
+    if (role === "user") {
+      const prompt = userPromptOf(entry);
+      if (prompt !== undefined) current = { text: prompt, number: (current?.number ?? 0) + 1 };
+    }
+    if (current && (role === "assistant" || entry.type === "custom_message")) out.set(entry.id, current);
   }
   return out;
 }
@@ -277,6 +284,8 @@ export function callViewOf(input: {
   found?: { call: IndexedCall; aliased: boolean };
   chainBlockId?: string;
   config: ProtectionConfig;
+  /** occurrenceKey(toolCallId, resultTimestamp), when the caller has it already. */
+  occurrenceKey?: string;
 }): CallView {
   const { found, chainBlockId, args } = input;
   const reason = protectionReason(input.toolName, args, input.config);
@@ -288,7 +297,7 @@ export function callViewOf(input: {
   else if (found) state = "summarized";
   return {
     toolCallId: input.toolCallId,
-    occurrenceKey: occurrenceKey(input.toolCallId, input.resultTimestamp),
+    occurrenceKey: input.occurrenceKey ?? occurrenceKey(input.toolCallId, input.resultTimestamp),
     toolName: input.toolName,
     // A call no entry gave a short ref is named by its tool-call id (the index uses the id as its ref).
     shortRef: found && found.call.shortRef !== found.call.record.toolCallId ? found.call.shortRef : undefined,
@@ -320,9 +329,11 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
   const branch = getBranch(data, options.leafId);
   const { index, problems } = rebuildIndex(branch.entries);
   const membership = chainMembership(index);
-  const model = renderBranch(branch.entries, index, options.config);
+  const model = renderBranch(branch.entries, index, options.config, { once: true });
 
   const calls: CallView[] = [];
+  /** The index's call for each of `calls`, by position. */
+  const foundCalls: ReturnType<typeof findCallForResult>[] = [];
   const protectedCalls: ProtectedView[] = [];
   for (const pair of pairToolCalls(branch.entries)) {
     const { toolCall, result } = pair;
@@ -344,17 +355,26 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
       found,
       chainBlockId: membership.byKey.get(key) ?? membership.byId.get(toolCallId),
       config: options.config,
+      occurrenceKey: key,
     });
     calls.push(view);
+    foundCalls.push(found);
     const protectedView = protectedViewOf(view);
     if (protectedView) protectedCalls.push(protectedView);
   }
 
   const prompts = promptsOnBranch(branch.entries);
-  const promptOfCall = new Map(calls.map((c) => [c.occurrenceKey, c.assistantEntryId && prompts.get(c.assistantEntryId)]));
+  const callByKey = new Map<string, CallView>();
+  for (const call of calls) callByKey.set(call.occurrenceKey, call);
+  const promptOfCall = (key: string) => {
+    const assistantEntryId = callByKey.get(key)?.assistantEntryId;
+    return assistantEntryId ? prompts.get(assistantEntryId) : undefined;
+  };
   const summaries: SummaryView[] = index.summaries.map((s) => {
     // The prompt of its first call on the branch; a summary of calls no longer here, the prompt it was written under.
-    const prompt = s.keys.map((k) => promptOfCall.get(k)).find((p) => p) || prompts.get(s.entryId);
+    let prompt: { text: string; number: number } | undefined;
+    for (const key of s.keys) if ((prompt = promptOfCall(key))) break;
+    prompt ??= prompts.get(s.entryId);
     return {
       entryId: s.entryId,
       refs: s.refs.map((r) => r.shortId),
@@ -369,7 +389,9 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
   });
 
   const writer = detectSessionWriter(branch.entries);
-  const chainStates = chainSentStates(branch.entries, index.chains, model, options.config);
+  // Where each entry is on the branch, found once for the sent states and the diagnostics.
+  const positions = new BranchPositions(branch.entries);
+  const chainStates = chainSentStates(branch.entries, index.chains, model, options.config, positions);
   const chains: ChainView[] = index.chains.map((c) => ({
     ...chainState(c, chainStates.get(c.entryId), writer.foreign),
     entryId: c.entryId,
@@ -382,10 +404,10 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     rangeSummaryText: typeof c.rangeSummaryText === "string" ? c.rangeSummaryText : undefined,
     bodySource: typeof c.bodySource === "string" ? c.bodySource : undefined,
   }));
-  markSent(branch.entries, calls, chains, model, chainStates);
-  markUnrecoverable(calls, index);
-  const diagnostics = writerDiagnostics(branch.entries, calls, index);
-  linkDiagnostics(diagnostics, calls, chains);
+  markSent(branch.entries, calls, chains, model, chainStates, positions);
+  markUnrecoverable(calls, foundCalls);
+  const diagnostics = writerDiagnostics(branch.entries, calls, index, positions.at);
+  linkDiagnostics(diagnostics, callByKey, chains);
 
   const compactions: CompactionView[] = [];
   for (const entry of branch.entries) {
@@ -416,7 +438,7 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     diagnostics,
     frontier: index.frontier,
     stats: index.stats,
-    totals: reclaimTotals(branch.entries, model, calls, summaries),
+    totals: reclaimTotals(branch.entries, model, callByKey, summaries),
   };
 }
 
@@ -435,10 +457,10 @@ function chainState(chain: ChainInfo, sent: ChainSent | undefined, foreign: bool
 }
 
 /** Each call whose sending differs from what its state says gets `sent`. */
-function markSent(branch: readonly AnyEntry[], calls: CallView[], chains: readonly ChainView[], model: ReturnType<typeof renderBranch>, chainStates: ReturnType<typeof chainSentStates>): void {
+function markSent(branch: readonly AnyEntry[], calls: CallView[], chains: readonly ChainView[], model: ReturnType<typeof renderBranch>, chainStates: ReturnType<typeof chainSentStates>, positions: BranchPositions): void {
   const entryOfBlock = new Map<string, string>();
   for (const c of chains) if (!entryOfBlock.has(c.blockId)) entryOfBlock.set(c.blockId, c.entryId);
-  const notes = callSentStates(branch, calls, model, chainStates, (blockId) => entryOfBlock.get(blockId));
+  const notes = callSentStates(branch, calls, model, chainStates, (blockId) => entryOfBlock.get(blockId), positions);
   for (const call of calls) {
     const note = notes.get(call.occurrenceKey);
     if (note) call.sent = note;
@@ -452,10 +474,11 @@ const PRUNED = new Set<CallState>(["summarized", "deduped", "spilled", "compress
  * holds no text and names no spill file. (Whether a spill file is still there is a question for
  * the disk: spillRecovery.)
  */
-function markUnrecoverable(calls: CallView[], index: PruneIndex): void {
-  for (const call of calls) {
+function markUnrecoverable(calls: CallView[], foundCalls: readonly ReturnType<typeof findCallForResult>[]): void {
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i]!;
     if (!PRUNED.has(call.state)) continue;
-    const found = findCallForResult(index, call.toolCallId, call.resultTimestamp as number);
+    const found = foundCalls[i];
     if (!found) {
       call.unrecoverable = "no record of its output was kept: context_tree_query cannot return it";
       continue;
@@ -465,8 +488,7 @@ function markUnrecoverable(calls: CallView[], index: PruneIndex): void {
   }
 }
 
-function linkDiagnostics(diagnostics: readonly DiagnosticView[], calls: CallView[], chains: ChainView[]): void {
-  const byKey = new Map(calls.map((c) => [c.occurrenceKey, c]));
+function linkDiagnostics(diagnostics: readonly DiagnosticView[], byKey: ReadonlyMap<string, CallView>, chains: ChainView[]): void {
   for (const d of diagnostics) {
     for (const chain of chains) if (d.blockIds.includes(chain.blockId)) chain.diagnostics.push(d.entryId);
     for (const key of d.callKeys) {
@@ -482,7 +504,7 @@ function linkDiagnostics(diagnostics: readonly DiagnosticView[], calls: CallView
  * for are not stubbed (their calls raw, or not on a branch cut at an unreadable line), or its
  * stubs and blocks are longer than what they replace.
  */
-function reclaimTotals(branch: readonly AnyEntry[], model: ReturnType<typeof renderBranch>, calls: readonly CallView[], summaries: readonly SummaryView[]): ReclaimTotals {
+function reclaimTotals(branch: readonly AnyEntry[], model: ReturnType<typeof renderBranch>, byKey: ReadonlyMap<string, CallView>, summaries: readonly SummaryView[]): ReclaimTotals {
   const totals: ReclaimTotals = { rawChars: model.rawChars, modelChars: model.modelChars, note: "characters; tokens ≈ characters / 4 (an estimate)" };
   const active = model.controls.rewinds.filter((r) => r.state === "active");
   const rewound = active.reduce((sum, r) => sum + r.hiddenChars, 0);
@@ -502,7 +524,6 @@ function reclaimTotals(branch: readonly AnyEntry[], model: ReturnType<typeof ren
     // The orphan sweep answers a call that has no result yet with a short error result.
     else if (m.role === "toolResult" && !rawResults.has(m.toolCallId)) standInChars += messageChars(m);
   }
-  const byKey = new Map(calls.map((c) => [c.occurrenceKey, c]));
   let rawCalls = 0;
   let missingCalls = 0;
   for (const summary of summaries) {

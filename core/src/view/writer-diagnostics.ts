@@ -115,9 +115,17 @@ function flushText(f: Flush): { text: string; severity: DiagnosticView["severity
  * The writer's diagnostics on a branch, oldest first. `calls` are the branch's tool calls (the
  * session view's), `index` the branch's prune index (which entry indexed each call).
  */
-export function writerDiagnostics(branch: readonly AnyEntry[], calls: readonly DiagnosedCall[], index: PruneIndex): DiagnosticView[] {
-  const position = new Map<string, number>();
-  branch.forEach((entry, i) => position.set(entry.id, i));
+export function writerDiagnostics(branch: readonly AnyEntry[], calls: readonly DiagnosedCall[], index: PruneIndex, positions?: ReadonlyMap<string, number>): DiagnosticView[] {
+  // Where each entry is on the branch: made only for a branch that has diagnostics (most have none).
+  let known = positions;
+  const positionOf = (): ReadonlyMap<string, number> => {
+    if (!known) {
+      const made = new Map<string, number>();
+      branch.forEach((entry, i) => made.set(entry.id, i));
+      known = made;
+    }
+    return known;
+  };
   const out: DiagnosticView[] = [];
   const flushes: Flush[] = [];
   branch.forEach((entry, i) => {
@@ -134,7 +142,7 @@ export function writerDiagnostics(branch: readonly AnyEntry[], calls: readonly D
       const keys = new Map<string, string>();
       for (const call of calls) {
         if (!ids.has(call.toolCallId)) continue;
-        const at = call.resultEntryId !== undefined ? position.get(call.resultEntryId) : undefined;
+        const at = call.resultEntryId !== undefined ? positionOf().get(call.resultEntryId) : undefined;
         if (at !== undefined && at < i) keys.set(call.toolCallId, call.occurrenceKey);
       }
       out.push({ entryId: entry.id, kind, severity, text, detail, blockIds, callKeys: [...keys.values()] });
@@ -150,6 +158,8 @@ export function writerDiagnostics(branch: readonly AnyEntry[], calls: readonly D
       });
     }
   });
+  if (out.length === 0 && flushes.length === 0) return out;
+  const position = positionOf();
   if (flushes.length) out.push(...flushDiagnostics(flushes, calls, index, position, backfilledEntries(branch)));
   return out.sort((a, b) => position.get(a.entryId)! - position.get(b.entryId)!);
 }

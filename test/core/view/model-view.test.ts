@@ -38,6 +38,24 @@ describe("buildModelView", () => {
     expect(view.modelChars).toBe(view.rawChars);
   });
 
+  it("with pruning off, what is sent is Pi's context as it is: the pruner's summaries are counted in what is sent, not in raw", () => {
+    const view = buildModelView(parseSessionText(prunedSessionBuilder().toJsonl()), { config: { ...config, enabled: false } });
+    expect(summaries(view.messages)).toHaveLength(1);
+    expect(summaries(view.rawMessages)).toEqual([]);
+    expect([view.rawChars, view.modelChars]).toEqual([chars(view.rawMessages), chars(view.messages)]);
+    expect(view.modelChars).toBe(view.rawChars + chars(summaries(view.messages)));
+  });
+
+  it("a render made once, remembering nothing for a next request, sends and measures the same as the render that remembers", () => {
+    const b = prunedSessionBuilder();
+    const index = rebuildIndex(b.entries).index;
+    const alone = renderBranch(b.entries, index, config, { once: true });
+    const shared = renderBranch(b.entries, rebuildIndex(b.entries).index, config);
+    expect([alone.rawChars, alone.modelChars]).toEqual([shared.rawChars, shared.modelChars]);
+    expect(alone.messages).toEqual(shared.messages);
+    expect(alone.stats).toEqual(shared.stats);
+  });
+
   it("shows the branch of the leaf it is given: another branch's pruning is not on it", () => {
     const b = prunedSessionBuilder();
     const firstUser = b.entries.find((e) => e.type === "message")!.id;
