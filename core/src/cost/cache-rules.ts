@@ -297,17 +297,54 @@ interface Chain {
   tokens: number[];
   total: number;
   breakpoints: number[];
-  /** For each of the request's messages, the boundaries before it (a message Pi drops adds none). */
-  boundariesBefore: number[];
+  /** For each of the request's messages, the wire message it starts at (messages Pi drops map to the next one). */
+  wireIndexOf: number[];
+  /** For each wire message, the boundaries before it, then all of them. */
+  keysAtWire: number[];
+  /** Leading keys that are those of the request the meter billed before (0 without a memo). */
+  known: number;
+}
+
+/**
+ * What a meter keeps of the request it billed last. Requests of one conversation mostly begin
+ * with the previous one's messages, and a replay or a view hands over the same message objects:
+ * the next chain is then hashed on from the first message that differs, not from the start.
+ */
+interface ChainMemo {
+  tools: string;
+  system: string;
+  messages: AgentMessage[];
+  wire: WireMessage[];
+  lastUserTurn: number;
+  /** The running hash and size before each wire message, then after the last. */
+  aAt: number[];
+  bAt: number[];
+  totalAt: number[];
+  chain: Chain;
+  headBreakpoints: number;
 }
 
 const HEAD = 0x3c6ef372;
 const MESSAGE_START = 0x1b873593;
 
-function chainOf(request: ProviderRequest, rules: "anthropic" | "openai"): Chain {
-  const keys: number[] = [];
-  const tokens: number[] = [];
-  const breakpoints: number[] = [];
+const hasThinking = (w: WireMessage) => w.blocks.some((b) => b.thinking);
+
+function chainOf(request: ProviderRequest, rules: "anthropic" | "openai", keep?: { memo?: ChainMemo }): Chain {
+  const prev = keep?.memo;
+  // Leading messages that are the previous request's own objects (so the same wire messages).
+  let shared = -1;
+  if (prev && prev.tools === request.tools && prev.system === request.system) {
+    const n = Math.min(prev.messages.length, request.messages.length);
+    shared = 0;
+    while (shared < n && prev.messages[shared] === request.messages[shared]) shared++;
+  }
+  const carried = prev !== undefined && shared >= 0;
+  const chain: Chain = carried ? prev.chain : { keys: [], tokens: [], total: 0, breakpoints: [], wireIndexOf: [], keysAtWire: [], known: 0 };
+  const { keys, tokens, breakpoints, wireIndexOf, keysAtWire } = chain;
+  const wire = carried ? prev.wire : [];
+  const aAt = carried ? prev.aAt : [];
+  const bAt = carried ? prev.bAt : [];
+  const totalAt = carried ? prev.totalAt : [];
   let a = HEAD;
   let b = ~HEAD;
   let total = 0;
@@ -328,30 +365,60 @@ function chainOf(request: ProviderRequest, rules: "anthropic" | "openai"): Chain
     boundary();
   };
 
-  if (request.tools) {
-    push(block(request.tools), false);
-    breakpoints.push(keys.length - 1);
-  }
-  if (request.system) {
-    mix(MESSAGE_START, 0x5f3759df);
-    push(block({ type: "text", text: request.system }), false);
-    breakpoints.push(keys.length - 1);
+  let headBreakpoints = carried ? prev.headBreakpoints : 0;
+  if (!carried) {
+    if (request.tools) {
+      push(block(request.tools), false);
+      breakpoints.push(keys.length - 1);
+    }
+    if (request.system) {
+      mix(MESSAGE_START, 0x5f3759df);
+      push(block({ type: "text", text: request.system }), false);
+      breakpoints.push(keys.length - 1);
+    }
+    headBreakpoints = breakpoints.length;
   }
 
-  const wire: WireMessage[] = [];
-  // The wire message each request message starts at (messages Pi drops map to the next one).
-  const wireIndexOf: number[] = [];
-  for (const m of request.messages) {
+  // The wire messages: the shared messages' as they were, then the rest's.
+  const sharedWires = carried ? (shared < wireIndexOf.length ? wireIndexOf[shared]! : wire.length) : 0;
+  wire.length = sharedWires;
+  wireIndexOf.length = carried ? shared : 0;
+  for (let i = carried ? shared : 0; i < request.messages.length; i++) {
     wireIndexOf.push(wire.length);
-    const w = wireMessage(m);
+    const w = wireMessage(request.messages[i]!);
     if (w) wire.push(w);
   }
-  const boundariesAtWire: number[] = [];
   let lastUserTurn = -1;
   for (let i = wire.length - 1; i >= 0 && lastUserTurn < 0; i--) if (wire[i]!.userTurn) lastUserTurn = i;
 
-  for (let i = 0; i < wire.length; i++) {
-    boundariesAtWire.push(keys.length);
+  // Hashing carries on after the shared wire messages, or from where their thinking counts
+  // otherwise now that the latest user turn moved.
+  let from = sharedWires;
+  if (carried && prev.lastUserTurn !== lastUserTurn) {
+    const low = Math.max(0, Math.min(prev.lastUserTurn, lastUserTurn));
+    const high = Math.min(Math.max(prev.lastUserTurn, lastUserTurn), sharedWires);
+    for (let i = low; i < high; i++) {
+      if (hasThinking(wire[i]!)) {
+        from = low;
+        break;
+      }
+    }
+  }
+  if (carried) {
+    a = aAt[from]!;
+    b = bAt[from]!;
+    total = totalAt[from]!;
+    keys.length = tokens.length = keysAtWire[from]!;
+    breakpoints.length = headBreakpoints;
+    aAt.length = bAt.length = totalAt.length = keysAtWire.length = from;
+  }
+  chain.known = carried ? keys.length : 0;
+
+  for (let i = from; i < wire.length; i++) {
+    aAt.push(a);
+    bAt.push(b);
+    totalAt.push(total);
+    keysAtWire.push(keys.length);
     const w = wire[i]!;
     const joinsPrevious = w.toolResults && i > 0 && wire[i - 1]!.toolResults;
     if (!joinsPrevious) mix(MESSAGE_START, w.role === "assistant" ? 1 : w.role === "system" ? 2 : 3);
@@ -365,23 +432,28 @@ function chainOf(request: ProviderRequest, rules: "anthropic" | "openai"): Chain
       } else push(blk, false);
     }
   }
+  aAt.push(a);
+  bAt.push(b);
+  totalAt.push(total);
+  keysAtWire.push(keys.length);
   const last = wire[wire.length - 1];
   if (last && last.role !== "assistant" && keys.length) breakpoints.push(keys.length - 1);
-  boundariesAtWire.push(keys.length);
-  const boundariesBefore = wireIndexOf.map((w) => boundariesAtWire[w]!);
-  return { keys, tokens, total, breakpoints, boundariesBefore };
+  chain.total = total;
+  if (keep) keep.memo = { tools: request.tools, system: request.system, messages: request.messages.slice(), wire, lastUserTurn, aAt, bAt, totalAt, chain, headBreakpoints };
+  return chain;
 }
 
 /** Boundaries of `chain` before message `changedFrom` (all of them when it is past the end). */
 function boundariesBefore(chain: Chain, changedFrom: number): number {
-  return changedFrom < chain.boundariesBefore.length ? chain.boundariesBefore[Math.max(0, changedFrom)]! : chain.keys.length;
+  return changedFrom < chain.wireIndexOf.length ? chain.keysAtWire[chain.wireIndexOf[Math.max(0, changedFrom)]!]! : chain.keys.length;
 }
 
 class AnthropicMeter implements CacheMeter {
   private readonly entries = new Set<number>();
+  private readonly last: { memo?: ChainMemo } = {};
 
   bill(request: ProviderRequest): RequestBill {
-    const { keys, tokens, total, breakpoints } = chainOf(request, "anthropic");
+    const { keys, tokens, total, breakpoints } = chainOf(request, "anthropic", this.last);
     let read = 0;
     for (const bp of breakpoints) {
       for (let j = bp; j >= 0 && j >= bp - LOOKBACK_BLOCKS; j--) {
@@ -419,18 +491,21 @@ class AnthropicMeter implements CacheMeter {
 
 class OpenAiMeter implements CacheMeter {
   private readonly seen = new Set<number>();
+  private readonly last: { memo?: ChainMemo } = {};
 
   bill(request: ProviderRequest): RequestBill {
-    const { keys, tokens, total } = chainOf(request, "openai");
-    let shared = 0;
-    for (let j = 0; j < keys.length && this.seen.has(keys[j]!); j++) shared = tokens[j]!;
-    for (const k of keys) this.seen.add(k);
+    const { keys, tokens, total, known } = chainOf(request, "openai", this.last);
+    // The keys the previous request shares with this one were all seen when it was billed.
+    let shared = known > 0 ? tokens[known - 1]! : 0;
+    for (let j = known; j < keys.length && this.seen.has(keys[j]!); j++) shared = tokens[j]!;
+    for (let j = known; j < keys.length; j++) this.seen.add(keys[j]!);
     return bill(total, openAiRead(shared), 0);
   }
 
   readAfterChange(request: ProviderRequest, changedFrom: number): ReadAfterChange {
-    const { keys, tokens, total, boundariesBefore: before } = chainOf(request, "openai");
-    const limit = changedFrom < before.length ? before[Math.max(0, changedFrom)]! : keys.length;
+    const chain = chainOf(request, "openai");
+    const { keys, tokens, total } = chain;
+    const limit = boundariesBefore(chain, changedFrom);
     let shared = 0;
     for (let j = 0; j < limit && this.seen.has(keys[j]!); j++) shared = tokens[j]!;
     return { totalTokens: total, readTokens: openAiRead(shared) };
