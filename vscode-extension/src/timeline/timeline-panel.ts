@@ -134,7 +134,8 @@ export class TimelinePanels implements vscode.Disposable {
     const builder = open.builder;
     open.title = `Context timeline · ${sessionLabel(state)}`;
     open.panel.title = open.title;
-    let posted = performance.now();
+    // The first slice's points are posted at once, so the chart is drawn early; the rest follow.
+    let posted = -Infinity;
     while (!builder.step(SLICE_MS)) {
       if (performance.now() - posted >= PARTIAL_POST_MS) {
         this.post(open);
