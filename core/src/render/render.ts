@@ -131,8 +131,13 @@ interface RenderMemo {
   timestamps: number[];
   ids: (string | undefined)[];
   shapes: number[];
+  /** The remembered request's messages (a copy of the array). */
+  input: AgentMessage[];
   output: AgentMessage[];
-  /** For each output message, the input position it passed through from, or -1 for one the render made. */
+  /**
+   * For each output message, the input position it passed through from, or -1 for one the render
+   * made; worked out when first needed (a caller that hands over the same objects never needs it).
+   */
   sources: Int32Array | undefined;
   /** The whole input came back as it was. */
   unchanged: boolean;
@@ -180,7 +185,12 @@ function prefixMatches(memo: RenderMemo, messages: readonly AgentMessage[], leng
 function remembered(memo: RenderMemo, messages: AgentMessage[], length: number): AgentMessage[] {
   if (memo.unchanged) return messages.slice(0, length);
   const out = memo.output.slice();
-  const sources = memo.sources!;
+  // The very objects it passed through (a view's pass over a branch): nothing to take.
+  let same = true;
+  for (let i = 0; i < length && same; i++) same = messages[i] === memo.input[i];
+  if (same) return out;
+  memo.sources ??= sourcesOf(memo.input, memo.output, 0);
+  const sources = memo.sources;
   for (let j = 0; j < out.length; j++) if (sources[j]! >= 0) out[j] = messages[sources[j]!]!;
   return out;
 }
@@ -266,8 +276,9 @@ function remember(index: PruneIndex, messages: readonly AgentMessage[], config: 
     timestamps,
     ids,
     shapes,
+    input: messages.slice(),
     output: result.messages,
-    sources: unchanged ? undefined : sourcesOf(messages, result.messages, 0),
+    sources: undefined,
     unchanged,
     stats: copyStats(result.stats),
     usersToFlip: flips.users,
@@ -310,8 +321,10 @@ function renderAppended(memo: RenderMemo, messages: AgentMessage[], index: Prune
     memo.ids.push(idOf(m));
     memo.shapes.push(contentShape(m));
   }
-  const partSources = part.messages === appended ? undefined : sourcesOf(appended, part.messages, start);
-  if (!unchanged) {
+  for (const m of appended) memo.input.push(m);
+  // Sources carried on only where they were already needed (see `sources`); else worked out when they are.
+  if (!unchanged && (memo.sources || memo.unchanged)) {
+    const partSources = part.messages === appended ? undefined : sourcesOf(appended, part.messages, start);
     const prefixSources = memo.sources ?? Int32Array.from({ length: start }, (_, i) => i);
     const sources = new Int32Array(output.length);
     sources.set(prefixSources, 0);

@@ -212,9 +212,9 @@ export class RequestRenderer {
     }
     if (rebuildContext) this.context = buildPiContext(this.branch.slice(0, end) as AnyEntry[]);
     else if (end > this.consumed) {
-      // An entry that neither compacts nor edits only adds its own messages at the end.
-      const added = buildPiContext(this.branch.slice(this.consumed, end) as AnyEntry[]);
-      this.context = added.length > 0 ? this.context.concat(added) : this.context;
+      // An entry that neither compacts nor edits only adds its own messages at the end (in place:
+      // a view keeps none of this array).
+      for (const c of buildPiContext(this.branch.slice(this.consumed, end) as AnyEntry[])) this.context.push(c);
     }
     // A new index object, as a rebuild gives: the render's memory of the previous index does not apply to it.
     if (indexChanged) this.index = this.indexBuilder.index();
