@@ -178,7 +178,8 @@ describe("chain compression in real Pi", () => {
     const plainPart = part(plainLast, "chain one", "chain four");
     console.log(`six-chain test, chains one to three: ${compressedPart} characters compressed, ${plainPart} without`);
     expect(withoutChains - withChains).toBe(plainPart - compressedPart);
-    expect(compressedPart).toBeLessThan(plainPart * 0.7);
+    // Each chain here is one small call: its block replaces the call, its short stub and its summary.
+    expect(compressedPart).toBeLessThan(plainPart * 0.85);
     await expectRequestViewsMatch(again.sessionFile!, agentRequests(server.requests));
     await expectRequestViewsMatch(plainRun.sessionFile!, agentRequests(plain.server.requests));
   });

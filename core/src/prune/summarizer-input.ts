@@ -46,6 +46,8 @@ const ERROR_PATTERNS = [
 const WARNING = /\bwarn(?:ing)?\b[^:\n]{0,40}:|\[WARN(?:ING)?\]|⚠|^\s*warn(?:ing)?\b|^\s*\d+:\d+\s+warning\b/i;
 /** A diagnostic of a linter's grouped format (`  12:5  error  …` under a line naming the file). */
 const GROUPED_DIAGNOSTIC = /^\s*\d+:\d+\s+(?:error|warning)\b/i;
+/** The same format's notes: their severity says they report nothing wrong, whatever their text says. */
+const GROUPED_NOTE = /^\s*\d+:\d+\s+(?:info|hint|note|suggestion|off)\b/i;
 const BARE_PATH = /^\S+\.[A-Za-z]\w{0,5}$/;
 const DIFF_FILE = /^diff --git |^(?:\+\+\+|---) [ab]\//;
 const DIFF_HUNK = /^@@ .* @@/;
@@ -242,7 +244,8 @@ function rankedLines(kind: Kind, args: Record<string, unknown>, lines: readonly 
       return;
     }
     framesInRun = 0;
-    if (isError(line)) {
+    if (GROUPED_NOTE.test(line)) return;
+    if (GROUPED_DIAGNOSTIC.test(line) || isError(line)) {
       errors.push(i);
       lastError = i;
     } else if (WARNING.test(line) || (i - lastError <= LOCATION_REACH && (LOCATION.test(line) || (i === lastError + 1 && line.trim())))) secondary.push(i);

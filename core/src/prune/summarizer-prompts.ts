@@ -1,6 +1,5 @@
 // Prompt building and output checking for the summarizer. The model call itself is injected:
 // core never talks to a network.
-import { QUERY_TOOL } from "../shapes/entries.ts";
 import { summarizerInput } from "./summarizer-input.ts";
 
 export interface SummarizerUsage {
@@ -84,7 +83,7 @@ export function buildFusionRequest(summaries: readonly string[], refs: readonly 
 const FOOTER_MARK = "\n\nPruned refs: ";
 
 export function refFooter(refs: readonly string[]): string {
-  return `${FOOTER_MARK}${refs.map((r) => `\`${r}\``).join(", ")}. The full outputs are kept: call ${QUERY_TOOL} with these refs to read them.`;
+  return `${FOOTER_MARK}${refs.map((r) => `\`${r}\``).join(", ")}.`;
 }
 
 export function stripFooter(summary: string): string {

@@ -16,8 +16,9 @@ export interface StubStats {
   keptInGrace: number;
 }
 
+/** Short: every request reads each stub again (the query tool's declaration says how refs are used). */
 export function summarizedStub(call: IndexedCall): string {
-  return `[Output of ${call.record.toolName} pruned: see ref \`${call.shortRef}\` in the pruner summary. Call ${QUERY_TOOL} with ["${call.shortRef}"] for the full text.]`;
+  return `[${call.record.toolName} output pruned: see ref \`${call.shortRef}\` in the summary; ${QUERY_TOOL} returns it]`;
 }
 
 export function spilledStub(call: IndexedCall): string {

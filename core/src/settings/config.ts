@@ -134,7 +134,7 @@ export const DEFAULT_CONFIG: PruneConfig = deepFreeze({
   spillThreshold: 65_536,
   spillPreviewBytes: 1024,
   minBatchChars: 1000,
-  summarizerInputChars: 4000,
+  summarizerInputChars: 2000,
   dedupByContentHash: true,
   quietOversizedSkips: false,
   autoBudgetThreshold: null,

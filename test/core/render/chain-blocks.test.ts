@@ -29,7 +29,7 @@ describe("chain range prune", () => {
     expect(chainBlocks(out)[0]).toBe(
       [
         '<compressed-chain id="b1" tools="t1">',
-        "- `t1` read output, summarized\n\nPruned refs: `t1`. The full outputs are kept: call context_tree_query with these refs to read them.",
+        "- `t1` read output, summarized\n\nPruned refs: `t1`.",
         '<protected-output tool="read"># Release\n1. run the gate</protected-output>',
         '<protected-output tool="todo">- [ ] ship it</protected-output>',
         "</compressed-chain>",

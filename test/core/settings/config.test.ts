@@ -27,7 +27,7 @@ describe("DEFAULT_CONFIG", () => {
       spillThreshold: 65_536,
       spillPreviewBytes: 1024,
       minBatchChars: 1000,
-      summarizerInputChars: 4000,
+      summarizerInputChars: 2000,
       dedupByContentHash: true,
       quietOversizedSkips: false,
       autoBudgetThreshold: null,
