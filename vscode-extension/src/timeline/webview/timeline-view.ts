@@ -131,7 +131,14 @@ function drawMarks(u: uPlot): void {
   ctx.restore();
 }
 
-function draw(): void {
+const seriesOf = (points: readonly TimelinePoint[]): uPlot.AlignedData => [points.map((p) => p.n), points.map((p) => p.rawTokens), points.map((p) => p.sentTokens), points.map((p) => p.cost)];
+
+/** Draws the timeline: a new chart, or (`again`, while a build streams in) the same chart with the new points. */
+function draw(again = false): void {
+  if (again && chart && timeline && timeline.points.length > 0) {
+    chart.setData(seriesOf(timeline.points));
+    return;
+  }
   chart?.destroy();
   chart = undefined;
   if (!timeline || timeline.points.length === 0) {
@@ -174,8 +181,7 @@ function draw(): void {
       setCursor: [(u) => showDetails(u.cursor.idx == null ? undefined : timeline?.points[u.cursor.idx])],
     },
   };
-  const data: uPlot.AlignedData = [points.map((p) => p.n), points.map((p) => p.rawTokens), points.map((p) => p.sentTokens), points.map((p) => p.cost)];
-  chart = new uPlot(options, data, chartEl);
+  chart = new uPlot(options, seriesOf(points), chartEl);
   chart.over.addEventListener("click", () => {
     const idx = chart?.cursor.idx;
     const point = idx == null ? undefined : timeline?.points[idx];
@@ -195,7 +201,8 @@ window.addEventListener("message", (event: MessageEvent<TimelineMessage>) => {
   const building = !complete;
   if (building) totalsEl.append(text("span", `building: ${timeline.points.length} of ${event.data.total} requests so far`, "note"));
   showMarkLegend(timeline);
-  draw();
+  // The points of a build under way, or Pi's new requests: the chart takes them without being made again.
+  draw(true);
   // Set once every request is drawn (the UI check waits for it).
   if (building) delete document.body.dataset.requests;
   else document.body.dataset.requests = String(timeline.points.length);
