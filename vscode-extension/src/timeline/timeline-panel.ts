@@ -36,6 +36,12 @@ interface OpenPanel {
   generation: number;
   /** Resolves when the newest build has posted its complete timeline. */
   built?: Promise<void>;
+  /**
+   * The page has loaded and asked for its data; false again while the panel is hidden (its page is
+   * dropped). Until then points are only kept: posted to a page still loading they queue up and
+   * are each drawn in turn once it runs.
+   */
+  ready: boolean;
 }
 
 const yieldToHost = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -65,7 +71,7 @@ export class TimelinePanels implements vscode.Disposable {
     const title = `Context timeline · ${sessionLabel(state)}`;
     const root = vscode.Uri.joinPath(this.extensionUri, "dist", "timeline");
     const panel = vscode.window.createWebviewPanel(VIEW_TYPE, title, vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [root] });
-    const entry: OpenPanel = { panel, title, generation: 0 };
+    const entry: OpenPanel = { panel, title, generation: 0, ready: false };
     this.panels.set(path, entry);
     const webview = panel.webview;
     webview.html = timelineHtml({
@@ -76,6 +82,9 @@ export class TimelinePanels implements vscode.Disposable {
     });
     webview.onDidReceiveMessage((message: unknown) => {
       if (isWebviewMessage(message)) void this.handle(path, message);
+    });
+    panel.onDidChangeViewState(() => {
+      if (!panel.visible) entry.ready = false;
     });
     panel.onDidDispose(() => {
       clearTimeout(entry.timer);
@@ -90,7 +99,9 @@ export class TimelinePanels implements vscode.Disposable {
   async handle(path: string, message: WebviewMessage): Promise<vscode.TextEditor | undefined> {
     const open = this.panels.get(path);
     if (message.type === "ready") {
-      if (open?.message) void open.panel.webview.postMessage(open.message);
+      if (!open) return undefined;
+      open.ready = true;
+      if (open.message) void open.panel.webview.postMessage(open.message);
       return undefined;
     }
     return openModelView(this.store, path, message.request);
@@ -150,7 +161,7 @@ export class TimelinePanels implements vscode.Disposable {
   private post(open: OpenPanel): void {
     if (!open.builder) return;
     open.message = { type: "timeline", title: open.title, timeline: open.builder.timeline(), total: open.builder.total };
-    void open.panel.webview.postMessage(open.message);
+    if (open.ready) void open.panel.webview.postMessage(open.message);
   }
 
   dispose(): void {
