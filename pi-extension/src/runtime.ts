@@ -10,13 +10,13 @@ import { captureBatch, flushBatches, spillOversized, type Batch, type FlushResul
 import { fileSpillStorage, type SpillStorage } from "@pi-pruner/core";
 import { renderModelView } from "@pi-pruner/core";
 import type { Summarizer, SummarizerUsage } from "@pi-pruner/core";
-import { compressChains, type ChainCompressionResult } from "@pi-pruner/core";
+import { compressChains, estimateChainCompression, type ChainCompressionResult } from "@pi-pruner/core";
 import { PRUNE_STATS, type StatsData } from "@pi-pruner/core";
 import { occurrenceKey, toolCallsOf } from "@pi-pruner/core";
 import { PRUNE_CHAIN, PRUNE_FRONTIER, buildBatchRequest, estimateTokens, summarizedStub, type FrontierData, type IndexedCall } from "@pi-pruner/core";
 import { SessionBill, blockCount, cacheRulesFor, rewriteSpan, type BillTotals, type RewriteSpan, type CacheRules } from "@pi-pruner/core";
 import { ControlsReader, EMPTY_CONTROLS, activeRewinds, activeShrinks, messageKey, type ControlState } from "@pi-pruner/core";
-import { decideFlush, type FlushDecision, type FlushMoment, type PendingEstimate, type RequestHistory } from "@pi-pruner/core";
+import { decideFlush, requestsAhead, type FlushDecision, type FlushMoment, type PendingEstimate, type RequestHistory } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
 import { RequestSizes, type Reclaim } from "./request-sizes.ts";
 import { controlChangeIn } from "./branch-context.ts";
@@ -269,23 +269,28 @@ export class PrunerRuntime {
       const controls = host.controls();
       let reason: FlushReason | undefined;
       let hold: Batch | undefined;
+      let keep: readonly Batch[] = [];
       if (!finalReply) {
         const before = this.pending.length;
         entries.push(...this.captureTurn(turn.message, turn.toolResults, turn.turnIndex));
         this.dropControlled(controls);
         // The batch just captured reaches the model only with the next request.
         hold = this.pending.length > before ? this.pending[this.pending.length - 1] : undefined;
+        keep = hold ? [hold] : [];
         const usage = host.contextUsage();
         reason = this.budgetTrigger(usage?.tokens, usage?.contextWindow);
-        if (reason) hold = undefined;
+        if (reason) keep = [];
         else if (automatic && this.config.cacheAware) {
-          const decision = this.decide("mid-task", usage, hold, controls, turnBlocks([turn.message, ...turn.toolResults]));
-          if (decision.flush) reason = decision.reason === "window-cap" ? "window-cap" : "pays-back";
+          const choice = this.decide("mid-task", usage, hold, controls, turnBlocks([turn.message, ...turn.toolResults]));
+          if (choice.decision.flush) {
+            reason = choice.decision.reason === "window-cap" ? "window-cap" : "pays-back";
+            keep = choice.keep;
+          }
         }
       } else if (turn.outcome === "completed" && automatic) {
         this.dropControlled(controls);
         // The next request adds the final reply and the person's next prompt.
-        if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined, controls, turnBlocks([turn.message]) + 1).flush) reason = "final-reply";
+        if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined, controls, turnBlocks([turn.message]) + 1).decision.flush) reason = "final-reply";
       }
       if (!reason) return entries;
       // Pi has already appended a final reply to the branch, so the newest chain reads as closed;
@@ -295,7 +300,7 @@ export class PrunerRuntime {
       const stubsOnly = reason === "pays-back" && !finalReply;
       const compress: CompressScope = reason === "budget" || reason === "budget-delta" || stubsOnly ? "none" : "window";
       const epoch = () => newestTimestamp([turn.message, ...turn.toolResults], false);
-      const done = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, hold, epoch, keepEpoch: stubsOnly });
+      const done = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, keep, epoch, keepEpoch: stubsOnly });
       entries.push(...done.entries);
       return entries;
     } catch (error) {
@@ -311,22 +316,51 @@ export class PrunerRuntime {
     this.history = { inCurrentTask: 0, completedTasks: h.completedTasks + 1, inCompletedTasks: h.inCompletedTasks + h.inCurrentTask };
   }
 
-  /** Asks the cache-aware policy whether flushing what is pending (all but `hold`) pays back now. */
-  private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined, controls: ControlState, nextBlocks: number): FlushDecision {
-    const batches = this.pending.filter((b) => b !== hold);
+  /**
+   * Asks the cache-aware policy whether flushing what is pending (all but `hold`) pays back now.
+   * Mid-task, when flushing everything does not, a flush of only the newest batches may: their
+   * stubs change history near its end, which the provider's cache keeps most of, and what they
+   * remove stays out of every later request, so it counts over the rest of the session. Returns
+   * the decision taken and the batches a flush leaves pending.
+   */
+  private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined, controls: ControlState, nextBlocks: number): { decision: FlushDecision; keep: Batch[] } {
+    const held = hold ? [hold] : [];
+    const candidates = this.pending.filter((b) => b !== hold);
     // A rewind, shrink or cancel since the last request rewrites history from where it applies:
     // a flush whose change lies after that point rewrites nothing more.
-    const firstChange = Math.min(this.firstChange(batches), controlChangeIn(this.lastSent, this.sentControls, controls));
-    const decision = decideFlush({
-      rules: this.rules,
-      moment,
-      pending: this.estimatePending(batches),
-      span: this.rewriteSpanOf(firstChange, nextBlocks),
-      history: this.history,
-      context: usage,
-    });
-    this.lastDecision = { ...decision, moment };
-    return decision;
+    const controlChange = controlChangeIn(this.lastSent, this.sentControls, controls);
+    // A final reply's flush also compresses the closed chains that left the rolling window: what
+    // that removes counts with the flush, and its first change may come earlier.
+    const chains = moment === "final-reply" ? estimateChainCompression(this.lastSent, this.index, this.config) : undefined;
+    const evaluate = (batches: readonly Batch[], requestsAhead?: number) => {
+      const pending = this.estimatePending(batches);
+      let first = Math.min(this.firstChange(batches), controlChange);
+      if (chains && chains.removedTokens > 0) {
+        pending.rawTokens += chains.removedTokens;
+        if (this.config.chainCompression.fuseRangeSummary) {
+          pending.summarizerInputTokens += chains.summaryTokens;
+          pending.summarizerOutputTokens += chains.summaryTokens / 2;
+        }
+        first = Math.min(first, chains.firstChange);
+      }
+      return decideFlush({ rules: this.rules, moment, pending, span: this.rewriteSpanOf(first, nextBlocks), history: this.history, context: usage, requestsAhead });
+    };
+    let choice = { decision: evaluate(candidates), keep: held };
+    if (moment === "mid-task" && !choice.decision.flush) {
+      const restOfSession = requestsAhead(this.history, "final-reply");
+      let best = 0;
+      for (let k = 1; k < candidates.length && k <= MAX_TAIL_BATCHES; k++) {
+        const newest = candidates.slice(-k);
+        const decision = evaluate(newest, restOfSession);
+        const net = decision.saving - decision.cost;
+        if (decision.flush && net > best) {
+          best = net;
+          choice = { decision, keep: [...candidates.slice(0, -k), ...held] };
+        }
+      }
+    }
+    this.lastDecision = { ...choice.decision, moment };
+    return choice;
   }
 
   /**
@@ -418,7 +452,7 @@ export class PrunerRuntime {
   }
 
   /**
-   * The one flush-then-compress sequence: what is pending (but `hold`) is summarized first, so the
+   * The one flush-then-compress sequence: what is pending (but `keep`) is summarized first, so the
    * chains about to be compressed have their batch summaries, then closed chains are compressed.
    * The context is asked for only after the flush. A flush already under way (another caller's)
    * is not joined: its entries are that caller's to persist. When something was flushed or
@@ -428,11 +462,11 @@ export class PrunerRuntime {
   async flushAndCompress(
     summarize: Summarizer,
     contextMessages: () => readonly AgentMessage[],
-    options: { compress: CompressScope; hold?: Batch; epoch?: () => number | undefined; keepEpoch?: boolean },
+    options: { compress: CompressScope; keep?: readonly Batch[]; epoch?: () => number | undefined; keepEpoch?: boolean },
   ): Promise<FlushAndCompressResult> {
     const result: FlushAndCompressResult = { entries: [] };
     if (this.hasPending()) {
-      result.flushed = await this.flush(summarize, options.hold);
+      result.flushed = await this.flush(summarize, options.keep);
       if (result.flushed) {
         // Marked in the file, so a rebuild keeps the epoch where this flush left it.
         if (options.keepEpoch) for (const e of result.flushed.entries) if (e.kind === "custom" && e.customType === PRUNE_FRONTIER) (e.data as FrontierData).keepsEpoch = true;
@@ -486,12 +520,12 @@ export class PrunerRuntime {
     });
   }
 
-  /** Runs the pre-flush pipeline over everything pending but `hold`. Concurrent calls share one flush. */
-  async flush(summarize: Summarizer, hold?: Batch): Promise<FlushResult | undefined> {
+  /** Runs the pre-flush pipeline over everything pending but `keep`. Concurrent calls share one flush. */
+  async flush(summarize: Summarizer, keep: readonly Batch[] = []): Promise<FlushResult | undefined> {
     if (this.flushing) return this.flushing;
-    const batches = this.pending.filter((b) => b !== hold);
+    const batches = this.pending.filter((b) => !keep.includes(b));
     if (!batches.length) return undefined;
-    this.pending = this.pending.filter((b) => b === hold);
+    this.pending = this.pending.filter((b) => keep.includes(b));
     this.flushing = (async () => {
       try {
         const result = await flushBatches(batches, this.index, this.config, summarize);
@@ -605,6 +639,9 @@ export class PrunerRuntime {
     }
   }
 }
+
+/** The newest pending batches a mid-task flush of the history's end may take alone, at most. */
+const MAX_TAIL_BATCHES = 8;
 
 /** What a summary is expected to take per pruned call before the session has any summary to go by. */
 const DEFAULT_SUMMARY_TOKENS_PER_CALL = 60;

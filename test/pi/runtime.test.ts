@@ -295,6 +295,31 @@ describe("what a turn's end does", () => {
       expect(requestHistoryOf(s.b.entries)).toEqual({ inCurrentTask: turns, completedTasks: 0, inCompletedTasks: 0 });
     });
 
+    it("mid-task, the newest batch alone is flushed when flushing everything would rewrite the whole history: the older batches stay pending", async () => {
+      const s = session({});
+      s.rt.useModel("anthropic-messages");
+      // A long prompt: a change early in history rewrites all of it under the Anthropic rules.
+      s.b.user(`review this spec:\n${"s".repeat(80_000)}`);
+      s.request();
+      for (let i = 0; i < 12; i++) {
+        expect(await s.toolTurn([{ path: `src/small-${i}.ts`, text: big(`small ${i}`, 1_200) }])).toEqual([]);
+        s.request();
+      }
+      expect(await s.toolTurn([{ path: "src/big.ts", text: big("big file", 40_000) }])).toEqual([]);
+      s.request();
+      // The big read has been sent once; the next turn's read waits for the model.
+      const entries = await s.toolTurn([{ path: "src/next.ts", text: big("next", 1_200) }]);
+      expect(types(entries)).toContain(PRUNE_SUMMARY);
+      expect(s.rt.lastDecision).toMatchObject({ moment: "mid-task", flush: true, reason: "pays-back" });
+      expect(s.asked).toEqual(["batch"]);
+      expect(s.rt.pendingCallCount()).toBe(13);
+      persist(s.b, entries);
+      const texts = resultTexts(s.request());
+      expect(texts.filter((t) => t.includes("pruned: see ref"))).toHaveLength(1);
+      expect(texts.filter((t) => t.startsWith("small "))).toHaveLength(12);
+      expect(texts.at(-1)).toContain("next");
+    });
+
     it("the window cap forces a flush mid-task that could not pay back", async () => {
       const s = session({});
       s.b.user("fix the build");

@@ -2,6 +2,7 @@
 // a chain's batch summaries into one range summary.
 import type { AgentMessage } from "../shapes/messages.ts";
 import { contentText } from "../shapes/messages.ts";
+import { estimateTokens, messageChars } from "../shapes/size.ts";
 import type { ChainData, ToolCallRecord, ToolCallRef } from "../shapes/entries.ts";
 import { PRUNE_CHAIN, PRUNE_INDEX } from "../shapes/entries.ts";
 import type { PruneConfig } from "../settings/config.ts";
@@ -35,17 +36,52 @@ export interface PlanOptions {
  * the caller persists the entries in order.
  */
 export function planChainCompression(messages: readonly AgentMessage[], index: PruneIndex, config: ChainPlanConfig, options: PlanOptions = {}): PlannedChain[] {
+  return chainsToCompress(messages, index, config, options.all === true).map((chain) => planOne(chain, index, config, options.now ?? Date.now()));
+}
+
+/** The closed chains out of the rolling window (all of them with `all`) that no chain entry compresses yet. */
+function chainsToCompress(messages: readonly AgentMessage[], index: PruneIndex, config: ChainPlanConfig, all: boolean): ClosedChain[] {
   const closed = detectClosedChains(messages);
-  const keepRaw = options.all ? 0 : Math.max(0, config.chainCompression.rollingWindow);
+  const keepRaw = all ? 0 : Math.max(0, config.chainCompression.rollingWindow);
   const outOfWindow = closed.slice(0, Math.max(0, closed.length - keepRaw));
   if (!outOfWindow.length) return [];
   const compressedStarts = new Set(index.chains.map((c) => c.startUserTimestamp));
-  const plans: PlannedChain[] = [];
-  for (const chain of outOfWindow) {
-    if (compressedStarts.has(chain.startUserTimestamp)) continue;
-    plans.push(planOne(chain, index, config, options.now ?? Date.now()));
+  return outOfWindow.filter((chain) => !compressedStarts.has(chain.startUserTimestamp));
+}
+
+/** What compressing the chains due now would change in `messages` (a request as sent), in estimated tokens. */
+export interface ChainCompressionEstimate {
+  /** Tokens the chains' blocks would remove: everything between each start and final reply, less the summaries a block keeps. */
+  removedTokens: number;
+  /** The summaries inside those chains, which a fused range summary is written from. */
+  summaryTokens: number;
+  /** Position of the first message compression would change (`messages.length` when none). */
+  firstChange: number;
+}
+
+/**
+ * The saving of compressing what `planChainCompression` would compress now, without planning it:
+ * the cache-aware policy weighs it with the flush it rides on. Protected outputs stay in a block
+ * and are not counted as removed.
+ */
+export function estimateChainCompression(messages: readonly AgentMessage[], index: PruneIndex, config: ChainPlanConfig): ChainCompressionEstimate {
+  const estimate: ChainCompressionEstimate = { removedTokens: 0, summaryTokens: 0, firstChange: messages.length };
+  if (!config.chainCompression.enabled) return estimate;
+  for (const chain of chainsToCompress(messages, index, config, false)) {
+    let inside = 0;
+    let kept = 0;
+    for (let i = chain.start + 1; i < chain.end; i++) {
+      const m = messages[i]!;
+      const chars = messageChars(m);
+      inside += chars;
+      if (m.role === "custom") kept += chars;
+    }
+    for (const call of chain.calls) if (isProtected(call.toolName, call.args, config)) kept += messageChars(call.result);
+    estimate.removedTokens += estimateTokens(Math.max(0, inside - kept));
+    estimate.summaryTokens += estimateTokens(kept);
+    estimate.firstChange = Math.min(estimate.firstChange, chain.start + 1);
   }
-  return plans;
+  return estimate;
 }
 
 function planOne(chain: ClosedChain, index: PruneIndex, config: ChainPlanConfig, now: number): PlannedChain {

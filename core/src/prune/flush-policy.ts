@@ -34,6 +34,8 @@ export interface FlushInputs {
   history: RequestHistory;
   /** Pi's context usage; tokens are null right after a compaction, when Pi does not know yet. */
   context: { tokens: number | null; contextWindow: number } | undefined;
+  /** Requests over which the saving counts, when the caller knows better than `requestsAhead(history, moment)`. */
+  requestsAhead?: number;
 }
 
 export type FlushReasonCode = "nothing-pending" | "window-cap" | "pays-back" | "cannot-pay-back";
@@ -83,7 +85,7 @@ export function requestsAhead(history: RequestHistory, moment: FlushMoment): num
 /** Flush when the saving over the requests ahead pays for the rewrite and the summarizer, or when the window is nearly full. */
 export function decideFlush(inputs: FlushInputs): FlushDecision {
   const { rules, pending, span, history, context, moment } = inputs;
-  const ahead = requestsAhead(history, moment);
+  const ahead = inputs.requestsAhead ?? requestsAhead(history, moment);
   if (pending.rawTokens <= 0) return { flush: false, reason: "nothing-pending", saving: 0, cost: 0, requestsAhead: ahead };
   const removed = Math.max(0, pending.rawTokens - pending.replacementTokens);
   const saving = savingPerRequest(removed) * ahead;

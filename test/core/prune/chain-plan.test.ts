@@ -5,7 +5,8 @@ import { SessionBuilder } from "../../helpers/session-builder.ts";
 import { big, chainBlocks, echoSummarizer, freshIndex, persist, piContext, playChain } from "../../helpers/prune-session.ts";
 import { DEFAULT_CONFIG, type PruneConfig } from "../../../core/src/settings/config.ts";
 import { renderModelView } from "../../../core/src/render/render.ts";
-import { compressChains, planChainCompression } from "../../../core/src/prune/chain-plan.ts";
+import { compressChains, estimateChainCompression, planChainCompression } from "../../../core/src/prune/chain-plan.ts";
+import { estimateTokens, messageChars } from "../../../core/src/shapes/size.ts";
 import type { Summarizer } from "../../../core/src/prune/summarizer-prompts.ts";
 
 const config: PruneConfig = { ...DEFAULT_CONFIG, protectedTools: ["todo"], protectedPaths: ["**/skills/**/*.md"] };
@@ -26,6 +27,29 @@ describe("compression planning", () => {
       ["b2", ["t2"]],
       ["b3", ["t3"]],
     ]);
+  });
+
+  it("estimates what compressing the chains due now removes, from the first chain's first message, without planning them", async () => {
+    const { b, index } = await sixChains();
+    const sent = renderModelView(piContext(b), index, config).messages;
+    const before = JSON.stringify(index);
+    const estimate = estimateChainCompression(sent, index, config);
+    expect(JSON.stringify(index)).toBe(before);
+    // The three oldest chains: everything between each start and final reply but their summaries.
+    const starts = sent.flatMap((m, i) => (m.role === "user" ? [i] : []));
+    let removed = 0;
+    let kept = 0;
+    for (const start of starts.slice(0, 3)) {
+      const end = sent.findIndex((m, i) => i > start && m.role === "assistant" && !m.content.some((c) => c.type === "toolCall"));
+      for (const m of sent.slice(start + 1, end)) (m.role === "custom" ? (kept += messageChars(m)) : (removed += messageChars(m)));
+    }
+    expect(estimate).toEqual({ removedTokens: expect.any(Number), summaryTokens: expect.any(Number), firstChange: starts[0]! + 1 });
+    expect(estimate.removedTokens).toBeCloseTo(estimateTokens(removed), -1);
+    expect(estimate.summaryTokens).toBeCloseTo(estimateTokens(kept), -1);
+    expect(estimate.removedTokens).toBeGreaterThan(0);
+    // Once compressed, nothing is due.
+    persist(b, (await compressChains(piContext(b), index, config, echoSummarizer, { now: 1 })).entries);
+    expect(estimateChainCompression(renderModelView(piContext(b), index, config).messages, index, config)).toMatchObject({ removedTokens: 0 });
   });
 
   it("chains already compressed are not planned again; /pruner compact (all) takes every remaining closed chain", async () => {
