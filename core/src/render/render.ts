@@ -173,9 +173,11 @@ function sameSettings(memo: RenderMemo, config: RenderConfig, index: PruneIndex,
 }
 
 function prefixMatches(memo: RenderMemo, messages: readonly AgentMessage[], length: number): boolean {
-  const { roles, timestamps, ids, shapes } = memo;
+  const { roles, timestamps, ids, shapes, input } = memo;
   for (let i = 0; i < length; i++) {
     const m = messages[i]!;
+    // The very message remembered (a view's pass hands over the same objects) is what it was.
+    if (m === input[i]) continue;
     if (m.timestamp !== timestamps[i] || m.role !== roles[i] || idOf(m) !== ids[i] || contentShape(m) !== shapes[i]) return false;
   }
   return true;
