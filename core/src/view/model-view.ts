@@ -60,8 +60,44 @@ export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, con
 }
 
 /**
+ * Message sizes carried across the requests of one pass over a branch: each message is measured
+ * once, and a list that begins with the previous list's messages (the same objects: the requests
+ * of a branch share their history) is summed on from where the two differ. It keeps the lists it
+ * was given, which views hand out and nobody changes.
+ */
+export class MessageSizes {
+  private readonly sizes = new WeakMap<AgentMessage, number>();
+  private readonly last = new Map<string, { list: readonly AgentMessage[]; sums: number[] }>();
+
+  /** The summed sizes of `list`, the list last summed under `slot` being the one it most likely begins with. */
+  total(slot: string, list: readonly AgentMessage[]): number {
+    const prev = this.last.get(slot);
+    let i = 0;
+    const sums = prev ? prev.sums : [];
+    if (prev) {
+      const shared = Math.min(prev.list.length, list.length);
+      while (i < shared && prev.list[i] === list[i]) i++;
+      sums.length = i;
+    }
+    let total = i > 0 ? sums[i - 1]! : 0;
+    for (; i < list.length; i++) {
+      const m = list[i]!;
+      let n = this.sizes.get(m);
+      if (n === undefined) {
+        n = messageChars(m);
+        this.sizes.set(m, n);
+      }
+      total += n;
+      sums.push(total);
+    }
+    this.last.set(slot, { list, sums });
+    return total;
+  }
+}
+
+/**
  * What the model is sent of Pi's context `piContext`, with `index`, `config` and the markers
- * `controls()` reads. `sizes` remembers message sizes across calls that share messages (a pass
+ * `controls()` reads. `sizes` carries message sizes across calls that share messages (a pass
  * over the requests of one branch); without it each call measures afresh. `once`: see renderBranch.
  */
 export function renderContext(
@@ -69,7 +105,7 @@ export function renderContext(
   index: PruneIndex,
   config: RenderConfig,
   controls: () => ControlState,
-  sizes?: Map<AgentMessage, number> | WeakMap<AgentMessage, number>,
+  sizes?: MessageSizes,
   once = false,
 ): Omit<ModelView, "leafId"> {
   const context = piContext.map((c) => c.message);
@@ -93,21 +129,9 @@ export function renderContext(
   let modelChars: number;
   if (sizes) {
     // The render hands most messages back unchanged (the same objects): each is measured once.
-    const sizeOf = (m: AgentMessage) => {
-      let n = sizes.get(m);
-      if (n === undefined) {
-        n = messageChars(m);
-        sizes.set(m, n);
-      }
-      return n;
-    };
-    for (const m of context) {
-      if (m.role === "custom" && m.customType === PRUNE_SUMMARY) continue;
-      rawMessages.push(m);
-      rawChars += sizeOf(m);
-    }
-    modelChars = 0;
-    for (const m of messages) modelChars += sizeOf(m);
+    for (const m of context) if (!(m.role === "custom" && m.customType === PRUNE_SUMMARY)) rawMessages.push(m);
+    rawChars = sizes.total("raw", rawMessages);
+    modelChars = sizes.total("sent", messages);
   } else {
     // Measured once each without a map: the context, then what the render made or kept of it (the
     // whole context again only when the render changed nothing, and then its sizes are known).

@@ -20,7 +20,7 @@ import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { promptLabel } from "../session/labels.ts";
 import { emptyIndex, IndexBuilder, type PruneIndex } from "../prune/prune-index.ts";
 import type { RenderConfig } from "../render/render.ts";
-import { renderContext, type ModelView } from "./model-view.ts";
+import { MessageSizes, renderContext, type ModelView } from "./model-view.ts";
 import { configOfRecord, settingsEntryData } from "./recorded-settings.ts";
 
 /** One model request on a branch, by the assistant message that answered it. */
@@ -151,7 +151,7 @@ export class RequestRenderer {
   private edited = false;
   private readonly recorded = new Map<AnyEntry, RequestSettings>();
   private current: RequestSettings | undefined;
-  private readonly sizes = new WeakMap<AgentMessage, number>();
+  private readonly sizes = new MessageSizes();
 
   constructor(branch: readonly AnyEntry[], options: RequestViewOptions) {
     this.branch = branch;
