@@ -528,7 +528,10 @@ export class PrunerRuntime {
     this.pending = this.pending.filter((b) => keep.includes(b));
     this.flushing = (async () => {
       try {
-        const result = await flushBatches(batches, this.index, this.config, summarize);
+        // Batches left pending that are older than what is flushed keep the frontier below them.
+        const flushedFrom = Math.min(...batches.flatMap((b) => b.calls.map((c) => c.resultTimestamp)));
+        const older = this.pending.flatMap((b) => b.calls.map((c) => c.resultTimestamp)).filter((t) => t < flushedFrom);
+        const result = await flushBatches(batches, this.index, this.config, summarize, older.length ? Math.min(...older) - 1 : undefined);
         this.pending = [...result.retry, ...this.pending];
         for (const o of result.outcomes) {
           if (o.outcome === "failed") {

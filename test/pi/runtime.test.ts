@@ -318,6 +318,13 @@ describe("what a turn's end does", () => {
       expect(texts.filter((t) => t.includes("pruned: see ref"))).toHaveLength(1);
       expect(texts.filter((t) => t.startsWith("small "))).toHaveLength(12);
       expect(texts.at(-1)).toContain("next");
+      // The older reads are still pending, for this runtime and for one rebuilt from the file.
+      const { rt: reloaded } = runtime({});
+      reloaded.startSession(s.b.entries, memorySpillStorage());
+      expect(reloaded.pendingCallCount()).toBe(13);
+      const now = await s.rt.flushCommand(s.host);
+      expect(now.message).toContain("flushed 13 batch(es)");
+      expect(s.asked).toHaveLength(14);
     });
 
     it("the window cap forces a flush mid-task that could not pay back", async () => {

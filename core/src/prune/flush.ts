@@ -182,14 +182,15 @@ export function trimToFrontier(batch: Batch, index: PruneIndex): Batch | undefin
   return calls.length ? { turnIndex: batch.turnIndex, calls } : undefined;
 }
 
-function frontierEntry(batch: Batch, index: PruneIndex, outcome: FrontierOutcome, rawChars: number, summaryChars: number): PersistEntry {
+function frontierEntry(batch: Batch, index: PruneIndex, outcome: FrontierOutcome, rawChars: number, summaryChars: number, ceiling?: number): PersistEntry {
   const last = batch.calls[batch.calls.length - 1]!;
   const previous = index.frontier;
+  const attempted = Math.max(...batch.calls.map((c) => c.resultTimestamp));
   const data: FrontierData = {
     lastAttemptedToolCallId: last.toolCallId,
     lastAttemptedToolName: last.toolName,
     lastAttemptedTurnIndex: last.turnIndex,
-    lastAttemptedTimestamp: Math.max(...batch.calls.map((c) => c.resultTimestamp)),
+    lastAttemptedTimestamp: ceiling === undefined ? attempted : Math.min(attempted, ceiling),
     attemptedBatchCount: (previous?.attemptedBatchCount ?? 0) + 1,
     attemptedToolCallCount: (previous?.attemptedToolCallCount ?? 0) + batch.calls.length,
     rawCharCount: rawChars,
@@ -205,7 +206,12 @@ function frontierEntry(batch: Batch, index: PruneIndex, outcome: FrontierOutcome
  * planned; the caller persists `entries` in order (and rebuilds from the branch if that fails).
  * Summarizer calls run in parallel, one per batch.
  */
-export async function flushBatches(batches: readonly Batch[], index: PruneIndex, config: FlushConfig, summarize: Summarizer): Promise<FlushResult> {
+/**
+ * `frontierCeiling`: the frontier never passes this timestamp. A flush of only the newest batches
+ * leaves older ones pending; a frontier past them would make them look attempted (here, and to
+ * a rebuild from the file), so it stops just below the oldest of them.
+ */
+export async function flushBatches(batches: readonly Batch[], index: PruneIndex, config: FlushConfig, summarize: Summarizer, frontierCeiling?: number): Promise<FlushResult> {
   const result: FlushResult = { entries: [], outcomes: [], retry: [], usage: { input: 0, output: 0, cost: 0 }, summarizerCalls: 0 };
 
   type Planned = { batch: Batch; rawChars: number; refs: string[]; calls: CapturedCall[]; aliasEntries: PersistEntry[] };
@@ -234,13 +240,13 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
     }
     const rawChars = remaining.reduce((n, c) => n + c.resultText.length, 0);
     if (remaining.length === 0) {
-      const entries = [...aliasEntries, frontierEntry(batch, index, "skipped-deduped", 0, 0)];
+      const entries = [...aliasEntries, frontierEntry(batch, index, "skipped-deduped", 0, 0, frontierCeiling)];
       ordered.push({ kind: "done", entries });
       result.outcomes.push({ batchTurnIndex: batch.turnIndex, outcome: "skipped-deduped", rawChars: 0, summaryChars: 0, refs: [] });
       continue;
     }
     if (rawChars < config.minBatchChars) {
-      const entries = [...aliasEntries, frontierEntry(batch, index, "skipped-trivial", rawChars, 0)];
+      const entries = [...aliasEntries, frontierEntry(batch, index, "skipped-trivial", rawChars, 0, frontierCeiling)];
       ordered.push({ kind: "done", entries });
       result.outcomes.push({ batchTurnIndex: batch.turnIndex, outcome: "skipped-trivial", rawChars, summaryChars: 0, refs: [] });
       continue;
@@ -297,7 +303,7 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
       continue;
     }
     if (summary.length >= plan.rawChars) {
-      result.entries.push(...plan.aliasEntries, frontierEntry(plan.batch, index, "skipped-oversized", plan.rawChars, summary.length));
+      result.entries.push(...plan.aliasEntries, frontierEntry(plan.batch, index, "skipped-oversized", plan.rawChars, summary.length, frontierCeiling));
       result.outcomes.push({ batchTurnIndex: plan.batch.turnIndex, outcome: "skipped-oversized", rawChars: plan.rawChars, summaryChars: summary.length, refs: [] });
       continue;
     }
@@ -315,7 +321,7 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
       ...plan.aliasEntries,
       { kind: "custom", customType: PRUNE_INDEX, data: indexData },
       { kind: "message", customType: PRUNE_SUMMARY, content: summary, details },
-      frontierEntry(plan.batch, index, "summarized", plan.rawChars, summary.length),
+      frontierEntry(plan.batch, index, "summarized", plan.rawChars, summary.length, frontierCeiling),
     );
     index.summaries.push({ entryId: "", text: summary, refs: refs.map((r) => ({ ...r, shortId: r.shortId! })), keys: records.map(recordKey), toolNames: details.toolNames ?? [], turnIndex: plan.batch.turnIndex, timestamp: details.timestamp });
     result.outcomes.push({ batchTurnIndex: plan.batch.turnIndex, outcome: "summarized", rawChars: plan.rawChars, summaryChars: summary.length, refs: plan.refs });
