@@ -249,13 +249,31 @@ function flipDistances(messages: readonly AgentMessage[], config: RenderConfig):
   return { users, assistants };
 }
 
+/**
+ * The memo remembered last. A whole render after a flush (a new index state) mostly begins with
+ * the messages it remembered, the same objects when a view passes over a branch's requests: their
+ * facts are copied from it instead of read again.
+ */
+let lastMemo: RenderMemo | undefined;
+
 function remember(index: PruneIndex, messages: readonly AgentMessage[], config: RenderConfig, controls: ControlState | undefined, result: RenderResult): void {
   const n = messages.length;
   const roles = new Array<string>(n);
   const timestamps = new Array<number>(n);
   const ids = new Array<string | undefined>(n);
   const shapes = new Array<number>(n);
-  for (let i = 0; i < n; i++) {
+  let i = 0;
+  if (lastMemo) {
+    const last = lastMemo;
+    const shared = Math.min(n, last.input.length);
+    for (; i < shared && messages[i] === last.input[i]; i++) {
+      roles[i] = last.roles[i]!;
+      timestamps[i] = last.timestamps[i]!;
+      ids[i] = last.ids[i];
+      shapes[i] = last.shapes[i]!;
+    }
+  }
+  for (; i < n; i++) {
     const m = messages[i]!;
     roles[i] = m.role;
     timestamps[i] = m.timestamp;
@@ -269,7 +287,7 @@ function remember(index: PruneIndex, messages: readonly AgentMessage[], config: 
   }
   const flips = flipDistances(messages, config);
   const unchanged = result.messages === messages;
-  memos.set(index, {
+  lastMemo = {
     config,
     controls,
     parts: settingParts(config),
@@ -288,7 +306,8 @@ function remember(index: PruneIndex, messages: readonly AgentMessage[], config: 
     boundaries,
     // Active rewinds and shrinks apply by identity anywhere in the array: the whole array renders again.
     appendable: !controls && !(config.thinkingStrip ?? DEFAULT_CONFIG.thinkingStrip).enabled && result.stats.unresolvedChains.every((c) => c.absent),
-  });
+  };
+  memos.set(index, lastMemo);
 }
 
 /** Renders only what was appended since the remembered request, or undefined when that is not safe. */
