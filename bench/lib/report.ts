@@ -569,6 +569,7 @@ function editorTimeline(d: Doc, s: SuiteOutput): void {
     "| step (from the command) | median (min–max over rounds) |",
     "|---|---:|",
     `| the panel created (its page starts loading) | ${d.spread("editor.timelinePanel.5MB")} |`,
+    ...(d.f("editor.timelineReady.5MB") ? [`| its page loaded and asking for the points (heard in the host) | ${d.spread("editor.timelineReady.5MB")} |`] : []),
     `| the whole timeline built in the host (core) and posted to the page | ${d.spread("editor.timelineBuilt.5MB")} |`,
     `| the chart with every request drawn (the page's DOM) | ${d.spread("editor.timelineDom.5MB")} |`,
     `| the page's notice heard in the host | ${d.spread("editor.timelineHeard.5MB")} |`,

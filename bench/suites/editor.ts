@@ -58,6 +58,8 @@ interface TimelineRound {
   panelMs: number;
   builtMs: number;
   heardMs: number;
+  /** The page loaded and asked for its points. */
+  readyMs?: number;
 }
 
 /** What the timeline's webview showed (test/vscode/lib/paint-probe.mjs), epoch ms. */
@@ -204,6 +206,7 @@ export async function runEditor(options: EditorOptions): Promise<SuiteOutput> {
     f["editor.timeline.5MB"] = spreadFigure(t((x) => x.drawnMs), "ms", { target: { op: "<=", value: 500 }, note: "the timeline command → the frame that draws the chart with every request of the session in its webview (Playwright's observer in the webview's frame; one fresh code-server per round)" });
     f["editor.timelineDom.5MB"] = spreadFigure(t((x) => x.seenMs), "ms", { note: "the command → the chart drawn with every request (the page's data-drawn, set by uPlot's draw hook), before its frame" });
     f["editor.timelinePanel.5MB"] = spreadFigure(t((x) => x.host.panelMs), "ms", { note: "the command → its panel created (the page starts loading)" });
+    if (timelines.every((x) => x.host.readyMs !== undefined)) f["editor.timelineReady.5MB"] = spreadFigure(t((x) => x.host.readyMs!), "ms", { note: "in the host: the command → the page loaded and asking for its points" });
     f["editor.timelineBuilt.5MB"] = spreadFigure(t((x) => x.host.builtMs), "ms", { note: "in the host: the command → the whole timeline built in core (the session's bodies read back from disk) and posted to the page" });
     f["editor.timelineHeard.5MB"] = spreadFigure(t((x) => x.host.heardMs), "ms", { note: "in the host: the command → the page's notice that its chart is drawn" });
     f["editor.timeline.requests"] = figure(timelines[0]!.host.requests, "requests");
