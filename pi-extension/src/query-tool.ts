@@ -64,8 +64,7 @@ export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
     name: QUERY_TOOL,
     label: "Context tree query",
     description:
-      "Return the full original output of tool calls whose results were pruned from context. " +
-      "Pass the short refs shown in pruner summaries, stubs and <compressed-chain tools=\"…\"> blocks (e.g. t3) or raw tool-call ids.",
+      "The full original output of pruned tool calls, by the refs in pruner summaries, stubs and <compressed-chain tools=\"…\"> blocks (e.g. t3) or by raw tool-call ids.",
     promptSnippet: "Recover the full output of pruned tool calls by ref (t1, t2, …)",
     promptGuidelines: [
       `When a pruner summary, stub or compressed chain is not enough, call ${QUERY_TOOL} with its refs (e.g. ["t3"]) instead of re-running the tool.`,

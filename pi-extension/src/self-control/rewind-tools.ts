@@ -232,9 +232,9 @@ export function registerRewindTools(pi: ExtensionAPI, host: SelfControlHost): vo
     name: REWIND_TOOL,
     label: "Context rewind",
     description:
-      "Drop recent context you produced by mistake (a bloated result, a wrong turn) from your view, leaving yourself a note that arrives as your newest message. " +
-      "last_tool_call_group: your latest tool call(s) and results; last_turn: your work since the latest user message; checkpoint: all after a checkpoint the person set. " +
-      "Files written and commands run stay done.",
+      "Hide recent context you produced by mistake (a bloated result, a wrong turn) behind a note you get as your newest message. " +
+      "last_tool_call_group: your latest call(s) and results; last_turn: since the latest user message; checkpoint: after a checkpoint the person set. " +
+      "Files and commands stay done.",
     promptSnippet: "Rewind your own recent context (a bloated result, a wrong turn) and leave yourself a note",
     parameters: Type.Object({
       granularity: Type.Union([Type.Literal("last_tool_call_group"), Type.Literal("last_turn"), Type.Literal("checkpoint")], {}),
@@ -256,7 +256,7 @@ export function registerRewindTools(pi: ExtensionAPI, host: SelfControlHost): vo
     name: CANCEL_TOOL,
     label: "Context cancel",
     description:
-      "Undo your newest rewind or shrink affecting a message (target, as in context_shrink), or the one with markerId, from the next request on. A no-op when there is none.",
+      "Undo your newest rewind or shrink of a message (target), or the one with markerId, from the next request on.",
     parameters: Type.Object({
       target: Type.Optional(TargetSchema),
       markerId: Type.Optional(Type.String({ description: "The id a rewind or shrink reported" })),

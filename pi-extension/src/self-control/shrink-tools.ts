@@ -95,7 +95,7 @@ export function registerShrinkTools(pi: ExtensionAPI, host: SelfControlHost): vo
     name: SHRINK_TOOL,
     label: "Context shrink",
     description:
-      "Show your own summary in place of one past message from the next request on, when a call was right but its output is too big to carry. The call stays.",
+      "From the next request on, show your own summary in place of one past message whose output is too big to carry. The call stays.",
     promptSnippet: "Replace a bloated past tool result in your context with your own summary",
     parameters: ShrinkParameters,
     prepareArguments: (args: unknown) => parseObjectArguments<ShrinkParams>(args, ["target"]),
@@ -112,7 +112,7 @@ export function registerShrinkTools(pi: ExtensionAPI, host: SelfControlHost): vo
     name: AUDIT_TOOL,
     label: "Context audit",
     description:
-      "Read-only: what your context holds as sent (tokens after each pruning step, the largest messages, bloated results, active rewinds, shrinks and checkpoints).",
+      "Read-only: your context as sent (tokens per pruning step, largest messages, bloated results, your rewinds, shrinks, checkpoints).",
     parameters: AuditParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       if (!host.config().selfControl.enabled) return text(SELF_CONTROL_OFF, { refused: true });
