@@ -343,7 +343,9 @@ export class PrunerRuntime {
         }
         first = Math.min(first, chains.firstChange);
       }
-      return decideFlush({ rules: this.rules, moment, pending, span: this.rewriteSpanOf(first, nextBlocks), history: this.history, context: usage, requestsAhead });
+      // Each batch summarized adds its summary message after the turn: blocks the provider's lookback must cross too.
+      const summaries = batches.filter((b) => b.calls.reduce((n, c) => n + c.resultText.length, 0) >= this.config.minBatchChars).length;
+      return decideFlush({ rules: this.rules, moment, pending, span: this.rewriteSpanOf(first, nextBlocks + summaries), history: this.history, context: usage, requestsAhead });
     };
     let choice = { decision: evaluate(candidates), keep: held };
     if (moment === "mid-task" && !choice.decision.flush) {
