@@ -468,12 +468,23 @@ function replaySection(d: Doc, results: BenchResults): void {
   const strip = primaryGen.find((r) => r.policy === "strip");
   if (generated && def && strip) {
     const stripA = d.v("replay.generated.stripVsDefaults.anthropic");
-    const stripS = d.v("replay.generated.stripVsDefaults.simple");
     if (strip.thinkingBlocksLast === def.thinkingBlocksLast && Math.abs(stripA - 1) < 1e-6) {
       items.push(`- Thinking strip: the strip policy sent as many thinking blocks as the defaults (${strip.thinkingBlocksLast} in the last request of seed ${generated.runs[0]!.seed}), so at this commit both policies send the same requests and cost the same (${per("stripVsDefaults")}); the strip's merit cannot be judged from this run.`);
     } else {
-      const worse = (["anthropic", "openai", "simple"] as PriceRules[]).filter((r) => d.v(`replay.generated.stripVsDefaults.${r}`) > 1);
-      items.push(`- Thinking strip on ÷ off (median over the generated seeds): ${per("stripVsDefaults")}. ${worse.length === 3 ? `It costs more under every model: each new turn moves the keep-window by one and changes the message that falls out of it, so everything after it is sent again uncached${stripA < stripS ? "; under the Anthropic rules the thinking of earlier turns is not input at all, so there is less for the strip to save and less for it to break" : ""}. \`thinkingStrip.enabled\` stays \`false\` by default.` : worse.length ? `It costs more under the ${worse.map((r) => RULES_NAME[r]).join(" and ")} and less under the others.` : "It saves under every model."}`);
+      // Within half a percent the strip neither saves nor costs: both providers drop the thinking
+      // of earlier turns from what they bill, so only the simple model counts it.
+      const all = ["simple", "anthropic", "openai"] as PriceRules[];
+      const ratio = (r: PriceRules) => d.v(`replay.generated.stripVsDefaults.${r}`);
+      const saves = all.filter((r) => ratio(r) < 0.995);
+      const even = all.filter((r) => ratio(r) >= 0.995 && ratio(r) <= 1.005);
+      const worse = all.filter((r) => ratio(r) > 1.005);
+      const names = (rs: PriceRules[]) => rs.map((r) => RULES_NAME[r]).join(" and ");
+      const verdict = [
+        saves.length ? `it saves under the ${names(saves)}` : "",
+        even.length ? `it changes next to nothing under the ${names(even)}${even.some((r) => r !== "simple") ? " (they bill no thinking of earlier turns)" : ""}` : "",
+        worse.length ? `it costs more under the ${names(worse)}` : "",
+      ].filter(Boolean).join("; ");
+      items.push(`- Thinking strip on ÷ off (median over the generated seeds): ${per("stripVsDefaults")}: ${verdict}.${worse.length === 3 ? " `thinkingStrip.enabled` stays `false` by default." : ""}`);
     }
   }
   const naiveA = d.f("replay.generated.naiveVsDefaults.anthropic");
