@@ -318,10 +318,10 @@ export class PrunerRuntime {
 
   /**
    * Asks the cache-aware policy whether flushing what is pending (all but `hold`) pays back now.
-   * Mid-task, when flushing everything does not, a flush of only the newest batches may: their
-   * stubs change history near its end, which the provider's cache keeps most of, and what they
-   * remove stays out of every later request, so it counts over the rest of the session. Returns
-   * the decision taken and the batches a flush leaves pending.
+   * Mid-task, when flushing everything over the rest of the task does not, a flush of the newest
+   * batches may: what they remove stays out of every later request, so it counts over the rest of
+   * the session, and recent stubs change history near its end, which the provider's cache keeps
+   * most of. Returns the decision taken and the batches a flush leaves pending.
    */
   private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined, controls: ControlState, nextBlocks: number): { decision: FlushDecision; keep: Batch[] } {
     const held = hold ? [hold] : [];
@@ -351,7 +351,7 @@ export class PrunerRuntime {
     if (moment === "mid-task" && !choice.decision.flush) {
       const restOfSession = requestsAhead(this.history, "final-reply");
       let best = 0;
-      for (let k = 1; k < candidates.length && k <= MAX_TAIL_BATCHES; k++) {
+      for (let k = 1; k <= candidates.length && k <= MAX_TAIL_BATCHES; k++) {
         const newest = candidates.slice(-k);
         const decision = evaluate(newest, restOfSession);
         const net = decision.saving - decision.cost;
