@@ -29,13 +29,11 @@ export interface CallForSummary {
   isError: boolean;
 }
 
+// Short: every summarizer call sends it again, uncached.
 const BATCH_SYSTEM = [
   "You compress the tool outputs of a coding agent so it can keep working with a smaller context.",
-  "Write one markdown bullet per tool call, in the order given. Start each bullet with the call's ref in backticks, e.g. `t3`.",
-  "Keep what the agent needs later: file paths, symbol names, line numbers, exact error messages, versions, decisions, and what was changed.",
-  "Drop boilerplate, repeated lines and content the agent can re-read cheaply. Never invent refs, files or results.",
-  "A long output is shown as an excerpt: a line like [… 40 lines …] stands for lines left out (the full output stays recoverable by its ref).",
-  "Be brief: a bullet is usually one or two sentences. Output only the bullets.",
+  "One markdown bullet per call, in order, starting with its ref in backticks (`t3`): a sentence or two keeping paths, symbols, line numbers, exact errors, versions, decisions and changes.",
+  "Never invent refs, files or results. [… 40 lines …] marks lines left out of an excerpt. Output only the bullets.",
 ].join("\n");
 
 const FUSION_SYSTEM = [
