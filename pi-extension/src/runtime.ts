@@ -332,9 +332,12 @@ export class PrunerRuntime {
     // A final reply's flush also compresses the closed chains that left the rolling window: what
     // that removes counts with the flush, and its first change may come earlier.
     const chains = moment === "final-reply" ? estimateChainCompression(this.lastSent, this.index, this.config) : undefined;
+    // Where each candidate's first result sits in the last request, found in one pass.
+    const positions = this.positionsInLastSent(candidates);
     const evaluate = (batches: readonly Batch[], requestsAhead?: number) => {
       const pending = this.estimatePending(batches);
-      let first = Math.min(this.firstChange(batches), controlChange);
+      let first = controlChange;
+      for (const b of batches) first = Math.min(first, positions.get(b) ?? this.lastSent.length);
       if (chains && chains.removedTokens > 0) {
         pending.rawTokens += chains.removedTokens;
         if (this.config.chainCompression.fuseRangeSummary) {
@@ -441,16 +444,19 @@ export class PrunerRuntime {
     return refs > 0 ? estimateTokens(chars / refs) : DEFAULT_SUMMARY_TOKENS_PER_CALL;
   }
 
-  /** Where in the last request the flush's first change would be: the first pending result it sent. */
-  private firstChange(batches: readonly Batch[]): number {
-    const keys = new Set<string>();
-    for (const batch of batches) for (const c of batch.calls) keys.add(occurrenceKey(c.toolCallId, c.resultTimestamp));
+  /** Where in the last request each batch begins: the position of the first of its results it sent (a batch not sent yet has none). */
+  private positionsInLastSent(batches: readonly Batch[]): Map<Batch, number> {
+    const batchOf = new Map<string, Batch>();
+    for (const batch of batches) for (const c of batch.calls) batchOf.set(occurrenceKey(c.toolCallId, c.resultTimestamp), batch);
+    const positions = new Map<Batch, number>();
     const sent = this.lastSent;
-    for (let i = 0; i < sent.length; i++) {
+    for (let i = 0; i < sent.length && positions.size < batches.length; i++) {
       const m = sent[i]!;
-      if (m.role === "toolResult" && keys.has(occurrenceKey(m.toolCallId, m.timestamp))) return i;
+      if (m.role !== "toolResult") continue;
+      const batch = batchOf.get(occurrenceKey(m.toolCallId, m.timestamp));
+      if (batch && !positions.has(batch)) positions.set(batch, i);
     }
-    return sent.length;
+    return positions;
   }
 
   /**

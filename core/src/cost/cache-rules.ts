@@ -443,6 +443,16 @@ function chainOf(request: ProviderRequest, rules: "anthropic" | "openai", keep?:
   return chain;
 }
 
+/**
+ * The chain of `request`: the one the meter built when it billed that very request last (the
+ * policy asks about the last request sent, several times a turn), else built anew.
+ */
+function chainFor(request: ProviderRequest, rules: "anthropic" | "openai", last: { memo?: ChainMemo }): Chain {
+  const memo = last.memo;
+  if (memo && memo.tools === request.tools && memo.system === request.system && memo.messages.length === request.messages.length && memo.messages.every((m, i) => m === request.messages[i])) return memo.chain;
+  return chainOf(request, rules);
+}
+
 /** Boundaries of `chain` before message `changedFrom` (all of them when it is past the end). */
 function boundariesBefore(chain: Chain, changedFrom: number): number {
   return changedFrom < chain.wireIndexOf.length ? chain.keysAtWire[chain.wireIndexOf[Math.max(0, changedFrom)]!]! : chain.keys.length;
@@ -473,7 +483,7 @@ class AnthropicMeter implements CacheMeter {
   }
 
   readAfterChange(request: ProviderRequest, changedFrom: number, nextBlocks: number): ReadAfterChange {
-    const chain = chainOf(request, "anthropic");
+    const chain = chainFor(request, "anthropic", this.last);
     const limit = boundariesBefore(chain, changedFrom);
     // The next request's breakpoints: the head's (system, tools), unchanged, and its last block.
     let read = 0;
@@ -503,7 +513,7 @@ class OpenAiMeter implements CacheMeter {
   }
 
   readAfterChange(request: ProviderRequest, changedFrom: number): ReadAfterChange {
-    const chain = chainOf(request, "openai");
+    const chain = chainFor(request, "openai", this.last);
     const { keys, tokens, total } = chain;
     const limit = boundariesBefore(chain, changedFrom);
     let shared = 0;

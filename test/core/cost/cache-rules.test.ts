@@ -242,6 +242,9 @@ describe("what the next request reads after a change in history", () => {
     expect(meter.readAfterChange(req(second), 2, 25)).toEqual({ totalTokens: 1566, readTokens: 1200 });
     // No change: the whole request was cached at its end.
     expect(meter.readAfterChange(req(second), 3, 2)).toEqual({ totalTokens: 1566, readTokens: 1566 });
+    // Asked about a copy of that request (not the objects it billed), it works the chain out again: the same answers.
+    expect(meter.readAfterChange(req(structuredClone(second)), 2, 2)).toEqual({ totalTokens: 1566, readTokens: 1300 });
+    expect(meter.readAfterChange(req(structuredClone(second)), 2, 25)).toEqual({ totalTokens: 1566, readTokens: 1200 });
   });
 
   it("OpenAI: the prefix before the change, seen earlier, in its 128-token steps", () => {
