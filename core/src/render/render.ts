@@ -252,9 +252,10 @@ function flipDistances(messages: readonly AgentMessage[], config: RenderConfig):
 /**
  * The memo remembered last. A whole render after a flush (a new index state) mostly begins with
  * the messages it remembered, the same objects when a view passes over a branch's requests: their
- * facts are copied from it instead of read again.
+ * facts are copied from it instead of read again. Held weakly: it lives as long as its index
+ * (the memos' map holds it), so a session the editor let go of is not kept by this.
  */
-let lastMemo: RenderMemo | undefined;
+let lastMemo: WeakRef<RenderMemo> | undefined;
 
 function remember(index: PruneIndex, messages: readonly AgentMessage[], config: RenderConfig, controls: ControlState | undefined, result: RenderResult): void {
   const n = messages.length;
@@ -263,8 +264,8 @@ function remember(index: PruneIndex, messages: readonly AgentMessage[], config: 
   const ids = new Array<string | undefined>(n);
   const shapes = new Array<number>(n);
   let i = 0;
-  if (lastMemo) {
-    const last = lastMemo;
+  const last = lastMemo?.deref();
+  if (last) {
     const shared = Math.min(n, last.input.length);
     for (; i < shared && messages[i] === last.input[i]; i++) {
       roles[i] = last.roles[i]!;
@@ -287,7 +288,7 @@ function remember(index: PruneIndex, messages: readonly AgentMessage[], config: 
   }
   const flips = flipDistances(messages, config);
   const unchanged = result.messages === messages;
-  lastMemo = {
+  const memo: RenderMemo = {
     config,
     controls,
     parts: settingParts(config),
@@ -307,7 +308,8 @@ function remember(index: PruneIndex, messages: readonly AgentMessage[], config: 
     // Active rewinds and shrinks apply by identity anywhere in the array: the whole array renders again.
     appendable: !controls && !(config.thinkingStrip ?? DEFAULT_CONFIG.thinkingStrip).enabled && result.stats.unresolvedChains.every((c) => c.absent),
   };
-  memos.set(index, lastMemo);
+  memos.set(index, memo);
+  lastMemo = new WeakRef(memo);
 }
 
 /** Renders only what was appended since the remembered request, or undefined when that is not safe. */
