@@ -10,26 +10,57 @@ export interface QueryHost {
   spill(): Pick<SpillStorage, "read">;
 }
 
-async function originalOutput(call: IndexedCall, spill: Pick<SpillStorage, "read">): Promise<string> {
+/** A call's original output, at most `maxBytes` bytes of it: a spill is read back only that far. */
+async function originalOutput(call: IndexedCall, spill: Pick<SpillStorage, "read">, maxBytes: number): Promise<string> {
   const path = call.record.spillPath;
-  if (!path) return call.record.resultText ?? "";
-  const read = await spill.read(path);
-  if (read.ok) return read.text;
+  if (!path) {
+    const text = call.record.resultText ?? "";
+    const bytes = Buffer.from(text, "utf8");
+    return bytes.length <= maxBytes ? text : withRestNote(bytes.subarray(0, maxBytes).toString("utf8").replace(/\uFFFD+$/, ""), bytes.length);
+  }
+  const read = await spill.read(path, { maxBytes });
+  if (read.ok) return read.truncated ? withRestNote(read.text, read.bytes) : read.text;
   return `[The spilled output could not be read: ${read.reason}. Its first part:]\n${call.record.resultPreview ?? ""}`;
 }
 
+/** Bytes kept free in the answer for the note after a cut output. */
+const NOTE_ROOM = 200;
+
+function withRestNote(head: string, totalBytes: number | undefined): string {
+  return `${head}\n[… the output goes on${totalBytes === undefined ? "" : ` (${totalBytes} bytes in all)`}; not read, as it would not fit in this answer]`;
+}
+
+/**
+ * The answer to a `context_tree_query` call. Each distinct ref is looked up once and each call's
+ * output read once, and reading stops when the answer holds as much as Pi will pass on (it
+ * truncates a tool result at `maxBytes`): whatever the model asks for, this reads and holds
+ * about that much, not the outputs themselves.
+ */
 export async function formatQueryResult(ids: readonly string[], index: PruneIndex, spill: Pick<SpillStorage, "read">): Promise<string> {
-  const parts: string[] = [];
+  // Pi's own truncation, loaded when the tool first runs: a static import of Pi's package from the
+  // extension bundle loads Pi's whole module graph a second time on every start.
+  const { truncateHead, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } = await import("@earendil-works/pi-coding-agent");
+  const wanted = [...new Set(ids.map((raw) => String(raw).trim().replace(/^`|`$/g, "")))];
   // Unknown ids are listed first, so a long output cannot truncate them away.
   const unknown: string[] = [];
-  for (const raw of ids) {
-    const id = String(raw).trim().replace(/^`|`$/g, "");
+  const found: { id: string; calls: IndexedCall[] }[] = [];
+  const seen = new Set<string>();
+  for (const id of wanted) {
     const calls = resolveRequest(index, id);
-    if (!calls.length) {
-      unknown.push(`## ${id}\nUnknown: no pruned output has this ref or tool-call id.`);
-      continue;
-    }
+    if (!calls.length) unknown.push(`## ${id}\nUnknown: no pruned output has this ref or tool-call id.`);
+    const fresh = calls.filter((c) => !seen.has(c.key));
+    for (const c of fresh) seen.add(c.key);
+    if (fresh.length) found.push({ id, calls: fresh });
+  }
+  const parts: string[] = [];
+  let used = Buffer.byteLength(unknown.join("\n\n"), "utf8");
+  const notRead: string[] = [];
+  for (const { calls } of found) {
     for (const [i, call] of calls.entries()) {
+      if (DEFAULT_MAX_BYTES - used < 2 * NOTE_ROOM) {
+        notRead.push(call.shortRef);
+        continue;
+      }
       const r = call.record;
       const label = calls.length > 1 ? ` (occurrence ${i + 1} of ${calls.length})` : "";
       const header = [
@@ -39,16 +70,19 @@ export async function formatQueryResult(ids: readonly string[], index: PruneInde
         `Status: ${r.isError ? "error" : "ok"}`,
         r.turnIndex !== undefined ? `Turn: ${r.turnIndex}` : undefined,
       ].filter(Boolean);
-      parts.push(`${header.join("\n")}\nOutput:\n${await originalOutput(call, spill)}`);
+      const head = `${header.join("\n")}\nOutput:\n`;
+      // Room is kept for the note that says the output goes on, so Pi's truncation does not cut it off.
+      const room = Math.max(0, DEFAULT_MAX_BYTES - used - Buffer.byteLength(head, "utf8") - NOTE_ROOM);
+      const part = head + (await originalOutput(call, spill, room));
+      parts.push(part);
+      used += Buffer.byteLength(part, "utf8") + 2;
     }
   }
   const text = [...unknown, ...parts].join("\n\n");
-  // Pi's own truncation, loaded when the tool first runs: a static import of Pi's package from the
-  // extension bundle loads Pi's whole module graph a second time on every start.
-  const { truncateHead, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } = await import("@earendil-works/pi-coding-agent");
+  const rest = notRead.length ? `\n\n[Not read, the answer being full: ${notRead.join(", ")}. Ask for them in another call.]` : "";
   const truncated = truncateHead(text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
-  if (!truncated.truncated) return text;
-  return `${truncated.content}\n\n[Output truncated: ${truncated.outputLines} of ${truncated.totalLines} lines shown. Ask for fewer refs at a time to see more.]`;
+  if (!truncated.truncated) return text + rest;
+  return `${truncated.content}\n\n[Output truncated: ${truncated.outputLines} of ${truncated.totalLines} lines shown. Ask for fewer refs at a time to see more.]${rest}`;
 }
 
 function safeJson(value: unknown): string {

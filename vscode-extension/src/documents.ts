@@ -3,14 +3,13 @@
 // sides of a chain review, a compaction, a rewind or shrink with its note or replacement, and a
 // session's unreadable lines. Content is plain text built from the session
 // file; nothing in it is interpreted, and a document is only ever opened by a person's click.
-import { stat } from "node:fs/promises";
 import * as vscode from "vscode";
 import { contentText } from "@pi-pruner/core";
 import type { AgentMessage, ToolResultMessage } from "@pi-pruner/core";
 import { BodyCache } from "@pi-pruner/core";
 import { buildModelViewWithBodies, modelViewText, NEXT_REQUEST_TITLE, NUDGES_NOT_SHOWN, settingsSourceText, type ModelView, type RequestView } from "@pi-pruner/core";
 import { markerEffectText, markerStateText, type MarkerView } from "@pi-pruner/core";
-import { fileSpillStorage, spillCandidate } from "@pi-pruner/core";
+import { fileSpillStorage } from "@pi-pruner/core";
 import type { RenderConfig } from "@pi-pruner/core";
 import { estimateTokens } from "@pi-pruner/core";
 import type { CallView, SessionView } from "@pi-pruner/core";
@@ -41,23 +40,6 @@ export type DocumentRequest =
  */
 export function documentUri(request: DocumentRequest, title: string): vscode.Uri {
   return vscode.Uri.from({ scheme: SCHEME, path: `/${uriSafeName(title)}.txt`, query: JSON.stringify(request) });
-}
-
-/**
- * Refuses a spill path that names something other than a regular file before core's reader opens
- * it: opening a FIFO for reading waits for a writer forever, and blocks one of the extension
- * host's few I/O threads with it. `stat` follows links and never blocks on a FIFO.
- */
-async function notARegularFile(sessionFile: string, sessionId: string | undefined, spillPath: string): Promise<string | undefined> {
-  // Only the file core would read is looked at: the recorded path inside the blobs folder, or its name there.
-  const candidate = sessionId ? spillCandidate(sessionFile, sessionId, spillPath) : undefined;
-  if (!candidate?.ok) return undefined;
-  try {
-    const s = await stat(candidate.path);
-    return s.isFile() ? undefined : `${spillPath} is not a regular file; refused`;
-  } catch {
-    return undefined; // missing or unreadable: core's reader says which
-  }
 }
 
 export function parseDocumentUri(uri: vscode.Uri): DocumentRequest | undefined {
@@ -134,8 +116,9 @@ async function callDocument(state: SessionState, call: CallView, bodies: BodyCac
   let source = "as stored in the session file";
   if (call.spillPath) {
     const sessionId = state.head.id ?? state.data?.header?.id;
-    const special = await notARegularFile(state.file.path, sessionId, call.spillPath);
-    const spill = special ? { ok: false as const, reason: special } : await fileSpillStorage(state.file.path, sessionId).read(call.spillPath);
+    // Core's reader refuses anything but a plain file inside the session's own blobs folder, and
+    // opens without waiting, so a FIFO in a spill's place cannot block the extension host.
+    const spill = await fileSpillStorage(state.file.path, sessionId).read(call.spillPath);
     if (spill.ok) {
       output = spill.text;
       source = `from the spill file ${spill.path}`;

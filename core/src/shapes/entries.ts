@@ -198,7 +198,16 @@ export interface SpillCall {
   resultText: string;
 }
 
-export type SpillRead = { ok: true; text: string; path: string } | { ok: false; reason: string };
+/**
+ * A spill read back: its text and where it was found; when the caller set a bound and the file
+ * holds more, only its first `maxBytes` bytes, with `truncated` and the file's whole size in `bytes`.
+ */
+export type SpillRead = { ok: true; text: string; path: string; bytes?: number; truncated?: boolean } | { ok: false; reason: string };
+
+export interface SpillReadOptions {
+  /** Read at most this many bytes: what the caller cannot use is never loaded. */
+  maxBytes?: number;
+}
 
 /**
  * Where oversized tool output goes instead of the session file (`ToolCallRecord.spillPath`).
@@ -209,7 +218,7 @@ export interface SpillStorage {
   /** Writes the call's output and returns the path its record keeps. Throws on failure. */
   write(call: SpillCall): string;
   /** Reads a spilled output back; refuses any path this storage does not own. */
-  read(spillPath: string): Promise<SpillRead>;
+  read(spillPath: string, options?: SpillReadOptions): Promise<SpillRead>;
 }
 
 // ---- pi-mulligan markers (read only) ----
