@@ -137,7 +137,7 @@ describe("a crafted session file opened in the real pi", () => {
     expect(readdirSync(decoy)).toEqual(["call_9-1000.txt"]);
     expect(changedOutsideSessionFolder(ws, before)).toEqual([]);
     expect(tree(ws.sessionDir).filter((p) => p.includes("-blobs"))).toEqual([]);
-    expect(warnings.map((w) => w.message)).toEqual([expect.stringContaining(`this session's id "../../outside/x" is not a safe folder name, so it has no blobs folder; large outputs stay inline`)]);
+    expect(warnings.map((w) => w.message)).toEqual([expect.stringContaining(`this session's id "../../outside/x" is not a safe folder name, so it has no blobs folder); the output stays inline`)]);
     expect(everyRequestText(server)).not.toContain(SECRET);
     const answer = toolMessages(agentRequests(server.requests).at(-1)!.body).find((t) => t.id === "q1")!.text;
     expect(answer).toContain(`The spilled output could not be read: this session's id "../../outside/x" is not a safe folder name`);

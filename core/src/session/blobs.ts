@@ -141,7 +141,7 @@ export function fileSpillStorage(sessionFile: string | undefined, sessionId: str
     write(call) {
       if (!sessionFile || sessionId === undefined) throw new Error("this session has no directory on disk");
       const dir = blobsFolderOf(sessionFile, sessionId);
-      if (!dir) throw new Error(`${unsafeIdReason(sessionId)}; large outputs stay inline`);
+      if (!dir) throw new Error(unsafeIdReason(sessionId));
       const name = spillFileName(call);
       ensureBlobsFolder(dir);
       const path = join(dir, name);
