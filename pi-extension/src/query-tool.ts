@@ -27,7 +27,8 @@ async function originalOutput(call: IndexedCall, spill: Pick<SpillStorage, "read
 const NOTE_ROOM = 200;
 
 function withRestNote(head: string, totalBytes: number | undefined): string {
-  return `${head}\n[… the output goes on${totalBytes === undefined ? "" : ` (${totalBytes} bytes in all)`}; not read, as it would not fit in this answer]`;
+  const shown = Buffer.byteLength(head, "utf8");
+  return `${head}\n[Output truncated: the first ${shown} of ${totalBytes ?? "more"} bytes shown; the rest does not fit in one answer.]`;
 }
 
 /**
