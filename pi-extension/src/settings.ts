@@ -1,6 +1,6 @@
 // Settings IO for the live pruner: reading the effective `contextPrune` block (project settings
 // only for trusted projects, as Pi does) and writing changes through core's one settings writer.
-import { agentDirFrom, loadConfig, resolveConfig, settingsPaths, type ConfigWarning, type PruneConfig } from "@pi-pruner/core";
+import { agentDirFrom, loadConfig, settingsPaths, type ConfigWarning, type PruneConfig } from "@pi-pruner/core";
 import { setPruneSetting } from "@pi-pruner/core";
 
 export interface LoadedSettings {
@@ -12,14 +12,21 @@ export interface LoadedSettings {
   projectHasBlock: boolean;
 }
 
+/**
+ * The effective settings for `cwd`. An untrusted project's `.pi/settings.json` is never opened
+ * (it comes with whatever repository was cloned); its `contextPrune` block then does not apply.
+ */
 export function loadPrunerSettings(cwd: string, projectTrusted: boolean): LoadedSettings {
   const agentDir = agentDirFrom(process.env);
   const paths = settingsPaths({ agentDir, cwd });
-  const loaded = loadConfig({ agentDir, cwd });
-  const files = { globalFile: paths.global, projectFile: paths.project, projectHasBlock: projectTrusted && loaded.projectBlock !== undefined };
-  if (projectTrusted) return { config: loaded.config, warnings: loaded.warnings, ...files };
-  const globalOnly = resolveConfig(loaded.globalBlock, undefined);
-  return { config: globalOnly.config, warnings: globalOnly.warnings, ...files };
+  const loaded = loadConfig({ agentDir, cwd, projectTrusted });
+  return {
+    config: loaded.config,
+    warnings: loaded.warnings,
+    globalFile: paths.global,
+    projectFile: paths.project,
+    projectHasBlock: loaded.projectBlock !== undefined,
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 // Where Pi lives for this window (the agent directory) and the effective `contextPrune` settings of
-// each working directory, read through core's loader and cached until a settings file changes.
+// each working directory, read through core's loader and cached until a settings file changes. A
+// project's `.pi/settings.json` comes with the repository, so it is read only in a trusted workspace.
 import { existsSync, statSync } from "node:fs";
 import * as vscode from "vscode";
 import { agentDirFrom, expandHome, loadConfig, resolveConfig, settingsPaths, type LoadedConfig } from "@pi-pruner/core";
@@ -39,6 +40,8 @@ export type PatternSource = "project" | "global" | "default";
 export interface EffectiveSettings {
   cwd: string;
   loaded: LoadedConfig;
+  /** The workspace is trusted, so the project's settings file was read (else `loaded.project.untrusted`). */
+  projectTrusted: boolean;
   files: { global: string; project: string };
   /** Where the effective protectedPaths list comes from. */
   pathsSource: PatternSource;
@@ -59,14 +62,25 @@ function ownList(block: unknown, key: "protectedPaths" | "protectedTools"): stri
   return Array.isArray(value) && value.every((v) => typeof v === "string") ? (value as string[]) : undefined;
 }
 
+/** VS Code's workspace trust as the settings need it (a test can hand in its own). */
+export interface WorkspaceTrust {
+  readonly isTrusted: boolean;
+  readonly onDidGrantWorkspaceTrust: vscode.Event<void>;
+}
+
 export class PruneSettings implements vscode.Disposable {
   private readonly cache = new Map<string, EffectiveSettings>();
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
   private agent: AgentDir;
+  private readonly trust: WorkspaceTrust;
+  private readonly trustGranted: vscode.Disposable;
 
-  constructor(agent: AgentDir) {
+  constructor(agent: AgentDir, trust: WorkspaceTrust = vscode.workspace) {
     this.agent = agent;
+    this.trust = trust;
+    // Trust is granted once per window and never taken back without a reload: read again with the project's file.
+    this.trustGranted = trust.onDidGrantWorkspaceTrust(() => this.invalidate());
   }
 
   get agentDir(): AgentDir {
@@ -94,7 +108,8 @@ export class PruneSettings implements vscode.Disposable {
   }
 
   private load(cwd: string): EffectiveSettings {
-    const loaded = loadConfig({ agentDir: this.agent.path, cwd });
+    const projectTrusted = this.trust.isTrusted;
+    const loaded = loadConfig({ agentDir: this.agent.path, cwd, projectTrusted });
     const projectPaths = ownList(loaded.projectBlock, "protectedPaths");
     const globalOwnPaths = ownList(loaded.globalBlock, "protectedPaths");
     const projectTools = ownList(loaded.projectBlock, "protectedTools");
@@ -104,6 +119,7 @@ export class PruneSettings implements vscode.Disposable {
     return {
       cwd,
       loaded,
+      projectTrusted,
       files: settingsPaths({ agentDir: this.agent.path, cwd }),
       pathsSource: projectPaths ? "project" : globalOwnPaths ? "global" : "default",
       toolsSource: projectTools ? "project" : globalTools ? "global" : "default",
@@ -115,6 +131,7 @@ export class PruneSettings implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.trustGranted.dispose();
     this.changed.dispose();
   }
 }

@@ -98,6 +98,16 @@ function parse<const O extends Record<string, { type: "string" | "boolean" }>>(a
   }
 }
 
+/**
+ * The settings that apply in `cwd`, the project's file included: the person runs this command on a
+ * folder they chose (--cwd, the current folder, or the folder their own session ran in), where Pi
+ * and the editor would ask about trust first. Reading never throws; a file that cannot be used
+ * (unreadable, not JSON, nested too deep, too large) comes back as one warning.
+ */
+function loadSettings(io: CliIO, cwd: string) {
+  return loadConfig({ agentDir: agentDirFrom(io.env), cwd, projectTrusted: true });
+}
+
 function reportWarnings(warnings: readonly ConfigWarning[], io: CliIO): void {
   for (const w of warnings) io.err(`warning: ${w.source ? `${w.source} settings: ` : ""}${w.message}\n`);
 }
@@ -149,7 +159,7 @@ async function openSession(command: string, args: string[], io: CliIO) {
   const data = await loadSession(file, command === "inspect");
   if (values.leaf && !data.byId.has(values.leaf)) throw new UsageError(`no entry with id "${values.leaf}" in ${file}`);
   const cwd = values.cwd ? resolve(io.cwd, values.cwd) : headerCwd(data, io);
-  const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
+  const loaded = loadSettings(io, cwd);
   reportWarnings(loaded.warnings, io);
   return { file, data, leaf: values.leaf, json: values.json === true, markers, request, config: loaded.config };
 }
@@ -443,7 +453,7 @@ function check(args: string[], io: CliIO): number {
   const { values, positionals } = parse(args, { cwd: { type: "string" }, json: { type: "boolean" } });
   if (positionals.length === 0) throw new UsageError("check needs at least one path");
   const cwd = values.cwd ? resolve(io.cwd, values.cwd) : io.cwd;
-  const loaded = loadConfig({ agentDir: agentDirFrom(io.env), cwd });
+  const loaded = loadSettings(io, cwd);
   reportWarnings(loaded.warnings, io);
   const results = positionals.map((path) => {
     const pattern = protectingPattern(path, loaded.config.protectedPaths);
@@ -461,10 +471,13 @@ function protect(args: string[], io: CliIO): number {
   if (!pattern) throw new UsageError("the glob is empty");
   const cwd = values.cwd ? resolve(io.cwd, values.cwd) : io.cwd;
   const agentDir = agentDirFrom(io.env);
-  const loaded = loadConfig({ agentDir, cwd });
-  reportWarnings(loaded.warnings, io);
+  const loaded = loadSettings(io, cwd);
   const paths = settingsPaths({ agentDir, cwd });
   const file = values.global ? paths.global : paths.project;
+  // A file the reader refused is not edited: the refusal is the error, not a warning before it.
+  const refused = (values.global ? loaded.global : loaded.project).error;
+  reportWarnings(loaded.warnings.filter((w) => refused === undefined || w.key !== file), io);
+  if (refused !== undefined) throw new InputError(`${file}: ${refused}; it was left unchanged`);
   // The global file starts from the global list (or the default); the project file from the merged list.
   const effective = values.global ? resolveConfig(loaded.globalBlock, undefined).config.protectedPaths : loaded.config.protectedPaths;
   const result = addProtectedPath({ file, pattern, effective });

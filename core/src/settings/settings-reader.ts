@@ -1,8 +1,9 @@
 // Reading Pi's settings files: where they are, the lenient read that never throws, and the
 // effective `contextPrune` settings of a working directory.
+import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
+import { createScanner, parse as parseJsonc, printParseErrorCode, type ParseError, type SyntaxKind } from "jsonc-parser";
 import { isRecord } from "../shapes/json.ts";
 import { SETTINGS_KEY, describeValue, resolveConfig, type ConfigWarning, type PruneConfig } from "./config.ts";
 import { fileSettingsStorage, type SettingsStorage } from "./settings-storage.ts";
@@ -12,7 +13,17 @@ export interface SettingsSource {
   exists: boolean;
   /** Unreadable or unparsable: reported as one warning and treated as empty. */
   error?: string;
+  /** The project is not trusted, so its file was not opened (`exists` is then false). */
+  untrusted?: true;
 }
+
+/**
+ * Settings files nest a few levels; a file nested deeper than this is refused before it is parsed
+ * (jsonc-parser parses recursively, and a cloned repository's settings file can nest thousands deep).
+ */
+export const MAX_SETTINGS_DEPTH = 64;
+/** A settings file larger than this is not read. */
+export const MAX_SETTINGS_FILE_BYTES = 4 * 1024 * 1024;
 
 export function expandHome(path: string, home: string = homedir()): string {
   if (path === "~") return home;
@@ -46,11 +57,90 @@ export function stripByteOrderMark(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+// jsonc-parser's token kinds (its SyntaxKind is a const enum, which isolated modules cannot read).
+const TOKEN = {
+  openBrace: 1 as SyntaxKind,
+  closeBrace: 2 as SyntaxKind,
+  openBracket: 3 as SyntaxKind,
+  closeBracket: 4 as SyntaxKind,
+  eof: 17 as SyntaxKind,
+} as const;
+
+/**
+ * Whether the brackets of `text` nest deeper than `limit`, counted over jsonc-parser's own tokens
+ * (brackets inside strings and comments do not count) without recursion. A closing bracket counts
+ * only when it closes the innermost open one, as the parser only then leaves a level: the parser
+ * never goes deeper than this count, whatever the text holds.
+ */
+export function nestsDeeperThan(text: string, limit: number = MAX_SETTINGS_DEPTH): boolean {
+  const scanner = createScanner(text, true);
+  const open: SyntaxKind[] = [];
+  for (let token = scanner.scan(); token !== TOKEN.eof; token = scanner.scan()) {
+    if (token === TOKEN.openBrace || token === TOKEN.openBracket) {
+      open.push(token);
+      if (open.length > limit) return true;
+    } else if (token === TOKEN.closeBrace || token === TOKEN.closeBracket) {
+      if (open.at(-1) === (token === TOKEN.closeBrace ? TOKEN.openBrace : TOKEN.openBracket)) open.pop();
+    }
+  }
+  return false;
+}
+
+function sizeText(bytes: number): string {
+  return `${bytes.toLocaleString("en-US")} bytes`;
+}
+
+const TOO_LARGE = `larger than ${MAX_SETTINGS_FILE_BYTES / (1024 * 1024)} MiB`;
+
+/**
+ * Why a settings file's text must not be parsed at all (too large, nested too deep), or undefined.
+ * Cheap and never throws; the settings writer can ask it before it parses a file to edit.
+ */
+export function settingsTextProblem(text: string): string | undefined {
+  if (text.length > MAX_SETTINGS_FILE_BYTES) return `${TOO_LARGE} (${sizeText(Buffer.byteLength(text))})`;
+  if (nestsDeeperThan(text)) return `nested deeper than ${MAX_SETTINGS_DEPTH} levels`;
+  return undefined;
+}
+
+/**
+ * Settings text (no byte order mark) parsed leniently: comments and trailing commas allowed.
+ * Never throws: a refused, unparsable or non-object text gives the reason instead.
+ */
+export function parseSettingsText(text: string): { settings: Record<string, unknown> } | { error: string } {
+  if (text.trim() === "") return { settings: {} };
+  const problem = settingsTextProblem(text);
+  if (problem !== undefined) return { error: problem };
+  const errors: ParseError[] = [];
+  let parsed: unknown;
+  try {
+    parsed = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+  } catch (error) {
+    return { error: `could not be parsed (${error instanceof Error ? error.message : String(error)})` };
+  }
+  if (errors.length > 0) return { error: `not valid JSON (${describeParseError(text, errors[0])})` };
+  if (!isRecord(parsed)) return { error: `expected a JSON object at the top, got ${describeValue(parsed)}` };
+  return { settings: parsed };
+}
+
+/** The size of a file on disk, when it can be told without opening it. */
+function fileSize(path: string): number | undefined {
+  try {
+    const stat = statSync(path);
+    return stat.isFile() ? stat.size : undefined;
+  } catch {
+    return undefined; // the read that follows reports why
+  }
+}
+
 /** Reads a settings file leniently (comments and trailing commas allowed). Never throws. */
 export function readSettingsObject(
   path: string,
   storage: SettingsStorage = fileSettingsStorage,
 ): { source: SettingsSource; settings: Record<string, unknown> } {
+  const failed = (error: string) => ({ source: { path, exists: true, error }, settings: {} });
+  // On disk an oversized file is refused before it is read into memory.
+  const size = storage === fileSettingsStorage ? fileSize(path) : undefined;
+  if (size !== undefined && size > MAX_SETTINGS_FILE_BYTES) return failed(`${TOO_LARGE} (${sizeText(size)})`);
   let text: string;
   try {
     text = stripByteOrderMark(storage.readFile(path).text);
@@ -58,18 +148,11 @@ export function readSettingsObject(
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { source: { path, exists: false }, settings: {} };
     const reason = code === "ENOTREG" ? "not a regular file" : (code ?? String(error));
-    return { source: { path, exists: true, error: `cannot read: ${reason}` }, settings: {} };
+    return failed(`cannot read: ${reason}`);
   }
-  if (text.trim() === "") return { source: { path, exists: true }, settings: {} };
-  const errors: ParseError[] = [];
-  const parsed: unknown = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
-  if (errors.length > 0) {
-    return { source: { path, exists: true, error: `not valid JSON (${describeParseError(text, errors[0])})` }, settings: {} };
-  }
-  if (!isRecord(parsed)) {
-    return { source: { path, exists: true, error: `expected a JSON object at the top, got ${describeValue(parsed)}` }, settings: {} };
-  }
-  return { source: { path, exists: true }, settings: parsed };
+  const parsed = parseSettingsText(text);
+  if ("error" in parsed) return failed(parsed.error);
+  return { source: { path, exists: true }, settings: parsed.settings };
 }
 
 export interface LoadedConfig {
@@ -81,11 +164,18 @@ export interface LoadedConfig {
   projectBlock: unknown;
 }
 
-/** Reads both settings files (never modifies them) and resolves their `contextPrune` blocks. */
-export function loadConfig(opts: { agentDir: string; cwd: string; storage?: SettingsStorage }): LoadedConfig {
+/**
+ * Reads the settings files (never modifies them) and resolves their `contextPrune` blocks. The
+ * project's file comes with whatever repository is open, so it is opened only when the caller
+ * says the project is trusted; there is no default, each caller must decide.
+ */
+export function loadConfig(opts: { agentDir: string; cwd: string; projectTrusted: boolean; storage?: SettingsStorage }): LoadedConfig {
   const paths = settingsPaths(opts);
   const globalFile = readSettingsObject(paths.global, opts.storage);
-  const projectFile = readSettingsObject(paths.project, opts.storage);
+  const projectFile =
+    opts.projectTrusted === true
+      ? readSettingsObject(paths.project, opts.storage)
+      : { source: { path: paths.project, exists: false, untrusted: true } as SettingsSource, settings: {} as Record<string, unknown> };
   const fileWarnings: ConfigWarning[] = [];
   for (const [source, file] of [["global", globalFile], ["project", projectFile]] as const) {
     if (file.source.error === undefined) continue;

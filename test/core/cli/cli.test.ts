@@ -1,7 +1,7 @@
 // The command line as a user runs it: the built bin, real files, exit codes and output shapes.
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -228,5 +228,49 @@ describe("pi-pruner protect", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(file);
     expect(readFileSync(file, "utf8")).toBe(broken);
+  });
+});
+
+describe("a project settings file nested 5,000 levels deep (it comes with the cloned repository)", () => {
+  /** A folder whose `.pi/settings.json` opens 5,000 objects, and that file's path. */
+  function deepProject(): { cwd: string; file: string } {
+    const cwd = realpathSync(tempDir());
+    mkdirSync(join(cwd, ".pi"));
+    const file = join(cwd, ".pi", "settings.json");
+    writeFileSync(file, '{"a":'.repeat(5000) + "1" + "}".repeat(5000));
+    return { cwd, file };
+  }
+  const warningLine = (file: string) => `warning: project settings: ${file}: nested deeper than 64 levels; its contextPrune settings are ignored\n`;
+
+  it("check: one warning line naming the file, no stack, the answers under the defaults, exit 0", () => {
+    const { cwd, file } = deepProject();
+    const r = run(["check", "skills/a/SKILL.md", "src/x.ts"], { cwd });
+    expect(r.stderr).toBe(warningLine(file));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("protected  skills/a/SKILL.md  (by `**/skills/**/*.md`)\nprunable   src/x.ts\n");
+  });
+
+  it("view and inspect with --cwd on it: the same one warning line, and the session still printed", () => {
+    const { cwd, file } = deepProject();
+    const session = prunedSessionBuilder().writeTo(join(tempDir(), "s.jsonl"));
+    const view = run(["view", session, "--cwd", cwd]);
+    expect(view.stderr).toBe(warningLine(file));
+    expect(view.code).toBe(0);
+    expect(view.stdout).toMatch(/^# Model view of .*s\.jsonl at leaf /);
+    expect(view.stdout).toContain("tool result · read · c2");
+    const inspect = run(["inspect", session, "--cwd", cwd]);
+    expect(inspect.stderr).toBe(warningLine(file));
+    expect(inspect.code).toBe(0);
+    expect(inspect.stdout).toContain("Tool calls: 4");
+  });
+
+  it("protect into it: refused in one line naming the file, exit 2 (input that does not parse), the file left as it was", () => {
+    const { cwd, file } = deepProject();
+    const before = readFileSync(file, "utf8");
+    const r = run(["protect", "docs/**"], { cwd });
+    expect(r.stderr).toBe(`pi-pruner: ${file}: nested deeper than 64 levels; it was left unchanged\n`);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(readFileSync(file, "utf8")).toBe(before);
   });
 });

@@ -1,7 +1,8 @@
 // Settings files as people and machines leave them: any formatting and comments, files that are
 // not regular files, that cannot be read or written (checked as an unprivileged user: the tests
-// run as root, which bypasses file modes), keys given twice, a "__proto__" key, and a file
-// replaced while it is read or written. The two-writers case is in settings-file.test.ts.
+// run as root, which bypasses file modes), keys given twice, a "__proto__" key, a file nested
+// thousands deep or too large to be settings, an untrusted project's file (never opened), and a
+// file replaced while it is read or written. The two-writers case is in settings-file.test.ts.
 import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { spawn, spawnSync } from "node:child_process";
@@ -10,9 +11,10 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildSync } from "esbuild";
-import { parse as parseJsonc, type ParseError } from "jsonc-parser";
+import { parse as parseJsonc, visit, type ParseError } from "jsonc-parser";
 import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
-import { loadConfig } from "../../../core/src/settings/settings-reader.ts";
+import { loadConfig, MAX_SETTINGS_DEPTH, MAX_SETTINGS_FILE_BYTES, nestsDeeperThan, readSettingsObject } from "../../../core/src/settings/settings-reader.ts";
+import { memorySettingsStorage, type SettingsStorage } from "../../../core/src/settings/settings-storage.ts";
 import { addProtectedPath, removeProtectedPath, SettingsFileError, setPruneSetting, transformSettingsFile } from "../../../core/src/settings/settings-writer.ts";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -207,7 +209,7 @@ describe("settings files in any formatting, with comments everywhere", () => {
         if (fmt.eol === "\n") expect(out).not.toContain("\r");
 
         // What was written is what the pruner reads.
-        const loaded = loadConfig({ agentDir: dir, cwd: join(dir, "no-project") });
+        const loaded = loadConfig({ agentDir: dir, cwd: join(dir, "no-project"), projectTrusted: true });
         if (op.kind === "set" && op.path[0] === "minBatchChars") expect(loaded.config.minBatchChars).toBe(op.value);
         if (op.kind === "add") expect(loaded.config.protectedPaths).toContain(op.pattern);
         if (op.kind === "remove") expect(loaded.config.protectedPaths).not.toContain(op.pattern);
@@ -247,7 +249,7 @@ describe("settings files in any formatting, with comments everywhere", () => {
   it('a "__proto__" key never passes for a contextPrune block (Pi reads it as an ordinary key)', () => {
     const dir = freshDir();
     writeFileSync(join(dir, "settings.json"), '{ "__proto__": { "contextPrune": { "enabled": false, "minBatchChars": 1 } } }');
-    const loaded = loadConfig({ agentDir: dir, cwd: join(dir, "p") });
+    const loaded = loadConfig({ agentDir: dir, cwd: join(dir, "p"), projectTrusted: true });
     expect(loaded.config.enabled).toBe(true);
     expect(loaded.config.minBatchChars).toBe(DEFAULT_CONFIG.minBatchChars);
     count("duplicate keys, __proto__");
@@ -327,7 +329,7 @@ describe("settings files that cannot be read as files (root-proof cases)", () =>
       if (kind === "fifo") spawnSync("mkfifo", [file]);
       else symlinkSync("/dev/zero", file);
       const r = inChild(
-        `return { read: outcome(() => readSettingsObject(v.file).source), load: outcome(() => loadConfig({ agentDir: v.dir, cwd: v.dir }).warnings.map((w) => w.message)), write: outcome(() => addProtectedPath({ file: v.file, pattern: "x/**", effective: [] })) };`,
+        `return { read: outcome(() => readSettingsObject(v.file).source), load: outcome(() => loadConfig({ agentDir: v.dir, cwd: v.dir, projectTrusted: true }).warnings.map((w) => w.message)), write: outcome(() => addProtectedPath({ file: v.file, pattern: "x/**", effective: [] })) };`,
         { file, dir },
       );
       expect(r.read!.value).toEqual({ path: file, exists: true, error: "cannot read: not a regular file" });
@@ -343,12 +345,12 @@ describe("settings files that cannot be read as files (root-proof cases)", () =>
     const loop = join(dir, "settings.json");
     symlinkSync("settings.json", loop);
     expect(settingsError(() => setPruneSetting(loop, ["enabled"], false)).message).toContain("ELOOP");
-    expect(loadConfig({ agentDir: dir, cwd: dir }).warnings).toEqual([expect.objectContaining({ message: expect.stringContaining("ELOOP") })]);
+    expect(loadConfig({ agentDir: dir, cwd: dir, projectTrusted: true }).warnings).toEqual([expect.objectContaining({ message: expect.stringContaining("ELOOP") })]);
     const asFile = freshDir();
     writeFileSync(join(asFile, ".pi"), "a file where the folder should be");
     const project = join(asFile, ".pi", "settings.json");
     expect(settingsError(() => setPruneSetting(project, ["enabled"], false)).code).toBe("unreadable");
-    expect(loadConfig({ agentDir: freshDir(), cwd: asFile }).warnings).toEqual([]); // no project file: nothing to report
+    expect(loadConfig({ agentDir: freshDir(), cwd: asFile, projectTrusted: true }).warnings).toEqual([]); // no project file: nothing to report
     expect(readFileSync(join(asFile, ".pi"), "utf8")).toBe("a file where the folder should be");
     count("not regular files, loops, dangling links", 2);
   });
@@ -383,7 +385,7 @@ describe.skipIf(!asRoot || process.platform === "win32")("permissions, checked a
 
   it("a read-only file is refused with a message, not replaced behind its mode (a rename would bypass it)", () => {
     const { dir, file, text } = owned(0o755, 0o444);
-    const r = inChild(`return { write: outcome(() => addProtectedPath({ file: v.file, pattern: "x/**", effective: [] })), load: outcome(() => loadConfig({ agentDir: v.dir, cwd: v.dir }).warnings) };`, { file, dir }, { uid: NOBODY });
+    const r = inChild(`return { write: outcome(() => addProtectedPath({ file: v.file, pattern: "x/**", effective: [] })), load: outcome(() => loadConfig({ agentDir: v.dir, cwd: v.dir, projectTrusted: true }).warnings) };`, { file, dir }, { uid: NOBODY });
     expect(r.write).toMatchObject({ ok: false, code: "read-only", message: expect.stringMatching(/read-only \(EACCES\); it was left unchanged/) });
     expect(r.load).toEqual({ ok: true, value: [] }); // reading it is fine
     expect(readFileSync(file, "utf8")).toBe(text);
@@ -405,7 +407,7 @@ describe.skipIf(!asRoot || process.platform === "win32")("permissions, checked a
   it("an unreadable file: the writer refuses, the reader warns once and uses the defaults", () => {
     const { dir, file } = owned(0o755, 0o000, '{ "contextPrune": { "enabled": false } }');
     const r = inChild(
-      `return { write: outcome(() => setPruneSetting(v.file, ["enabled"], true)), load: outcome(() => { const l = loadConfig({ agentDir: v.dir, cwd: v.dir }); return { warnings: l.warnings.map((w) => w.message), enabled: l.config.enabled }; }) };`,
+      `return { write: outcome(() => setPruneSetting(v.file, ["enabled"], true)), load: outcome(() => { const l = loadConfig({ agentDir: v.dir, cwd: v.dir, projectTrusted: true }); return { warnings: l.warnings.map((w) => w.message), enabled: l.config.enabled }; }) };`,
       { file, dir },
       { uid: NOBODY },
     );
@@ -504,7 +506,7 @@ process.stdout.write(String(n));
       const seen = { A: 0, B: 0, torn: 0 };
       let reads = 0;
       const check = () => {
-        const loaded = loadConfig({ agentDir: dir, cwd: join(dir, "p") });
+        const loaded = loadConfig({ agentDir: dir, cwd: join(dir, "p"), projectTrusted: true });
         reads++;
         const { minBatchChars, spillThreshold } = loaded.config;
         if (minBatchChars === 111 && spillThreshold === 1111 && loaded.warnings.length === 0) seen.A++;
@@ -535,6 +537,166 @@ process.stdout.write(String(n));
   }
 });
 
+// ------------------------------------------------------------------------------------ nested deep, too large, untrusted
+
+/** `{"a":{"a":…1…}}` nested `depth` objects deep. */
+const nestedObjects = (depth: number) => '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
+/** `[[…]]` nested `depth` arrays deep. */
+const nestedArrays = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+
+/** How deep jsonc-parser's recursive parse goes on `text` (its visitor enters a level per object or array). */
+function parserDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  const enter = () => void (deepest = Math.max(deepest, ++depth));
+  const leave = () => void depth--;
+  visit(text, { onObjectBegin: enter, onObjectEnd: leave, onArrayBegin: enter, onArrayEnd: leave }, { allowTrailingComma: true, disallowComments: false });
+  return deepest;
+}
+
+/** A storage over `files` that records every path it was asked to read. */
+function recordingStorage(files: Map<string, string>): { storage: SettingsStorage; reads: string[] } {
+  const inner = memorySettingsStorage(files);
+  const reads: string[] = [];
+  return {
+    reads,
+    storage: {
+      ...inner,
+      readFile(path) {
+        reads.push(path);
+        return inner.readFile(path);
+      },
+    },
+  };
+}
+
+describe("settings files nested deep or too large, and an untrusted project's file", () => {
+  const deepWarning = (file: string, source: "global" | "project") => ({
+    key: file,
+    message: `${file}: nested deeper than ${MAX_SETTINGS_DEPTH} levels; its contextPrune settings are ignored`,
+    source,
+  });
+
+  it("a project file nested 5,000 deep: exactly one warning naming it, the global settings apply, nothing thrown", () => {
+    const dir = freshDir();
+    const cwd = join(dir, "p");
+    mkdirSync(join(cwd, ".pi"), { recursive: true });
+    const projectFile = join(cwd, ".pi", "settings.json");
+    writeFileSync(join(dir, "settings.json"), '{ "contextPrune": { "minBatchChars": 123 } }');
+    // 5,000 levels overflow a fresh process's stack in the parser (how deep it gets once its code
+    // is optimised varies); 100,000 overflow it always: the reader must let neither out.
+    expect(() => parseJsonc(nestedObjects(100_000))).toThrow(RangeError);
+    for (const deep of [nestedObjects(5000), nestedObjects(100_000)]) {
+      writeFileSync(projectFile, deep);
+      const loaded = loadConfig({ agentDir: dir, cwd, projectTrusted: true });
+      expect(loaded.warnings).toEqual([deepWarning(projectFile, "project")]);
+      expect(loaded.config).toEqual({ ...DEFAULT_CONFIG, minBatchChars: 123 });
+      expect(loaded.project).toEqual({ path: projectFile, exists: true, error: `nested deeper than ${MAX_SETTINGS_DEPTH} levels` });
+      expect(loaded.projectBlock).toBeUndefined();
+      count("nested deep, too large, untrusted");
+    }
+  });
+
+  it("a global file nested 5,000 deep (objects, then arrays): one warning naming it, the defaults apply", () => {
+    for (const deep of [nestedObjects(5000), nestedArrays(5000)]) {
+      const dir = freshDir();
+      const globalFile = join(dir, "settings.json");
+      writeFileSync(globalFile, deep);
+      const loaded = loadConfig({ agentDir: dir, cwd: join(dir, "p"), projectTrusted: true });
+      expect(loaded.warnings).toEqual([deepWarning(globalFile, "global")]);
+      expect(loaded.config).toEqual(DEFAULT_CONFIG);
+      count("nested deep, too large, untrusted");
+    }
+  });
+
+  it(`the depth limit is ${MAX_SETTINGS_DEPTH} levels; brackets in strings and comments do not count`, () => {
+    const wrap = (depth: number) => `{ "contextPrune": { "minBatchChars": 7 }, "deep": ${nestedObjects(depth - 1)} }`;
+    const at = (text: string) => readSettingsObject("/s.json", memorySettingsStorage(new Map([["/s.json", text]])));
+    expect(at(wrap(MAX_SETTINGS_DEPTH)).source).toEqual({ path: "/s.json", exists: true });
+    expect(at(wrap(MAX_SETTINGS_DEPTH)).settings.contextPrune).toEqual({ minBatchChars: 7 });
+    expect(at(wrap(MAX_SETTINGS_DEPTH + 1)).source.error).toBe(`nested deeper than ${MAX_SETTINGS_DEPTH} levels`);
+    // Thousands of brackets inside a string, a line comment and a block comment: a shallow file.
+    const brackets = "[{".repeat(3000);
+    const quiet = `{\n  // ${brackets}\n  /* ${brackets} */\n  "pattern": "${brackets}",\n  "contextPrune": { "minBatchChars": 9 }\n}`;
+    expect(at(quiet).source).toEqual({ path: "/s.json", exists: true });
+    expect(at(quiet).settings.contextPrune).toEqual({ minBatchChars: 9 });
+    // A string cut by a line break ends there, as the parser's scanner ends it: the brackets after it count.
+    expect(at(`{ "a": "open\n${nestedArrays(5000)} }`).source.error).toBe(`nested deeper than ${MAX_SETTINGS_DEPTH} levels`);
+    count("nested deep, too large, untrusted");
+  });
+
+  it("the depth scan never counts less than the parser goes deep, whatever the text (stray and mismatched brackets included)", () => {
+    const token = fc.constantFrom("{", "}", "[", "]", ",", ":", '"a"', "1", '"x\n', '"\\', "/*", "*/", "//", "\n", " ");
+    const opensHeavy = fc.oneof({ arbitrary: token, weight: 3 }, { arbitrary: fc.constantFrom("{", "[", '"a":{', "[[", "{]", "[}"), weight: 2 });
+    fc.assert(
+      fc.property(fc.array(opensHeavy, { maxLength: 160 }), (tokens) => {
+        const text = tokens.join("");
+        const depth = parserDepth(text);
+        // Deeper than depth - 1 is the same as at least depth: the scan may say more, never less.
+        if (depth > 0) expect(nestsDeeperThan(text, depth - 1)).toBe(true);
+      }),
+      { numRuns: 3000, seed: 4242 },
+    );
+    count("nested deep, too large, untrusted");
+  });
+
+  it(`a file larger than ${MAX_SETTINGS_FILE_BYTES / 1024 / 1024} MiB is not read (on disk: refused before it is read; in any storage: before it is parsed)`, () => {
+    const dir = freshDir();
+    const file = join(dir, "settings.json");
+    const big = `{ "contextPrune": { "minBatchChars": 5 }, "pad": "${"x".repeat(MAX_SETTINGS_FILE_BYTES)}" }`;
+    writeFileSync(file, big);
+    const size = Buffer.byteLength(big).toLocaleString("en-US");
+    const loaded = loadConfig({ agentDir: dir, cwd: join(dir, "p"), projectTrusted: true });
+    expect(loaded.warnings).toEqual([
+      { key: file, message: `${file}: larger than 4 MiB (${size} bytes); its contextPrune settings are ignored`, source: "global" },
+    ]);
+    expect(loaded.config).toEqual(DEFAULT_CONFIG);
+    const inMemory = readSettingsObject("/big.json", memorySettingsStorage(new Map([["/big.json", big]])));
+    expect(inMemory).toEqual({ source: { path: "/big.json", exists: true, error: `larger than 4 MiB (${size} bytes)` }, settings: {} });
+    // Just under the limit is read.
+    const fits = `{ "contextPrune": { "minBatchChars": 5 }, "pad": "${"x".repeat(MAX_SETTINGS_FILE_BYTES - 100)}" }`;
+    writeFileSync(file, fits);
+    expect(loadConfig({ agentDir: dir, cwd: join(dir, "p"), projectTrusted: true }).config.minBatchChars).toBe(5);
+    count("nested deep, too large, untrusted");
+  });
+
+  it("an untrusted project's settings file is never opened: only the global file is read, and its block does not apply", () => {
+    const files = new Map([
+      ["/home/me/agent/settings.json", '{ "contextPrune": { "minBatchChars": 50 } }'],
+      ["/projects/repo/.pi/settings.json", '{ "contextPrune": { "protectedTools": ["bash"], "minBatchChars": 1 } }'],
+    ]);
+    const untrusted = recordingStorage(files);
+    const loaded = loadConfig({ agentDir: "/home/me/agent", cwd: "/projects/repo", projectTrusted: false, storage: untrusted.storage });
+    expect(untrusted.reads).toEqual(["/home/me/agent/settings.json"]);
+    expect(loaded.project).toEqual({ path: "/projects/repo/.pi/settings.json", exists: false, untrusted: true });
+    expect(loaded.projectBlock).toBeUndefined();
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.config).toEqual({ ...DEFAULT_CONFIG, minBatchChars: 50 });
+
+    // Trusted, the same files: both are read and the project's block wins.
+    const trusted = recordingStorage(files);
+    const both = loadConfig({ agentDir: "/home/me/agent", cwd: "/projects/repo", projectTrusted: true, storage: trusted.storage });
+    expect(trusted.reads).toEqual(["/home/me/agent/settings.json", "/projects/repo/.pi/settings.json"]);
+    expect(both.config).toEqual({ ...DEFAULT_CONFIG, minBatchChars: 1, protectedTools: ["bash"] });
+    count("nested deep, too large, untrusted");
+  });
+
+  it("an untrusted project's file nested 5,000 deep is not even looked at: no warning, and a bad global file is still reported", () => {
+    const dir = freshDir();
+    const cwd = join(dir, "p");
+    mkdirSync(join(cwd, ".pi"), { recursive: true });
+    writeFileSync(join(cwd, ".pi", "settings.json"), nestedObjects(5000));
+    const globalFile = join(dir, "settings.json");
+    writeFileSync(globalFile, '{ "contextPrune": ');
+    const loaded = loadConfig({ agentDir: dir, cwd, projectTrusted: false });
+    expect(loaded.warnings).toEqual([
+      { key: globalFile, message: `${globalFile}: not valid JSON (ValueExpected at line 1, column 19); its contextPrune settings are ignored`, source: "global" },
+    ]);
+    expect(loaded.config).toEqual(DEFAULT_CONFIG);
+    count("nested deep, too large, untrusted");
+  });
+});
+
 describe("the families ran", () => {
   // Runs last: a family that stopped producing its cases (a generator, a skipped branch) fails here.
   it("every family ran its fixed number of cases", () => {
@@ -545,6 +707,7 @@ describe("the families ran", () => {
       "not regular files, loops, dangling links": process.platform === "win32" ? 3 : 5,
       ...(asRoot && process.platform !== "win32" ? { "permissions as an unprivileged user": 4 } : {}),
       "replaced while read or written": 2,
+      "nested deep, too large, untrusted": 9,
     });
     expect(renameReads).toBeGreaterThan(100);
     expect(inPlaceReads).toBeGreaterThan(100);

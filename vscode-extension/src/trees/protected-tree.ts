@@ -82,6 +82,15 @@ export class ProtectedTreeProvider implements vscode.TreeDataProvider<ProtectedN
     if (effective.loaded.project.error === undefined) this.copied.reconcile(effective.files.project, effective.ownPaths.project);
     if (effective.loaded.global.error === undefined) this.copied.reconcile(effective.files.global, effective.ownPaths.global);
     const nodes: ProtectedNode[] = [];
+    if (!effective.projectTrusted) {
+      nodes.push({
+        kind: "note",
+        id: `${base}#untrusted`,
+        text: "Project settings not read: this workspace is not trusted",
+        icon: "workspace-untrusted",
+        tooltip: `Restricted Mode: ${effective.files.project} comes with the workspace and is not read, so only the global and default settings are shown. Trust the workspace to use the project's settings.`,
+      });
+    }
     for (const warning of effective.loaded.warnings) {
       nodes.push({ kind: "note", id: `${base}#warning:${warning.key}:${warning.message}`, text: warning.message, icon: "warning" });
     }
@@ -151,7 +160,9 @@ export class ProtectedTreeProvider implements vscode.TreeDataProvider<ProtectedN
             ? `Set in ${effective.files.global}, but the project's own list (${effective.files.project}) replaces the global one, so it does not apply here.`
             : file
               ? `From ${file}.${copiedFrom ? ` Copied there from the ${copiedFrom} list when the editor wrote this file's first list, because ${whyCopied(copiedFrom)}.` : ""}`
-              : "The default: no settings file sets protectedPaths.",
+              : effective.projectTrusted
+                ? "The default: no settings file sets protectedPaths."
+                : `The default: the global settings file sets no protectedPaths, and ${effective.files.project} is not read because the workspace is not trusted.`,
         );
         item.contextValue = `protectedPath.${node.overridden ? "overridden" : node.source}`;
         break;
