@@ -321,7 +321,7 @@ async function rerunAndVerify(workspace: PiWorkspace, model: ModelServer, sessio
     if (spill) expect(existsSync(spill), `${label}: spill stub without its file`).toBe(true);
   }
   const statusPrompt = branch.findLast((e) => e.type === "message" && (e as { message: AgentMessage }).message.role === "user")!;
-  const { config } = loadConfig({ agentDir: workspace.agentDir, cwd: workspace.cwd });
+  const { config } = loadConfig({ agentDir: workspace.agentDir, cwd: workspace.cwd, projectTrusted: true });
   const view = buildModelView(data, { leafId: statusPrompt.id, config });
   expect(viewShape(view.messages), label).toEqual(sentShape(last));
   expect(pruneEntries(fileEntries).length).toBeGreaterThan(0);

@@ -92,7 +92,7 @@ function everyRequestText(s: ModelServer): string {
 function expectToolsOffered(s: ModelServer) {
   const agent = agentRequests(s.requests);
   expect(agent.length).toBeGreaterThan(0);
-  for (const r of agent) expect((r.body.tools ?? []).map((t) => t.function.name)).toContain(QUERY_TOOL);
+  for (const r of agent) expect((r.body.tools ?? []).map((t) => t.function?.name)).toContain(QUERY_TOOL);
 }
 
 describe("a crafted session file opened in the real pi", () => {

@@ -116,7 +116,7 @@ describe("documents", () => {
     await vscode.commands.executeCommand("piPruner.showModelView", agent.files.pi);
     const text = (await waitForEditor()).document.getText();
     const data = await readSessionFile(agent.files.pi);
-    const config = loadConfig({ agentDir: agent.agentDir, cwd: workspaceDir() }).config;
+    const config = loadConfig({ agentDir: agent.agentDir, cwd: workspaceDir(), projectTrusted: true }).config;
     const model = buildRequestView(data, { config, request: "last" })!;
     const n = (x: number) => x.toLocaleString("en-US");
     assert.match(text, new RegExp(`^# Model view: last request sent, request ${model.requestCount} of ${model.requestCount}, as it was sent$`, "m"));

@@ -146,7 +146,7 @@ describe("history: labels, reclaim, requests and branches", () => {
     assert.match(text, /^# for the prompt "and which is the last\?"; answered \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.$/m);
     assert.match(text, /^# rendered with the settings the session recorded before this request \(by pi-pruner 0\.1\.0\)\.$/m);
     const data = await readSessionFile(files.recorded);
-    const config = loadConfig({ agentDir, cwd: workspaceDir() }).config;
+    const config = loadConfig({ agentDir, cwd: workspaceDir(), projectTrusted: true }).config;
     const expected = buildRequestView(data, { config, request: 3 })!;
     assert.ok(text.endsWith(modelViewText(expected)), "the body is core's render of request 3");
     assert.match(text, /and which is the last\?/);
@@ -218,7 +218,7 @@ describe("history: labels, reclaim, requests and branches", () => {
 
   it("the real-Pi session's model view of every request equals core's render of it", async () => {
     const data = await readSessionFile(files.pi);
-    const config = loadConfig({ agentDir, cwd: workspaceDir() }).config;
+    const config = loadConfig({ agentDir, cwd: workspaceDir(), projectTrusted: true }).config;
     const count = buildRequestView(data, { config, request: "last" })!.requestCount;
     assert.ok(count >= 3, `the real-Pi session sent ${count} requests`);
     const prompter = new ScriptedPrompter(...Array.from({ length: count }, (_, i) => (items: vscode.QuickPickItem[]) => items.find((it) => it.label.startsWith(`${i + 1}. `))));
