@@ -107,6 +107,8 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
       if (event.element.kind === "session" && event.element.path !== selection.path) store.setInUse(event.element.path, false);
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => void watcher.rescope()),
+    // A workspace's own piPruner.agentDir counts only once the workspace is trusted.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void watcher.rescope()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (affectsEditorSetting(event, "agentDir", "showAllSessions")) void watcher.rescope();
       if (affectsEditorSetting(event, "decorations.enabled")) decorations.setEnabled(editorSetting("decorations.enabled"));

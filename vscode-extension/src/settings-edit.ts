@@ -112,8 +112,9 @@ export class ProtectedPathsEditor {
     }));
     const pattern = await this.prompter.pick(patterns, { title: "Add to protectedPaths", placeHolder: "The pattern to protect from pruning" });
     if (!pattern) return undefined;
+    // In Restricted Mode the project's settings file is neither read nor written.
     const targets: TargetChoice[] = [
-      { label: "Project settings", description: effective.files.project, detail: "this workspace only", target: "project", file: effective.files.project },
+      ...(effective.projectTrusted ? [{ label: "Project settings", description: effective.files.project, detail: "this workspace only", target: "project" as const, file: effective.files.project }] : []),
       { label: "Global settings", description: effective.files.global, detail: "every project", target: "global", file: effective.files.global },
     ];
     const where = await this.prompter.pick(targets, { title: `Add ${pattern.pattern} to protectedPaths in…` });
@@ -165,7 +166,7 @@ export class ProtectedPathsEditor {
       // The default list is in no file: removing a pattern writes the list without it.
       const where = await this.prompter.pick<TargetChoice>(
         [
-          { label: "Project settings", description: effective.files.project, target: "project", file: effective.files.project },
+          ...(effective.projectTrusted ? [{ label: "Project settings", description: effective.files.project, target: "project" as const, file: effective.files.project }] : []),
           { label: "Global settings", description: effective.files.global, target: "global", file: effective.files.global },
         ],
         { title: `${request.pattern} is a default; write the list without it to…` },
@@ -176,6 +177,10 @@ export class ProtectedPathsEditor {
     } else {
       target = request.source === "global" || request.overridden ? "global" : "project";
       file = target === "global" ? effective.files.global : effective.files.project;
+    }
+    if (target === "project" && !effective.projectTrusted) {
+      this.prompter.error(`Pi Pruner: this workspace is not trusted, so ${effective.files.project} is neither read nor changed.`);
+      return false;
     }
     const base = target === "global" ? effective.globalPaths : effective.loaded.config.protectedPaths;
     const recordBefore = this.copied.snapshot(file);

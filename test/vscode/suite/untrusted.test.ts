@@ -13,8 +13,9 @@ import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import { CopiedPatterns } from "../../../vscode-extension/src/copied-patterns.ts";
 import { PruneSettings, type WorkspaceTrust } from "../../../vscode-extension/src/prune-settings.ts";
 import { ProtectedTreeProvider } from "../../../vscode-extension/src/trees/protected-tree.ts";
+import { ProtectedPathsEditor } from "../../../vscode-extension/src/settings-edit.ts";
 import { WorkspaceFiles } from "../../../vscode-extension/src/workspace-files.ts";
-import { children, extensionApi, freshAgent, protectedViewShows, tooltipText, workspaceDir, writeSettingsText, type SuiteAgent } from "./helpers.ts";
+import { children, extensionApi, freshAgent, protectedViewShows, ScriptedPrompter, tooltipText, workspaceDir, writeSettingsText, type SuiteAgent } from "./helpers.ts";
 
 const DEEP_SETTINGS = '{"a":'.repeat(5000) + "1" + "}".repeat(5000);
 
@@ -145,6 +146,36 @@ describe("a hostile or untrusted project settings file", () => {
       tree.dispose();
       copied.dispose();
       files.dispose();
+      settings.dispose();
+      granted.dispose();
+    }
+  });
+
+  it("Restricted Mode: adding a pattern offers only the global settings, and a project pattern is not removed from the project's file", async () => {
+    const granted = new vscode.EventEmitter<void>();
+    const settings = new PruneSettings(api.settings.agentDir, { isTrusted: false, onDidGrantWorkspaceTrust: granted.event });
+    const copied = new CopiedPatterns(new MemoryMemento());
+    const editor = new ProtectedPathsEditor(settings, copied);
+    const projectText = JSON.stringify({ contextPrune: { protectedPaths: ["src/**"] } });
+    try {
+      writeSettingsText(projectFile(), projectText);
+      const guide = path.join(workspaceDir(), "docs", "restricted-guide.md");
+      fs.mkdirSync(path.dirname(guide), { recursive: true });
+      fs.writeFileSync(guide, "# guide\n");
+      const adding = new ScriptedPrompter((items) => items[0], () => undefined);
+      editor.prompter = adding;
+      assert.equal(await editor.add(vscode.Uri.file(guide)), undefined);
+      assert.deepEqual(adding.picks[1]!.offered, ["Global settings"], "the project's file is not offered as a target");
+
+      const removing = new ScriptedPrompter();
+      editor.prompter = removing;
+      const folder = vscode.workspace.workspaceFolders![0]!;
+      assert.equal(await editor.remove({ folder, pattern: "src/**", source: "project" }), false);
+      assert.deepEqual(removing.messages, [{ level: "error", text: `Pi Pruner: this workspace is not trusted, so ${projectFile()} is neither read nor changed.` }]);
+      assert.equal(fs.readFileSync(projectFile(), "utf8"), projectText, "the project's file is unchanged");
+      fs.rmSync(guide);
+    } finally {
+      copied.dispose();
       settings.dispose();
       granted.dispose();
     }
