@@ -1,6 +1,6 @@
 // `pi-pruner`: a thin command line over core. Exit codes: 0 done, 1 a user error, 2 an unreadable input.
 import { parseArgs } from "node:util";
-import { resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { readSessionFile, type SessionData } from "../session/session-reader.ts";
 import { buildSessionView, type SessionView } from "../view/session-view.ts";
 import { agentDirFrom, loadConfig, settingsPaths } from "../settings/settings-reader.ts";
@@ -121,9 +121,14 @@ async function loadSession(file: string, lazyBodies: boolean): Promise<SessionDa
 }
 
 /** The session's cwd from its header, when the header has a usable one (the file is input). */
+/**
+ * The folder whose project settings a session's view reads: the header's cwd when it is a usable
+ * absolute path (Pi always writes one), else the command's own folder. The header is untrusted, so
+ * a relative, over-long or NUL-bearing value is not followed.
+ */
 function headerCwd(data: SessionData, io: CliIO): string {
   const cwd: unknown = data.header?.cwd;
-  return typeof cwd === "string" && cwd !== "" ? resolve(io.cwd, cwd) : io.cwd;
+  return typeof cwd === "string" && isAbsolute(cwd) && cwd.length <= 4096 && !cwd.includes("\0") ? resolve(cwd) : io.cwd;
 }
 
 /** JSON text of anything read from a session: values nested deeper than JSON.stringify can go are cut, not thrown. */

@@ -314,6 +314,29 @@ describe("pi-pruner inspect of crafted sessions", () => {
   });
 });
 
+describe("the session header's cwd, which picks the project settings a view reads", () => {
+  it("a relative, NUL-bearing or over-long cwd is not followed: the command's own folder is used", async () => {
+    const s = scene();
+    const here = join(s.root, "here");
+    const aimed = join(s.root, "aimed");
+    // A settings file the CLI would warn about, were it read: nested too deep.
+    for (const dir of [here, aimed]) {
+      mkdirSync(join(dir, ".pi"), { recursive: true });
+      writeFileSync(join(dir, ".pi", "settings.json"), "[".repeat(100) + "]".repeat(100));
+    }
+    for (const cwd of ["../aimed", "aimed", `${aimed}\0`, `/${"a/".repeat(3_000)}`]) {
+      const file = join(s.sessionDir, "2026_cwd.jsonl");
+      writeFileSync(file, `${JSON.stringify({ type: "session", version: 3, id: "c", cwd })}\n`);
+      let err = "";
+      const io: CliIO = { out: () => undefined, err: (t) => void (err += t), env: { PI_CODING_AGENT_DIR: join(s.root, "agent") }, cwd: here };
+      expect(await main(["view", file], io), JSON.stringify(cwd)).toBe(0);
+      expect(err, JSON.stringify(cwd)).toContain(join(here, ".pi", "settings.json"));
+      expect(err, JSON.stringify(cwd)).not.toContain(join(aimed, ".pi", "settings.json"));
+      count("header cwd values");
+    }
+  });
+});
+
 describe("the families ran", () => {
   it("every family ran its fixed number of cases", () => {
     expect(cases).toEqual({
@@ -325,6 +348,7 @@ describe("the families ran", () => {
       "spill name occupants": 9,
       "recorded spill paths": 20,
       "CLI inspect runs": 2,
+      "header cwd values": 4,
     });
   });
 });
