@@ -1,6 +1,8 @@
 // The `contextPrune` settings block: defaults, validation that never throws, and the deep merge of
 // the global (<agentDir>/settings.json) and project (<cwd>/.pi/settings.json) blocks.
 import { isRecord } from "../shapes/json.ts";
+import { formatNumber } from "../shapes/size.ts";
+import { checkGlobPattern, GLOB_BOUNDS } from "./protection.ts";
 
 export const SETTINGS_KEY = "contextPrune";
 
@@ -168,7 +170,7 @@ export const DEFAULT_CONFIG: PruneConfig = deepFreeze({
 // Field rules
 
 type RuleResult<T> =
-  | { ok: true; value: T; adjustment?: string }
+  | { ok: true; value: T; adjustment?: string; droppedItems?: string[] }
   | { ok: false; expected: string };
 
 type FieldRule<T> = (raw: unknown) => RuleResult<T>;
@@ -223,6 +225,43 @@ const stringArray: FieldRule<string[]> = (raw) => {
   return accept(raw.slice() as string[]);
 };
 
+/** Patterns in one list whose refusal is told one by one; the rest are told in one warning. */
+const MAX_REFUSED_PATTERNS_TOLD = 10;
+function describePattern(pattern: string): string {
+  return JSON.stringify(pattern.length > 160 ? `${pattern.slice(0, 157)}...` : pattern);
+}
+
+/**
+ * A list of glob patterns within protection's bounds (GLOB_BOUNDS, for each pattern and for the
+ * list): a pattern past them is dropped with a warning naming it, and the other patterns stay.
+ */
+const globList: FieldRule<string[]> = (raw) => {
+  const strings = stringArray(raw);
+  if (!strings.ok) return strings;
+  const kept: string[] = [];
+  const refused = new Map<string, string>();
+  let rows = 0;
+  for (const pattern of strings.value) {
+    if (refused.has(pattern)) continue;
+    const { expansions, problem } = checkGlobPattern(pattern);
+    if (problem !== undefined) {
+      refused.set(pattern, problem);
+    } else if (rows + expansions > GLOB_BOUNDS.listExpansions) {
+      refused.set(pattern, `with it the list's patterns would expand to more than ${formatNumber(GLOB_BOUNDS.listExpansions)} in all`);
+    } else {
+      rows += expansions;
+      kept.push(pattern);
+    }
+  }
+  if (refused.size === 0) return strings;
+  const told = [...refused].slice(0, MAX_REFUSED_PATTERNS_TOLD).map(([pattern, problem]) => `${describePattern(pattern)} ignored: ${problem}`);
+  const untold = refused.size - told.length;
+  if (untold > 0) {
+    told.push(`${untold} more ${untold === 1 ? "pattern" : "patterns"} ignored as well (too long, too many brace expansions or extglobs, or past the list's total)`);
+  }
+  return { ok: true, value: kept, droppedItems: told };
+};
+
 const fraction: FieldRule<number> = (raw) =>
   isFiniteNumber(raw) && raw > 0 && raw <= 1 ? accept(raw) : reject("a fraction in (0, 1]");
 
@@ -245,7 +284,7 @@ const LEAF_RULES: FieldRules<Pick<PruneConfig, LeafKey>> = {
   summarizerIdleTimeoutMs: positiveNumber,
   summarizerTimeoutMs: positiveNumber,
   protectedTools: stringArray,
-  protectedPaths: stringArray,
+  protectedPaths: globList,
   spillThreshold: positiveNumber,
   spillPreviewBytes: nonNegativeInteger,
   minBatchChars: nonNegativeNumber,
@@ -336,6 +375,7 @@ function validateFields<T extends object>(
       continue;
     }
     if (result.adjustment) warnings.push(makeWarning(key, `${describeValue(raw)} ${result.adjustment}`, source));
+    for (const dropped of result.droppedItems ?? []) warnings.push(makeWarning(key, dropped, source));
     valid[field] = result.value;
   }
   return valid;

@@ -1,12 +1,16 @@
 // Protection: a tool call is never pruned when its tool name is in `protectedTools` or its
-// `args.path` matches a `protectedPaths` glob.
+// `args.path` matches a `protectedPaths` glob. The globs come from settings files, and a project's
+// file comes with whatever repository is cloned, so a pattern is compiled only within bounds.
 import { Minimatch, type MinimatchOptions } from "minimatch";
-import type { PruneConfig } from "./config.ts";
+import { formatNumber } from "../shapes/size.ts";
 
-export type ProtectionConfig = Pick<PruneConfig, "protectedTools" | "protectedPaths">;
+/** The settings protection reads (the same fields as in PruneConfig). */
+export interface ProtectionConfig {
+  protectedTools: string[];
+  protectedPaths: string[];
+}
 
 export type ProtectionReason = { kind: "tool"; name: string } | { kind: "path"; pattern: string };
-
 
 const MATCH_OPTIONS: MinimatchOptions = {
   dot: true,
@@ -20,7 +24,8 @@ const MATCH_OPTIONS: MinimatchOptions = {
 };
 
 const MAX_CACHED_PATTERNS = 1000;
-// A pattern that cannot be used (empty, or one minimatch refuses) is kept as null: it matches nothing.
+// A pattern that cannot be used (empty, past the bounds, or one minimatch refuses) is kept as
+// null: it matches nothing.
 const compiledPatterns = new Map<string, Minimatch | null>();
 
 function stripLeadingDotSlash(path: string): string {
@@ -29,8 +34,367 @@ function stripLeadingDotSlash(path: string): string {
   return result;
 }
 
+/** The pattern as it is compiled: `\` is a separator like `/`, and a leading `./` says nothing. */
+function normalizePattern(pattern: string): string {
+  return stripLeadingDotSlash(pattern.replaceAll("\\", "/"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bounds, checked before a pattern is compiled
+//
+// minimatch expands a pattern's braces into one row per expansion, compiles each row, and tests a
+// path against every row: `{a,b}` twenty times over is a million rows, a second or more to compile.
+// Its matcher does not backtrack (extglobs included: it runs them as a state machine, and `**`
+// remembers where it has been), so with the rows bounded a match stays linear in the path's length.
+
+export const GLOB_BOUNDS = {
+  /** Characters in a pattern; real paths are far shorter. It also caps the work of the checks. */
+  length: 1024,
+  /** Expansions of the braces (`{a,b}` 2, `{1..10}` 10, `{a,b}/{c,d}` 4): rows a path is tested against. */
+  expansions: 64,
+  /** Braces inside braces: it caps the work of counting the expansions. */
+  braceDepth: 8,
+  /** Extglobs (`+(…)`, `*(…)`, `?(…)`, `@(…)`, `!(…)`), and how deep they nest in one another. */
+  extglobs: 8,
+  extglobDepth: 3,
+  /** Expansions of a whole protectedPaths list together (checked where settings are read). */
+  listExpansions: 1024,
+} as const;
+
+export interface GlobPatternCheck {
+  /** Rows the pattern compiles to at most (its brace expansions); 0 when it is refused early. */
+  expansions: number;
+  /** Why the pattern is refused, as a clause ("its braces expand to …"), or undefined. */
+  problem: string | undefined;
+}
+
+/**
+ * Whether a protectedPaths pattern is within GLOB_BOUNDS, and how many rows it compiles to. Cheap
+ * (linear in the pattern, which is at most GLOB_BOUNDS.length long) and never throws.
+ */
+export function checkGlobPattern(pattern: string): GlobPatternCheck {
+  const refuse = (problem: string, expansions = 0): GlobPatternCheck => ({ expansions, problem });
+  if (pattern.length > GLOB_BOUNDS.length) return refuse(`it is ${formatNumber(pattern.length)} characters long (at most ${formatNumber(GLOB_BOUNDS.length)})`);
+  const normalized = normalizePattern(pattern);
+  const braceDepth = deepestBraces(normalized);
+  if (braceDepth > GLOB_BOUNDS.braceDepth) return refuse(`it nests braces ${braceDepth} deep (at most ${GLOB_BOUNDS.braceDepth})`);
+  const extglobs = extglobShape(normalized);
+  if (extglobs.count > GLOB_BOUNDS.extglobs) return refuse(`it has ${extglobs.count} extglobs (at most ${GLOB_BOUNDS.extglobs})`);
+  if (extglobs.depth > GLOB_BOUNDS.extglobDepth) return refuse(`it nests extglobs ${extglobs.depth} deep (at most ${GLOB_BOUNDS.extglobDepth})`);
+  const expansions = braceExpansionCount(normalized);
+  if (expansions > GLOB_BOUNDS.expansions) {
+    const told = expansions >= EXPANSION_CEILING ? `more than ${formatNumber(EXPANSION_CEILING)}` : formatNumber(expansions);
+    return refuse(`its braces expand to ${told} patterns (at most ${GLOB_BOUNDS.expansions})`, expansions);
+  }
+  return { expansions, problem: undefined };
+}
+
+/** checkGlobPattern's reason for refusing `pattern`, or undefined when it may be compiled. */
+export function globPatternProblem(pattern: string): string | undefined {
+  return checkGlobPattern(pattern).problem;
+}
+
+// `[{]` and `[}]` are how minimatch writes a literal brace when `\` is a separator: not a group.
+const LITERAL_BRACE_CLASS = /\[([{}])\]/g;
+
+/** How deep `{` nest, counted plainly (an unclosed `{` counts too, so this is never too low). */
+function deepestBraces(pattern: string): number {
+  const text = pattern.replace(LITERAL_BRACE_CLASS, "[_]");
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 123) deepest = Math.max(deepest, ++depth);
+    else if (c === 125 && depth > 0) depth--;
+  }
+  return deepest;
+}
+
+/** Extglob openers (`+(` and the like) and how deep they nest; openers inside classes count too. */
+function extglobShape(pattern: string): { count: number; depth: number } {
+  let total = 0;
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if ("+*?@!".includes(c) && pattern[i + 1] === "(") {
+      total++;
+      deepest = Math.max(deepest, ++depth);
+      i++;
+    } else if (c === ")" && depth > 0) {
+      depth--;
+    }
+  }
+  return { count: total, depth: deepest };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counting brace expansions without expanding
+//
+// The same walk as minimatch's brace expansion (the brace-expansion package, quirks included):
+// groups left to right, a product over the groups in a row, a sum over a group's alternatives, a
+// range by its size. It yields the number of strings braceExpand would return, without making them.
+
+/** Counts stop growing here; anything this large is far past the bound anyway. */
+const EXPANSION_CEILING = 1e12;
+// brace-expansion's own limits on nesting and on its `{a},b}` rewrite.
+const MAX_EXPANSION_DEPTH = 1000;
+const MAX_REWRITES = 1000;
+/** Stands for a brace the library escaped (a literal one): a character with no meaning to the walk. */
+const LITERAL = "\u0000";
+const NUMERIC_RANGE = /^-?\d+\.\.-?\d+(?:\.\.-?\d+)?$/;
+const ALPHABETIC_RANGE = /^[a-zA-Z]\.\.[a-zA-Z](?:\.\.-?\d+)?$/;
+
+/** What one stretch of pattern expands to: a count, or the strings themselves (STRINGS, needed only for `{{…}}`). */
+interface ExpansionAlgebra<T> {
+  one(text: string): T;
+  /** Every `acc` string, then `pre`, then every value, empty results dropped when asked. */
+  product(acc: T, pre: string, values: T, dropEmpty: boolean): T;
+  /** The alternatives of a group, one after another, empty ones dropped when asked. */
+  sum(parts: readonly T[], dropEmpty: boolean): T;
+  range(body: string, alphabetic: boolean): T;
+  allEmpty(set: T): boolean;
+}
+
+interface Counted {
+  count: number;
+  /** How many of the strings are empty: brace-expansion drops empty results at the top. */
+  empty: number;
+}
+
+const cap = (n: number) => Math.min(n, EXPANSION_CEILING);
+
+const COUNTING: ExpansionAlgebra<Counted> = {
+  one: (text) => ({ count: 1, empty: text === "" ? 1 : 0 }),
+  product(acc, pre, values, dropEmpty) {
+    const count = cap(acc.count * values.count);
+    // Past the ceiling the empties are forgotten: dropping none can only count more.
+    const empty = pre === "" && count < EXPANSION_CEILING ? acc.empty * values.empty : 0;
+    return dropEmpty ? { count: count - empty, empty: 0 } : { count, empty };
+  },
+  sum(parts, dropEmpty) {
+    let total = 0;
+    let empty = 0;
+    for (const part of parts) {
+      total = cap(total + part.count);
+      empty += part.empty;
+    }
+    if (total >= EXPANSION_CEILING) return { count: total, empty: 0 };
+    return dropEmpty ? { count: total - empty, empty: 0 } : { count: total, empty };
+  },
+  range(body, alphabetic) {
+    const { from, to, step } = rangeBounds(body, alphabetic);
+    const size = cap(Math.floor(Math.abs(to - from) / step) + 1);
+    // The library turns a `\` in a letter range into an empty value.
+    const backslash = 92;
+    const hitsBackslash = alphabetic && backslash >= Math.min(from, to) && backslash <= Math.max(from, to) && Math.abs(backslash - from) % step === 0;
+    return { count: size, empty: hitsBackslash ? 1 : 0 };
+  },
+  allEmpty: (set) => set.count < EXPANSION_CEILING && set.empty === set.count,
+};
+
+/** More strings than expandStrings makes: the pattern is then counted as past every bound. */
+class TooManyStrings extends Error {}
+const STRING_LIMIT = 1024;
+
+function limited(strings: string[]): string[] {
+  if (strings.length > STRING_LIMIT) throw new TooManyStrings();
+  return strings;
+}
+
+const STRINGS: ExpansionAlgebra<string[]> = {
+  one: (text) => [text],
+  product(acc, pre, values, dropEmpty) {
+    if (acc.length * values.length > STRING_LIMIT) throw new TooManyStrings();
+    const out: string[] = [];
+    for (const a of acc) {
+      for (const v of values) {
+        const joined = a + pre + v;
+        if (!dropEmpty || joined !== "") out.push(joined);
+      }
+    }
+    return out;
+  },
+  sum: (parts, dropEmpty) => limited(parts.flat().filter((s) => !dropEmpty || s !== "")),
+  range(body, alphabetic) {
+    const { from, to, step, width, padded } = rangeBounds(body, alphabetic);
+    if (Math.floor(Math.abs(to - from) / step) + 1 > STRING_LIMIT) throw new TooManyStrings();
+    const out: string[] = [];
+    const direction = to < from ? -1 : 1;
+    for (let i = from; direction > 0 ? i <= to : i >= to; i += step * direction) {
+      if (alphabetic) {
+        const c = String.fromCharCode(i);
+        out.push(c === "\\" ? "" : c);
+        continue;
+      }
+      let digits = String(i);
+      const need = width - digits.length;
+      if (padded && need > 0) digits = i < 0 ? `-${"0".repeat(need)}${digits.slice(1)}` : "0".repeat(need) + digits;
+      out.push(digits);
+    }
+    return out;
+  },
+  allEmpty: (set) => set.every((s) => s === ""),
+};
+
+function rangeBounds(body: string, alphabetic: boolean): { from: number; to: number; step: number; width: number; padded: boolean } {
+  const parts = body.split("..");
+  const [first = "", second = "", third] = parts;
+  const value = (part: string) => (alphabetic ? part.charCodeAt(0) : Number.parseInt(part, 10));
+  return {
+    from: value(first),
+    to: value(second),
+    step: third === undefined ? 1 : Math.max(Math.abs(Number.parseInt(third, 10)), 1),
+    width: Math.max(first.length, second.length),
+    padded: parts.some((part) => /^-?0\d/.test(part)),
+  };
+}
+
+/** The first balanced `{…}` as brace-expansion's balanced-match finds it (not always the first `{`). */
+function firstGroup(text: string): { pre: string; body: string; post: string } | undefined {
+  let open = text.indexOf("{");
+  let close = text.indexOf("}", open + 1);
+  if (open < 0 || close <= 0) return undefined;
+  const opens: number[] = [];
+  let left = text.length;
+  let right: number | undefined;
+  let found: [number, number] | undefined;
+  let i = open;
+  while (i >= 0 && found === undefined) {
+    if (i === open) {
+      opens.push(i);
+      open = text.indexOf("{", i + 1);
+    } else if (opens.length === 1) {
+      found = [opens.pop()!, close];
+    } else {
+      const start = opens.pop()!;
+      if (start < left) {
+        left = start;
+        right = close;
+      }
+      close = text.indexOf("}", i + 1);
+    }
+    i = open < close && open >= 0 ? open : close;
+  }
+  if (found === undefined && opens.length > 0 && right !== undefined) found = [left, right];
+  if (found === undefined) return undefined;
+  return { pre: text.slice(0, found[0]), body: text.slice(found[0] + 1, found[1]), post: text.slice(found[1] + 1) };
+}
+
+/** A group's body split at its own commas (not those of groups inside it). */
+function commaParts(body: string): string[] {
+  const parts: string[] = [];
+  let carry = "";
+  let rest = body;
+  for (;;) {
+    const group = firstGroup(rest);
+    if (group === undefined) {
+      const tail = rest.split(",");
+      tail[0] = carry + tail[0];
+      for (const part of tail) parts.push(part);
+      return parts;
+    }
+    const pieces = group.pre.split(",");
+    pieces[0] = carry + pieces[0];
+    pieces[pieces.length - 1] += `{${group.body}}`;
+    if (group.post === "") {
+      for (const piece of pieces) parts.push(piece);
+      return parts;
+    }
+    carry = pieces.pop()!;
+    for (const piece of pieces) parts.push(piece);
+    rest = group.post;
+  }
+}
+
+function expandGroups<T>(algebra: ExpansionAlgebra<T>, text: string, depth: number, isTop: boolean): T {
+  if (depth > MAX_EXPANSION_DEPTH) return algebra.one(text);
+  const none = algebra.one("");
+  let acc = none;
+  let rest = text;
+  let top = isTop;
+  let rewrites = 0;
+  let dropEmpty = false;
+  let first = true;
+  for (;;) {
+    const group = firstGroup(rest);
+    if (group === undefined) return algebra.product(acc, rest, none, dropEmpty);
+    const { pre, body, post } = group;
+    const last = post === "";
+    if (pre.endsWith("$")) {
+      // `${…}` is left as it is.
+      acc = algebra.product(acc, `${pre}{${body}}`, none, dropEmpty && last);
+      first = false;
+      if (last) return acc;
+      rest = post;
+      continue;
+    }
+    const alphabetic = ALPHABETIC_RANGE.test(body);
+    const isRange = alphabetic || NUMERIC_RANGE.test(body);
+    if (!isRange && !body.includes(",")) {
+      // `{a},b}` reads as `{a\},b}`; otherwise a group without a comma is literal, and so is the rest.
+      if (rewrites < MAX_REWRITES && /,(?!,).*\}/.test(post)) {
+        rewrites++;
+        rest = `${pre}{${body}${LITERAL}${post}`;
+        top = true;
+        continue;
+      }
+      return algebra.product(acc, `${pre}{${body}}${post}`, none, dropEmpty);
+    }
+    if (first) {
+      dropEmpty = top && !isRange;
+      first = false;
+    }
+    let values: T;
+    if (isRange) {
+      values = algebra.range(body, alphabetic);
+    } else {
+      let parts = commaParts(body);
+      if (parts.length === 1) {
+        // `{{a,b}c}`: the one alternative is expanded, and each result expanded again inside braces;
+        // that needs the results themselves, so only here are strings made (STRING_LIMIT at most).
+        const inner = expandGroups(STRINGS, parts[0]!, depth + 1, false);
+        if (inner.length === 1) {
+          acc = algebra.product(acc, `${pre}{${inner[0]}}`, none, dropEmpty && last);
+          if (last) return acc;
+          rest = post;
+          continue;
+        }
+        parts = inner.map((result) => `{${result}}`);
+      }
+      const dropEmptyValues = dropEmpty && last && pre === "" && algebra.allEmpty(acc);
+      values = algebra.sum(
+        parts.map((part) => expandGroups(algebra, part, depth + 1, false)),
+        dropEmptyValues,
+      );
+    }
+    acc = algebra.product(acc, pre, values, dropEmpty && last);
+    if (last) return acc;
+    rest = post;
+  }
+}
+
+/**
+ * How many strings minimatch's braceExpand makes of `pattern` (a pattern as compiled: `/` for
+ * `\`), counted without making them; capped at a trillion.
+ */
+export function braceExpansionCount(pattern: string): number {
+  // minimatch's own shortcut: without a `{…}` there is nothing to expand.
+  if (!/\{(?:(?!\{).)*\}/.test(pattern)) return 1;
+  let text = pattern.replace(LITERAL_BRACE_CLASS, `[${LITERAL}]`);
+  // Like Bash, brace-expansion leaves a leading `{}` as it is.
+  if (text.startsWith("{}")) text = LITERAL + LITERAL + text.slice(2);
+  try {
+    return expandGroups(COUNTING, text, 0, true).count;
+  } catch (error) {
+    if (error instanceof TooManyStrings) return EXPANSION_CEILING;
+    throw error;
+  }
+}
+
 function compilePattern(pattern: string): Minimatch | null {
-  const normalized = stripLeadingDotSlash(pattern.replaceAll("\\", "/"));
+  if (checkGlobPattern(pattern).problem !== undefined) return null;
+  const normalized = normalizePattern(pattern);
   if (normalized === "") return null;
   try {
     return new Minimatch(normalized, MATCH_OPTIONS);

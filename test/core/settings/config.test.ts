@@ -172,6 +172,48 @@ describe("validation", () => {
     expect(warnings[0].message).toBe("contextPrune.protectedPaths: expected an array of strings (item 1 is null), got an array");
   });
 
+  it("drops a protectedPaths pattern past the glob bounds with a warning naming it, and keeps the others in order", () => {
+    const tooLong = `docs/${"x".repeat(1100)}`;
+    const { config, warnings } = resolveConfig({ protectedPaths: ["a/**", "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", "b/**", tooLong] }, undefined);
+    expect(config.protectedPaths).toEqual(["a/**", "b/**"]);
+    expect(warnings).toEqual([
+      {
+        key: "contextPrune.protectedPaths",
+        message: 'contextPrune.protectedPaths: "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}" ignored: its braces expand to 128 patterns (at most 64)',
+        source: "global",
+      },
+      {
+        key: "contextPrune.protectedPaths",
+        message: `contextPrune.protectedPaths: ${JSON.stringify(`${tooLong.slice(0, 157)}...`)} ignored: it is 1,105 characters long (at most 1,024)`,
+        source: "global",
+      },
+    ]);
+  });
+
+  it("a refused pattern listed twice is told once; past ten refused patterns the rest are told in one warning", () => {
+    const refused = Array.from({ length: 13 }, (_, i) => `r${i}/${"{a,b}".repeat(7)}`);
+    const { config, warnings } = resolveConfig(undefined, { protectedPaths: [refused[0], ...refused, "docs/**"] });
+    expect(config.protectedPaths).toEqual(["docs/**"]);
+    expect(warnings).toHaveLength(11);
+    expect(warnings.slice(0, 10).map((w) => w.message)).toEqual(
+      refused.slice(0, 10).map((p) => `contextPrune.protectedPaths: ${JSON.stringify(p)} ignored: its braces expand to 128 patterns (at most 64)`),
+    );
+    expect(warnings[10]!.message).toBe(
+      "contextPrune.protectedPaths: 3 more patterns ignored as well (too long, too many brace expansions or extglobs, or past the list's total)",
+    );
+  });
+
+  it("bounds a whole protectedPaths list to 1,024 brace expansions: the pattern that would pass it is dropped", () => {
+    // Sixteen patterns of 64 expansions each reach the bound exactly; the seventeenth is one too many.
+    const wide = Array.from({ length: 17 }, (_, i) => `p${i}/${"{a,b}".repeat(6)}`);
+    const { config, warnings } = resolveConfig(undefined, { protectedPaths: [...wide, "docs/**"] });
+    expect(config.protectedPaths).toEqual(wide.slice(0, 16));
+    expect(warnings.map((w) => w.message)).toEqual([
+      `contextPrune.protectedPaths: ${JSON.stringify(wide[16])} ignored: with it the list's patterns would expand to more than 1,024 in all`,
+      `contextPrune.protectedPaths: "docs/**" ignored: with it the list's patterns would expand to more than 1,024 in all`,
+    ]);
+  });
+
   it("clamps thinkingStrip.keepLastTurns to at least 1, with a warning", () => {
     const { config, warnings } = resolveConfig({ thinkingStrip: { keepLastTurns: 0 } }, undefined);
     expect(config.thinkingStrip.keepLastTurns).toBe(1);
@@ -341,7 +383,7 @@ describe("loadConfig", () => {
   });
 
   it("works with no files at all", () => {
-    const loaded = loadConfig({ agentDir: join(root, "missing"), cwd: join(root, "nowhere") });
+    const loaded = loadConfig({ agentDir: join(root, "missing"), cwd: join(root, "nowhere"), projectTrusted: true });
     expect(loaded.config).toEqual(DEFAULT_CONFIG);
     expect(loaded.warnings).toEqual([]);
     expect(loaded.global.exists).toBe(false);
@@ -364,7 +406,7 @@ describe("loadConfig", () => {
 `,
     );
     writeFileSync(join(cwd, ".pi", "settings.json"), `{ "contextPrune": { "chainCompression": { "rollingWindow": 5 } } // project\n}`);
-    const loaded = loadConfig({ agentDir, cwd });
+    const loaded = loadConfig({ agentDir, cwd, projectTrusted: true });
     expect(loaded.warnings).toEqual([]);
     expect(loaded.global).toEqual({ path: join(agentDir, "settings.json"), exists: true });
     expect(loaded.config.minBatchChars).toBe(200);
@@ -378,7 +420,7 @@ describe("loadConfig", () => {
     const projectFile = join(cwd, ".pi", "settings.json");
     writeFileSync(projectFile, broken);
     writeFileSync(join(agentDir, "settings.json"), `{ "contextPrune": { "spillThreshold": 100 } }`);
-    const loaded = loadConfig({ agentDir, cwd });
+    const loaded = loadConfig({ agentDir, cwd, projectTrusted: true });
     expect(loaded.warnings).toHaveLength(1);
     expect(loaded.warnings[0].source).toBe("project");
     expect(loaded.warnings[0].message).toContain(projectFile);
@@ -392,14 +434,14 @@ describe("loadConfig", () => {
 
   it("a file whose root is not an object is reported once", () => {
     writeFileSync(join(agentDir, "settings.json"), `["contextPrune"]`);
-    const loaded = loadConfig({ agentDir, cwd });
+    const loaded = loadConfig({ agentDir, cwd, projectTrusted: true });
     expect(loaded.warnings).toHaveLength(1);
     expect(loaded.global.error).toContain("JSON object");
   });
 
   it("an unreadable file is reported once", () => {
     mkdirSync(join(agentDir, "settings.json"));
-    const loaded = loadConfig({ agentDir, cwd });
+    const loaded = loadConfig({ agentDir, cwd, projectTrusted: true });
     expect(loaded.warnings).toHaveLength(1);
     expect(loaded.global.error).toContain("cannot read");
     expect(loaded.config).toEqual(DEFAULT_CONFIG);
@@ -409,14 +451,14 @@ describe("loadConfig", () => {
     const file = join(agentDir, "settings.json");
     writeFileSync(file, "{}");
     chmodSync(file, 0o000);
-    const loaded = loadConfig({ agentDir, cwd });
+    const loaded = loadConfig({ agentDir, cwd, projectTrusted: true });
     expect(loaded.warnings).toHaveLength(1);
     expect(loaded.global.error).toContain("EACCES");
   });
 
   it("validation warnings carry their source", () => {
     writeFileSync(join(cwd, ".pi", "settings.json"), `{ "contextPrune": { "minBatchChars": "lots" } }`);
-    const loaded = loadConfig({ agentDir, cwd });
+    const loaded = loadConfig({ agentDir, cwd, projectTrusted: true });
     expect(loaded.warnings).toEqual([
       { key: "contextPrune.minBatchChars", message: 'contextPrune.minBatchChars: expected a non-negative number, got "lots"', source: "project" },
     ]);

@@ -1,7 +1,14 @@
+import { createRequire } from "node:module";
+import fc from "fast-check";
 import { Minimatch } from "minimatch";
 import { describe, expect, it } from "vitest";
+import { resolveConfig } from "../../../core/src/settings/config.ts";
 import {
+  braceExpansionCount,
+  checkGlobPattern,
   createPathMatcher,
+  GLOB_BOUNDS,
+  globPatternProblem,
   isProtected,
   matchesAnyPattern,
   normalizePathForMatch,
@@ -191,5 +198,114 @@ describe("createPathMatcher", () => {
     const elapsed = performance.now() - started;
     expect(protectedCount).toBe(100);
     expect(elapsed).toBeLessThan(2000);
+  });
+});
+
+describe("a pattern from a settings file is compiled only within bounds", () => {
+  // `{a,b}` twenty times, then `c`: a million brace expansions, a second or more to compile unbounded.
+  const HOSTILE = `${"{a,b}".repeat(20)}c`;
+  const options = { dot: true, nonegate: true, nocomment: true, windowsPathsNoEscape: true, platform: "linux" as const };
+  // The minimatch that core compiles with (the repository root may hold another version).
+  const coreMinimatch = createRequire(new URL("../../../core/src/settings/protection.ts", import.meta.url))("minimatch") as typeof import("minimatch");
+
+  it("a pattern whose braces expand a million ways is refused with one warning naming it; the rest of the list stays", () => {
+    const { config, warnings } = resolveConfig(undefined, { protectedPaths: [HOSTILE, "docs/**"] });
+    expect(config.protectedPaths).toEqual(["docs/**"]);
+    expect(warnings).toEqual([
+      {
+        key: "contextPrune.protectedPaths",
+        message: `contextPrune.protectedPaths: ${JSON.stringify(HOSTILE)} ignored: its braces expand to 1,048,576 patterns (at most 64)`,
+        source: "project",
+      },
+    ]);
+  });
+
+  it("compiling the refused pattern returns at once and it matches nothing, in every matcher", () => {
+    // A path the pattern would match if it were compiled (its first expansion).
+    const path = `${"a".repeat(20)}c`;
+    expect(createPathMatcher([HOSTILE])(path)).toBeUndefined();
+    expect(protectingPattern(path, [HOSTILE, "**/*c"])).toBe("**/*c");
+    expect(isProtected("read", { path }, { protectedTools: [], protectedPaths: [HOSTILE] })).toBe(false);
+    expect(globPatternProblem(HOSTILE)).toBe("its braces expand to 1,048,576 patterns (at most 64)");
+  });
+
+  it("counts brace expansions as minimatch's braceExpand makes them, without making them", () => {
+    // Random text over the characters that mean something to brace expansion (unbalanced braces,
+    // `${`, empty alternatives, ranges with steps and padding, `[{]` included), and nested groups.
+    const pieces = ["{", "}", ",", "..", ".", "a", "b", "Z", "0", "1", "2", "-", "$", "[", "]", "/", "*", "{1..3}", "{a..c}", "{Z..a}", "{,}", "{a,b}", "{3..-1..2}", "{01..3}", "[{]"];
+    const text = fc.array(fc.constantFrom(...pieces), { maxLength: 16 }).map((parts) => parts.join(""));
+    const { group } = fc.letrec((tie) => ({
+      group: fc.oneof({ depthSize: "small" }, fc.constantFrom("", "a", "bc", "1..3", "x/"), tie("choice"), tie("row")),
+      choice: fc.array(tie("group"), { minLength: 1, maxLength: 4 }).map((parts) => `{${parts.join(",")}}`),
+      row: fc.array(tie("group"), { minLength: 1, maxLength: 3 }).map((parts) => parts.join("")),
+    }));
+    fc.assert(
+      fc.property(fc.oneof(text, group as fc.Arbitrary<string>), (pattern) => {
+        const expanded = coreMinimatch.braceExpand(pattern, options).length;
+        // braceExpand stops at 100,000 strings; the count goes on.
+        if (expanded < 100_000) expect(braceExpansionCount(pattern)).toBe(expanded);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(braceExpansionCount("{a,b}{1..10}{x,{y,z}}")).toBe(60);
+    expect(braceExpansionCount(HOSTILE)).toBe(2 ** 20);
+  });
+
+  it("accepts realistic patterns, which still match as minimatch does", () => {
+    const realistic = [
+      SKILLS,
+      "src/{a,b,c}/**",
+      "**/*.{ts,tsx,js}",
+      "**/!(*.test).ts",
+      "{src,lib,test,tests,spec}/**/*.{ts,tsx,js,jsx}",
+      "{apps,packages}/*/{src,lib}/**/*.{ts,tsx,js,jsx,json}",
+      "**/!(*.@(test|spec)).ts",
+      "fixtures/case{1..50}/**",
+      "**/.env*",
+      "!(node_modules)/**/*.md",
+    ];
+    const paths = ["src/a/x.ts", "src/d/x.ts", "lib/x.tsx", "x.test.ts", "src/x.spec.ts", "src/x.ts", "apps/web/src/y.json", "fixtures/case7/z", "fixtures/case51/z", ".env.local", "node_modules/a/b.md", "docs/a.md", ".agents/skills/s/SKILL.md"];
+    for (const pattern of realistic) {
+      expect(checkGlobPattern(pattern).problem, pattern).toBeUndefined();
+      const minimatch = new coreMinimatch.Minimatch(pattern, options);
+      const match = createPathMatcher([pattern]);
+      for (const path of paths) expect(match(path) !== undefined, `${pattern} against ${path}`).toBe(minimatch.match(path));
+    }
+    expect(resolveConfig(undefined, { protectedPaths: realistic }).warnings).toEqual([]);
+  });
+
+  it("refuses a pattern just past each bound and accepts one at it", () => {
+    const atAndPast: Array<[string, string, string]> = [
+      ["a".repeat(GLOB_BOUNDS.length), "a".repeat(GLOB_BOUNDS.length + 1), "it is 1,025 characters long (at most 1,024)"],
+      [`**/${"{a,b}".repeat(6)}`, `**/${"{a,b}".repeat(7)}`, "its braces expand to 128 patterns (at most 64)"],
+      ["x{1..64}.md", "x{1..65}.md", "its braces expand to 65 patterns (at most 64)"],
+      [`${"{a,".repeat(8)}b${"}".repeat(8)}`, `${"{a,".repeat(9)}b${"}".repeat(9)}`, "it nests braces 9 deep (at most 8)"],
+      ["@(a)".repeat(8), "@(a)".repeat(9), "it has 9 extglobs (at most 8)"],
+      ["!(@(+(a)))", "!(@(+(*(a))))", "it nests extglobs 4 deep (at most 3)"],
+    ];
+    for (const [at, past, problem] of atAndPast) {
+      expect(globPatternProblem(at), at).toBeUndefined();
+      expect(globPatternProblem(past), past).toBe(problem);
+      expect(createPathMatcher([past])("a")).toBeUndefined();
+    }
+  });
+
+  it("a 100,000-character path against accepted patterns of every shape gets the right answers", () => {
+    // One literal portion of the widest accepted brace pattern occurs in the path (as part of a
+    // longer portion), so the quick rejection lets it through and minimatch walks all 64 rows.
+    const path = `aaaaaaX/${"a/".repeat(50_000)}b.md`;
+    const expected: Array<[string, boolean]> = [
+      [SKILLS, false],
+      ["**/a/**/b.md", true],
+      ["**/a/**/a/**/a/**/x.md", false],
+      [`**/${"{a,b}".repeat(6)}/**/b.md`, false],
+      ["**/!(*.test).md", true],
+      [`${"*/".repeat(40)}**/b.md`, true],
+      ["**/+(a|b)/**/@(b|c).md", true],
+    ];
+    for (const [pattern, matches] of expected) {
+      expect(globPatternProblem(pattern), pattern).toBeUndefined();
+      expect(createPathMatcher([pattern])(path) !== undefined, pattern).toBe(matches);
+    }
   });
 });
