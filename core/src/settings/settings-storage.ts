@@ -1,6 +1,8 @@
 // How the settings reader and writer reach settings files. The real storage is the file system,
-// where the writer's safety lives (exclusive lock files, temp file + rename, permission bits, a
-// FIFO never opened for a blocking read); the memory one lets unit tests run the editing logic.
+// where the writer's safety lives (exclusive lock files, temp file + rename only over the file that
+// was read, permission bits, a FIFO never opened for a blocking read); the memory one lets unit
+// tests run the editing logic.
+import { randomBytes } from "node:crypto";
 import {
   accessSync,
   closeSync,
@@ -8,6 +10,7 @@ import {
   fchmodSync,
   fstatSync,
   fsyncSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -18,13 +21,32 @@ import {
   statSync,
   unlinkSync,
   writeSync,
+  type BigIntStats,
 } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
+
+/** A read of a settings file: its text, permission bits, and which version of the file it was. */
+export interface StoredFile {
+  text: string;
+  mode: number;
+  /**
+   * Tells this version of the file from any later one (on disk: device, inode, size and
+   * modification time); undefined when the storage cannot tell.
+   */
+  version?: string;
+}
+
+/** What a write expects to replace: the file as it was read, or no file (`exists` false). */
+export interface ExpectedFile {
+  exists: boolean;
+  text: string;
+  version?: string;
+}
 
 /** Errors thrown by a storage carry `code` as Node's do: "ENOENT", "EEXIST", "EISDIR", "ENOTREG" (not a regular file)… */
 export interface SettingsStorage {
-  /** The text and permission bits of a regular file; anything else is refused without reading it. */
-  readFile(path: string): { text: string; mode: number };
+  /** The text, permission bits and version of a regular file; anything else is refused without reading it. */
+  readFile(path: string): StoredFile;
   /** The file a write to `path` must replace: symlinks followed, a dangling one too. */
   resolveTarget(path: string): string;
   /** Throws when an existing file may not be written by this process ("ENOENT" when there is none). */
@@ -40,6 +62,12 @@ export interface SettingsStorage {
   modifiedAt(path: string): number | undefined;
   /** Replaces `to` by `from` in one step. */
   rename(from: string, to: string): void;
+  /**
+   * Puts `from` in the place of `to` in one step, but only while `to` is still the file `expected`
+   * describes (or, when it does not exist, still absent): false, with nothing moved, once it has
+   * changed. Someone who replaces the file meanwhile is never overwritten.
+   */
+  replaceIfUnchanged(from: string, to: string, expected: ExpectedFile): boolean;
   remove(path: string): void;
 }
 
@@ -54,15 +82,109 @@ function errnoError(code: string, message: string): NodeJS.ErrnoException {
  * opening a FIFO would block until a writer appears, and a device (a link to /dev/zero) never
  * ends. Errors carry `code` (a non-regular file: "ENOTREG", a directory: "EISDIR").
  */
-export function readRegularFile(path: string): { text: string; mode: number } {
+export function readRegularFile(path: string): StoredFile {
   // O_NONBLOCK: the open itself must not wait for a FIFO's writer (no effect on regular files).
   const fd = openSync(path, fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0));
   try {
-    const stat = fstatSync(fd);
+    const stat = fstatSync(fd, { bigint: true });
     if (!stat.isFile()) throw errnoError(stat.isDirectory() ? "EISDIR" : "ENOTREG", `${path} is not a regular file`);
-    return { text: readFileSync(fd, "utf8"), mode: stat.mode & 0o7777 };
+    const text = readFileSync(fd, "utf8");
+    // Stat again after the read: a change in place while reading gives another version.
+    const after = fstatSync(fd, { bigint: true });
+    return { text, mode: Number(stat.mode & 0o7777n), version: versionOf(after) === versionOf(stat) ? versionOf(stat) : undefined };
   } finally {
     closeSync(fd);
+  }
+}
+
+/** The same file, unchanged: the same inode on the same device, with the same size and modification time. */
+function versionOf(stat: BigIntStats): string {
+  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`;
+}
+
+function quietlyUnlink(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone.
+  }
+}
+
+// A file system without hard links (FAT, some network shares) answers `link` with one of these.
+const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK", "EINVAL"]);
+
+function noHardLinks(error: unknown): boolean {
+  return NO_HARD_LINKS.has((error as NodeJS.ErrnoException).code ?? "");
+}
+
+/**
+ * POSIX has no rename that checks what it replaces; this comes as close as it allows. A hard link
+ * to the file changes the directory, so it is made only once a rename already under way there has
+ * ended, and it names the file in place at that moment. That file is compared with the one read,
+ * and the rename follows straight after: what stays open is the microseconds between the two.
+ */
+function replaceIfUnchangedOnDisk(from: string, to: string, expected: ExpectedFile): boolean {
+  if (!expected.exists) return createIfStillAbsent(from, to);
+  // The text first: a change written into the same file shows here even on a coarse clock.
+  if (!holdsText(to, expected.text)) return false;
+  const witness = join(dirname(to), `.${basename(to)}.${process.pid}.${randomBytes(6).toString("hex")}.witness`);
+  try {
+    linkSync(to, witness);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    if (!noHardLinks(error)) throw error;
+    if (!isVersion(to, expected.version)) return false;
+    renameSync(from, to);
+    return true;
+  }
+  try {
+    if (!isVersion(witness, expected.version)) return false;
+    renameSync(from, to);
+    return true;
+  } finally {
+    quietlyUnlink(witness);
+  }
+}
+
+/** A file created only while there is none: a hard link, unlike a rename, fails when its name is taken. */
+function createIfStillAbsent(from: string, to: string): boolean {
+  try {
+    linkSync(from, to);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    if (!noHardLinks(error)) throw error;
+    if (existsOnDisk(to)) return false;
+    renameSync(from, to);
+    return true;
+  }
+  quietlyUnlink(from);
+  return true;
+}
+
+function existsOnDisk(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function holdsText(path: string, text: string): boolean {
+  try {
+    return readRegularFile(path).text === text;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `path` is the version read (when the read told one; else the text check stands alone). */
+function isVersion(path: string, version: string | undefined): boolean {
+  if (version === undefined) return true;
+  try {
+    return versionOf(statSync(path, { bigint: true })) === version;
+  } catch {
+    return false;
   }
 }
 
@@ -112,6 +234,7 @@ export const fileSettingsStorage: SettingsStorage = {
     }
   },
   rename: renameSync,
+  replaceIfUnchanged: replaceIfUnchangedOnDisk,
   remove: unlinkSync,
 };
 
@@ -122,12 +245,26 @@ export const fileSettingsStorage: SettingsStorage = {
 export function memorySettingsStorage(files: Map<string, string>): SettingsStorage {
   const modes = new Map<string, number>();
   const changedAt = new Map<string, number>();
+  // Bumped on every write through the storage; a test that sets `files` directly is caught by the text.
+  const versions = new Map<string, number>();
+  let writes = 0;
+  const written = (path: string) => versions.set(path, ++writes);
+  const versionOfPath = (path: string) => String(versions.get(path) ?? 0);
   const missing = (path: string) => errnoError("ENOENT", `ENOENT: no such file or directory, '${path}'`);
+  const rename = (from: string, to: string) => {
+    const text = files.get(from);
+    if (text === undefined) throw missing(from);
+    files.delete(from);
+    files.set(to, text);
+    modes.set(to, modes.get(from) ?? 0o644);
+    changedAt.set(to, changedAt.get(from) ?? Date.now());
+    written(to);
+  };
   return {
     readFile(path) {
       const text = files.get(path);
       if (text === undefined) throw missing(path);
-      return { text, mode: modes.get(path) ?? 0o644 };
+      return { text, mode: modes.get(path) ?? 0o644, version: versionOfPath(path) };
     },
     resolveTarget: (path) => path,
     checkWritable(path) {
@@ -139,16 +276,19 @@ export function memorySettingsStorage(files: Map<string, string>): SettingsStora
       files.set(path, text);
       modes.set(path, options.mode ?? 0o644);
       changedAt.set(path, Date.now());
+      written(path);
     },
     // A file a test put in `files` itself counts as just changed (a lock there is not stale).
     modifiedAt: (path) => (files.has(path) ? (changedAt.get(path) ?? Date.now()) : undefined),
-    rename(from, to) {
-      const text = files.get(from);
-      if (text === undefined) throw missing(from);
-      files.delete(from);
-      files.set(to, text);
-      modes.set(to, modes.get(from) ?? 0o644);
-      changedAt.set(to, changedAt.get(from) ?? Date.now());
+    rename,
+    replaceIfUnchanged(from, to, expected) {
+      const current = files.get(to);
+      const unchanged = expected.exists
+        ? current === expected.text && (expected.version === undefined || expected.version === versionOfPath(to))
+        : current === undefined;
+      if (!unchanged) return false;
+      rename(from, to);
+      return true;
     },
     remove(path) {
       if (!files.delete(path)) throw missing(path);

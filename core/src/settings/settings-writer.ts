@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import { applyEdits, modify, parse as parseJsonc, parseTree, type FormattingOptions, type Node as JsonNode, type ParseError } from "jsonc-parser";
-import { describeParseError } from "./settings-reader.ts";
+import { describeParseError, settingsTextProblem } from "./settings-reader.ts";
 import { fileSettingsStorage, type SettingsStorage } from "./settings-storage.ts";
 import { describeValue, SETTINGS_KEY } from "./config.ts";
 import { isRecord } from "../shapes/json.ts";
@@ -49,7 +49,7 @@ export interface SettingsFileChange {
 const BYTE_ORDER_MARK = "\uFEFF";
 const LOCK_WAIT_MS = 5000;
 const STALE_LOCK_MS = 10_000;
-const WRITE_ATTEMPTS = 4;
+const WRITE_ATTEMPTS = 8;
 
 interface Snapshot {
   exists: boolean;
@@ -57,6 +57,8 @@ interface Snapshot {
   raw: string;
   /** Permission bits of the existing file. */
   mode?: number;
+  /** Which version of the file was read (see StoredFile.version). */
+  version?: string;
 }
 
 function errnoCode(error: unknown): string | undefined {
@@ -69,8 +71,8 @@ function sleepSync(milliseconds: number): void {
 
 function readSnapshot(storage: SettingsStorage, file: string, target = file): Snapshot {
   try {
-    const { text, mode } = storage.readFile(target);
-    return { exists: true, raw: text, mode };
+    const { text, mode, version } = storage.readFile(target);
+    return { exists: true, raw: text, mode, version };
   } catch (error) {
     const code = errnoCode(error);
     if (code === "ENOENT") return { exists: false, raw: "" };
@@ -139,6 +141,11 @@ function planUpdate(
   const isBlank = body.trim() === "";
   let settings: Record<string, unknown> = {};
   if (!isBlank) {
+    // Refused before parsing, as the reader refuses it: the parser recurses once per level.
+    const problem = settingsTextProblem(body);
+    if (problem !== undefined) {
+      throw new SettingsFileError("unparsable", file, `${file} is ${problem}, so it is not edited; fix it by hand, it was left unchanged`);
+    }
     const errors: ParseError[] = [];
     const parsed: unknown = parseJsonc(body, errors, { allowTrailingComma: true, disallowComments: false });
     if (errors.length > 0) {
@@ -254,25 +261,19 @@ function removeQuietly(storage: SettingsStorage, path: string): void {
   }
 }
 
-function unchangedSince(storage: SettingsStorage, target: string, snapshot: Snapshot): boolean {
-  try {
-    return storage.readFile(target).text === snapshot.raw && snapshot.exists;
-  } catch (error) {
-    return errnoCode(error) === "ENOENT" && !snapshot.exists;
-  }
-}
-
-/** Temp file in the same directory, then rename. Returns false (nothing written) when the file changed meanwhile. */
+/**
+ * Temp file in the same directory, then a rename that happens only while the file is still the one
+ * in `snapshot`. Returns false (nothing written) when the file changed meanwhile.
+ */
 function writeAtomically(storage: SettingsStorage, target: string, file: string, text: string, snapshot: Snapshot): boolean {
   const tempPath = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   let renamed = false;
   try {
     // A new file keeps the umask's bits; an existing one's bits are carried over exactly.
     storage.createFile(tempPath, text, { mode: snapshot.mode, durable: true });
-    if (!unchangedSince(storage, target, snapshot)) return false;
-    storage.rename(tempPath, target);
-    renamed = true;
-    return true;
+    const expected = { exists: snapshot.exists, text: snapshot.raw, version: snapshot.version };
+    renamed = storage.replaceIfUnchanged(tempPath, target, expected);
+    return renamed;
   } catch (error) {
     throw new SettingsFileError("write-failed", file, `cannot write ${file}: ${errnoCode(error) ?? String(error)}`, { cause: error });
   } finally {

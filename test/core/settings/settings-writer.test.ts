@@ -1,15 +1,19 @@
 import { spawn } from "node:child_process";
 import {
   chmodSync,
+  closeSync,
   existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
+  unlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -19,7 +23,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parse as parseJsonc, type ParseError } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
-import { loadConfig } from "../../../core/src/settings/settings-reader.ts";
+import { loadConfig, MAX_SETTINGS_DEPTH } from "../../../core/src/settings/settings-reader.ts";
 import { fileSettingsStorage, memorySettingsStorage, type SettingsStorage } from "../../../core/src/settings/settings-storage.ts";
 import {
   addProtectedPath,
@@ -34,6 +38,7 @@ import {
 
 const DEFAULT_PATHS = DEFAULT_CONFIG.protectedPaths;
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+const nodeBinary = existsSync(join(repoRoot, "node_modules/.bin/node")) ? join(repoRoot, "node_modules/.bin/node") : process.execPath;
 
 let dir: string;
 
@@ -197,6 +202,17 @@ describe("files that are refused", () => {
     const file = m.write("settings.json", '{\n  "a": 1\n  "b": 2\n}');
     const error = expectThrowsSettingsError(() => setPruneSetting(file, ["enabled"], false, m.storage), "unparsable", file);
     expect(error.message).toMatch(/CommaExpected at line 3, column 3/);
+  });
+
+  it("refuses a file nested thousands of levels deep with a clear error, not a RangeError from the parser", () => {
+    for (const depth of [5000, 100_000]) {
+      const text = `{ "deep": ${'{"a":'.repeat(depth)}1${"}".repeat(depth)} }`;
+      const file = write("settings.json", text);
+      const error = expectThrowsSettingsError(() => addProtectedPath({ file, pattern: "docs/**", effective: DEFAULT_PATHS }), "unparsable", file);
+      expect(error.message).toBe(`${file} is nested deeper than ${MAX_SETTINGS_DEPTH} levels, so it is not edited; fix it by hand, it was left unchanged`);
+      expect(read(file)).toBe(text);
+      expect(readdirSync(dir)).toEqual(["settings.json"]);
+    }
   });
 
   it("refuses a directory where the file should be", () => {
@@ -392,7 +408,7 @@ describe("protectedPaths edits", () => {
       const cwd = join(root, "work");
       addProtectedPath({ file: join(cwd, ".pi", "settings.json"), pattern: "docs/**", effective: DEFAULT_PATHS, storage });
       setPruneSetting(join(agentDir, "settings.json"), ["chainCompression", "rollingWindow"], 6, storage);
-      const loaded = loadConfig({ agentDir, cwd, storage });
+      const loaded = loadConfig({ agentDir, cwd, projectTrusted: true, storage });
       expect(loaded.warnings).toEqual([]);
       expect(loaded.config.protectedPaths).toEqual(["**/skills/**/*.md", "docs/**"]);
       expect(loaded.config.chainCompression.rollingWindow).toBe(6);
@@ -422,7 +438,6 @@ describe("setPruneSetting", () => {
 });
 
 describe("two processes writing at once", () => {
-  const nodeBinary = existsSync(join(repoRoot, "node_modules/.bin/node")) ? join(repoRoot, "node_modules/.bin/node") : process.execPath;
   const storageUrl = pathToFileURL(join(repoRoot, "core/src/settings/settings-storage.ts")).href;
   const writerUrl = pathToFileURL(join(repoRoot, "core/src/settings/settings-writer.ts")).href;
 
@@ -578,12 +593,210 @@ describe("a change by someone who ignores the lock (Pi saving its settings, an e
     expect(readdirSync(dir)).toEqual(["settings.json"]);
   });
 
+  it("another program replacing the file by rename every few milliseconds: no write lands on a newer file, nothing either side wrote is lost", async () => {
+    const file = write("project/.pi/settings.json", '{\n  "theme": "dark"\n}\n');
+    const mutex = join(dir, "mutex");
+    const stop = join(dir, "stop");
+    // The other program ignores the lock: again and again it re-reads the file, adds a key of its
+    // own and renames its copy over the file, until told to stop (8 seconds at most). It takes turns
+    // on `mutex` with the writer's last step (in the storage: compare with the file on disk, then
+    // rename), which leaves out two things: its own read-modify-rename never replaces one of the
+    // writer's files (that loss would be its doing), and its rename never falls in the microseconds
+    // between the writer's compare and rename, which no POSIX call closes. Anywhere else, between
+    // the writer's read and that last step included, it may replace the file.
+    const outsider = write(
+      "outsider.mjs",
+      `import { closeSync, existsSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+const [file, mutex, stop] = process.argv.slice(2);
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+const take = () => {
+  for (;;) {
+    try {
+      return closeSync(openSync(mutex, "wx"));
+    } catch (error) {
+      if (error.code !== "EEXIST") throw error;
+      sleep(0.2);
+    }
+  }
+};
+const keys = [];
+const deadline = Date.now() + 8000;
+while (!existsSync(stop) && Date.now() < deadline) {
+  take();
+  try {
+    const settings = JSON.parse(readFileSync(file, "utf8"));
+    const key = "outsider-" + keys.length;
+    settings[key] = true;
+    writeFileSync(file + ".outsider", JSON.stringify(settings, null, 2) + "\\n");
+    // A moment between its read and its rename, as a program that saves what it read a while ago.
+    sleep(Math.random() * 2);
+    renameSync(file + ".outsider", file);
+    keys.push(key);
+  } finally {
+    unlinkSync(mutex);
+  }
+  sleep(1 + Math.random() * 4);
+}
+process.stdout.write(JSON.stringify(keys));
+`,
+    );
+    const child = spawn(nodeBinary, [outsider, file, mutex, stop], { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    let errors = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (errors += chunk.toString()));
+    const exited = new Promise<number | null>((resolvePromise) => child.on("close", resolvePromise));
+
+    const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+    const withMutex = <T>(step: () => T): T => {
+      for (;;) {
+        try {
+          closeSync(openSync(mutex, "wx"));
+          break;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+          sleepSync(0.2);
+        }
+      }
+      try {
+        return step();
+      } finally {
+        unlinkSync(mutex);
+      }
+    };
+    // What was on disk at each of the writer's renames, and how many temp files (attempts) it made.
+    const replaced: string[] = [];
+    let attempts = 0;
+    const storage: SettingsStorage = {
+      ...fileSettingsStorage,
+      createFile(path, text, options) {
+        if (path.endsWith(".tmp")) attempts++;
+        fileSettingsStorage.createFile(path, text, options);
+      },
+      rename: (from, to) =>
+        withMutex(() => {
+          const onDisk = read(to);
+          fileSettingsStorage.rename(from, to);
+          replaced.push(onDisk);
+        }),
+      replaceIfUnchanged: (from, to, expected) =>
+        withMutex(() => {
+          const onDisk = read(to);
+          const done = fileSettingsStorage.replaceIfUnchanged(from, to, expected);
+          if (done) replaced.push(onDisk);
+          return done;
+        }),
+    };
+
+    const writes = 24;
+    const succeeded: string[] = [];
+    let outsiderKeys: string[];
+    try {
+      // The writer starts once the other program is replacing the file.
+      const started = Date.now();
+      while (!read(file).includes("outsider-0") && Date.now() - started < 5000) await new Promise((resolvePromise) => setTimeout(resolvePromise, 2));
+      expect(read(file), errors).toContain("outsider-0");
+      for (let i = 0; i < writes; i++) {
+        const pattern = `mine/${i}/**`;
+        const renamesBefore = replaced.length;
+        let outcome: ReturnType<typeof addProtectedPath> | SettingsFileError;
+        try {
+          outcome = addProtectedPath({ file, pattern, effective: [], storage });
+        } catch (error) {
+          // A write that gives up says so, and writes nothing.
+          expect(error).toBeInstanceOf(SettingsFileError);
+          outcome = error as SettingsFileError;
+        }
+        if (outcome instanceof SettingsFileError) {
+          expect(outcome.code).toBe("conflict");
+          expect(replaced.length).toBe(renamesBefore);
+        } else {
+          expect(outcome.added).toBe(true);
+          // No write landed on a newer file: the file it renamed over is the one it had read.
+          expect(replaced.length).toBe(renamesBefore + 1);
+          expect(replaced.at(-1), `write ${i} renamed over a file it had not read`).toBe(outcome.change?.previousText);
+          succeeded.push(pattern);
+        }
+        await new Promise((resolvePromise) => setTimeout(resolvePromise, Math.random() * 4));
+      }
+    } finally {
+      writeFileSync(stop, "");
+      expect(await exited, errors).toBe(0);
+      outsiderKeys = JSON.parse(output) as string[];
+    }
+
+    // Nothing lost: every key of the other program and every pattern of a write that succeeded.
+    const final = JSON.parse(read(file)) as Record<string, unknown> & { contextPrune?: { protectedPaths?: string[] } };
+    expect(outsiderKeys.filter((key) => !(key in final))).toEqual([]);
+    expect(final.contextPrune?.protectedPaths ?? []).toEqual(succeeded);
+    // The race happened: the other program kept replacing the file, and writes had to be redone.
+    expect(outsiderKeys.length).toBeGreaterThan(writes);
+    expect(attempts).toBeGreaterThan(succeeded.length);
+    expect(succeeded.length).toBeGreaterThanOrEqual(writes / 3);
+    expect(readdirSync(join(dir, "project/.pi"))).toEqual(["settings.json"]);
+  });
+
   it("made before every rename: refused as a conflict, the outsider's text kept, nothing of ours written", () => {
     const file = write("settings.json", "{}");
     const storage = storageWithOutsider((attempt) => writeFileSync(file, `{ "theme": "saved ${attempt}" }`));
     const error = expectThrowsSettingsError(() => setPruneSetting(file, ["enabled"], false, storage), "conflict", file);
     expect(error.message).toBe(`${file} changed while writing; nothing was written, try again`);
-    expect(read(file)).toBe('{ "theme": "saved 4" }');
+    expect(read(file)).toBe('{ "theme": "saved 8" }');
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
+  });
+});
+
+describe("the file storage renames only over the file that was read", () => {
+  const temp = () => write("new.tmp", '{ "new": true }');
+  const readNow = (file: string) => fileSettingsStorage.readFile(file);
+
+  it("the same file as read: replaced, and nothing left beside it", () => {
+    const file = write("settings.json", '{ "old": true }');
+    const before = readNow(file);
+    expect(fileSettingsStorage.replaceIfUnchanged(temp(), file, { exists: true, ...before })).toBe(true);
+    expect(read(file)).toBe('{ "new": true }');
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
+  });
+
+  it("replaced by rename since the read, even with the same text: not replaced", () => {
+    const file = write("settings.json", '{ "old": true }');
+    const before = readNow(file);
+    writeFileSync(join(dir, "other"), '{ "old": true }');
+    renameSync(join(dir, "other"), file);
+    const from = temp();
+    expect(fileSettingsStorage.replaceIfUnchanged(from, file, { exists: true, ...before })).toBe(false);
+    expect(read(file)).toBe('{ "old": true }');
+    expect(readdirSync(dir).sort()).toEqual(["new.tmp", "settings.json"]);
+  });
+
+  it("changed in place since the read: not replaced", () => {
+    const file = write("settings.json", '{ "old": true }');
+    const before = readNow(file);
+    writeFileSync(file, '{ "edited": true }');
+    expect(fileSettingsStorage.replaceIfUnchanged(temp(), file, { exists: true, ...before })).toBe(false);
+    expect(read(file)).toBe('{ "edited": true }');
+  });
+
+  it("removed since the read: not created again", () => {
+    const file = write("settings.json", '{ "old": true }');
+    const before = readNow(file);
+    rmSync(file);
+    expect(fileSettingsStorage.replaceIfUnchanged(temp(), file, { exists: true, ...before })).toBe(false);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it("no file when read, and one has appeared since: it is kept", () => {
+    const file = join(dir, "settings.json");
+    const from = temp();
+    writeFileSync(file, '{ "theirs": true }');
+    expect(fileSettingsStorage.replaceIfUnchanged(from, file, { exists: false, text: "" })).toBe(false);
+    expect(read(file)).toBe('{ "theirs": true }');
+  });
+
+  it("no file when read, and still none: created, and the temp file's name is gone", () => {
+    const file = join(dir, "settings.json");
+    expect(fileSettingsStorage.replaceIfUnchanged(temp(), file, { exists: false, text: "" })).toBe(true);
+    expect(read(file)).toBe('{ "new": true }');
     expect(readdirSync(dir)).toEqual(["settings.json"]);
   });
 });
