@@ -5,7 +5,7 @@ import { readSessionFile, type SessionData } from "../session/session-reader.ts"
 import { buildSessionView, type SessionView } from "../view/session-view.ts";
 import { agentDirFrom, loadConfig, settingsPaths } from "../settings/settings-reader.ts";
 import { resolveConfig, type ConfigWarning } from "../settings/config.ts";
-import { protectingPattern } from "../settings/protection.ts";
+import { globPatternProblem, protectingPattern } from "../settings/protection.ts";
 import { addProtectedPath, SettingsFileError } from "../settings/settings-writer.ts";
 import { estimateTokens, formatNumber } from "../shapes/size.ts";
 import { buildModelView, modelViewText, NEXT_REQUEST_TITLE, type ModelView } from "../view/model-view.ts";
@@ -474,6 +474,8 @@ function protect(args: string[], io: CliIO): number {
   if (positionals.length !== 1) throw new UsageError("protect takes exactly one glob");
   const pattern = positionals[0]!.trim();
   if (!pattern) throw new UsageError("the glob is empty");
+  const unusable = globPatternProblem(pattern);
+  if (unusable !== undefined) throw new UsageError(`the glob is not added: ${unusable}`);
   const cwd = values.cwd ? resolve(io.cwd, values.cwd) : io.cwd;
   const agentDir = agentDirFrom(io.env);
   const loaded = loadSettings(io, cwd);

@@ -170,7 +170,7 @@ export const DEFAULT_CONFIG: PruneConfig = deepFreeze({
 // Field rules
 
 type RuleResult<T> =
-  | { ok: true; value: T; adjustment?: string; droppedItems?: string[] }
+  | { ok: true; value: T; adjustment?: string; droppedItems?: string[]; /** the value is not used: the inherited one applies */ fallBack?: boolean }
   | { ok: false; expected: string };
 
 type FieldRule<T> = (raw: unknown) => RuleResult<T>;
@@ -258,6 +258,12 @@ const globList: FieldRule<string[]> = (raw) => {
   const untold = refused.size - told.length;
   if (untold > 0) {
     told.push(`${untold} more ${untold === 1 ? "pattern" : "patterns"} ignored as well (too long, too many brace expansions or extglobs, or past the list's total)`);
+  }
+  // Every pattern refused: an empty list would turn path protection off, which the person who
+  // wrote patterns did not ask for. The inherited list (global, else the default) applies instead.
+  if (kept.length === 0) {
+    told.push("no pattern is left, so the inherited list applies");
+    return { ok: true, value: kept, droppedItems: told, fallBack: true };
   }
   return { ok: true, value: kept, droppedItems: told };
 };
@@ -376,6 +382,7 @@ function validateFields<T extends object>(
     }
     if (result.adjustment) warnings.push(makeWarning(key, `${describeValue(raw)} ${result.adjustment}`, source));
     for (const dropped of result.droppedItems ?? []) warnings.push(makeWarning(key, dropped, source));
+    if (result.fallBack) continue;
     valid[field] = result.value;
   }
   return valid;

@@ -7,6 +7,7 @@ import { applyEdits, modify, parse as parseJsonc, parseTree, type FormattingOpti
 import { describeParseError, settingsTextProblem } from "./settings-reader.ts";
 import { fileSettingsStorage, type SettingsStorage } from "./settings-storage.ts";
 import { describeValue, SETTINGS_KEY } from "./config.ts";
+import { globPatternProblem } from "./protection.ts";
 import { isRecord } from "../shapes/json.ts";
 
 export type SettingsFileErrorCode =
@@ -398,6 +399,9 @@ function ownEditableList(settings: Record<string, unknown>): string[] | undefine
 
 function assertPattern(pattern: string): void {
   if (typeof pattern !== "string" || pattern.trim() === "") throw new TypeError("a protectedPaths pattern must be a non-empty string");
+  // A pattern the reader would drop is not written: it would protect nothing.
+  const problem = globPatternProblem(pattern);
+  if (problem !== undefined) throw new TypeError(`the pattern is not added: ${problem}`);
 }
 
 const PROTECTED_PATHS_KEY_PATH = [SETTINGS_KEY, "protectedPaths"];

@@ -1,7 +1,7 @@
 // The command line as a user runs it: the built bin, real files, exit codes and output shapes.
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -228,6 +228,19 @@ describe("pi-pruner protect", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(file);
     expect(readFileSync(file, "utf8")).toBe(broken);
+  });
+});
+
+describe("pi-pruner protect with a glob past the bounds", () => {
+  it("is a usage error that names the bound, and no settings file is created or changed", () => {
+    const cwd = tempDir();
+    const agentDir = tempDir();
+    const hostile = `${"{a,b}".repeat(20)}c`;
+    const r = run(["protect", hostile], { cwd, agentDir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("the glob is not added: its braces expand to 1,048,576 patterns (at most 64)");
+    expect(existsSync(join(cwd, ".pi"))).toBe(false);
+    expect(existsSync(join(agentDir, "settings.json"))).toBe(false);
   });
 });
 

@@ -203,6 +203,19 @@ describe("validation", () => {
     );
   });
 
+  it("a protectedPaths list whose every pattern is refused does not turn path protection off: the inherited list applies", () => {
+    const hostile = `${"{a,b}".repeat(20)}c`;
+    const fromDefault = resolveConfig(undefined, { protectedPaths: [hostile] });
+    expect(fromDefault.config.protectedPaths).toEqual(["**/skills/**/*.md"]);
+    expect(fromDefault.warnings.map((w) => w.message)).toEqual([
+      `contextPrune.protectedPaths: ${JSON.stringify(hostile)} ignored: its braces expand to 1,048,576 patterns (at most 64)`,
+      "contextPrune.protectedPaths: no pattern is left, so the inherited list applies",
+    ]);
+    expect(resolveConfig({ protectedPaths: ["docs/**"] }, { protectedPaths: [hostile] }).config.protectedPaths).toEqual(["docs/**"]);
+    // An empty list written on purpose still turns it off.
+    expect(resolveConfig(undefined, { protectedPaths: [] }).config.protectedPaths).toEqual([]);
+  });
+
   it("bounds a whole protectedPaths list to 1,024 brace expansions: the pattern that would pass it is dropped", () => {
     // Sixteen patterns of 64 expansions each reach the bound exactly; the seventeenth is one too many.
     const wide = Array.from({ length: 17 }, (_, i) => `p${i}/${"{a,b}".repeat(6)}`);
