@@ -51,6 +51,18 @@ function craftedSession(workspace: PiWorkspace, sessionId: string, output = BIG_
   return b;
 }
 
+/** The crafted session's one tool result message, to be bent as an attacker would. */
+function toolResultOf(b: SessionBuilder): { timestamp: unknown } {
+  const entry = b.entries.find((e) => e.type === "message" && (e as { message: { role: string } }).message.role === "toolResult");
+  return (entry as unknown as { message: { timestamp: unknown } }).message;
+}
+
+/** An index entry giving ref t1 to a spilled read whose file is `spillPath`: the record an attacker writes. */
+function indexSpill(b: SessionBuilder, spillPath: string): void {
+  const record = { toolCallId: "call_9", toolName: "read", args: { path: "notes.txt" }, resultText: "", isError: false, resultTimestamp: 1000, spillPath, resultPreview: "notes" };
+  b.custom(PRUNE_INDEX, { toolCalls: [record], refs: [{ shortId: "t1", toolCallId: "call_9", resultTimestamp: 1000 }] } satisfies IndexData);
+}
+
 function writeSession(workspace: PiWorkspace, b: SessionBuilder, name = "2026-11-01T09-00-00-000Z_crafted.jsonl"): string {
   mkdirSync(workspace.sessionDir, { recursive: true });
   return b.writeTo(join(workspace.sessionDir, name));
@@ -102,9 +114,8 @@ describe("a crafted session file opened in the real pi", () => {
     mkdirSync(join(ws.root, "victim"));
     writeFileSync(victim, VICTIM_TEXT);
     const b = craftedSession(ws, "s-timestamp");
-    const result = b.entries.find((e) => e.type === "message" && (e as { message: { role: string } }).message.role === "toolResult") as unknown as { message: { timestamp: unknown } };
     // join(blobs, `call_1-${timestamp}.txt`) once resolved these `..` to the victim's file.
-    result.message.timestamp = `/${"../".repeat(40)}${join(ws.root, "victim", "requirements").slice(1)}`;
+    toolResultOf(b).timestamp = `/${"../".repeat(40)}${join(ws.root, "victim", "requirements").slice(1)}`;
     const file = writeSession(ws, b);
     const before = tree(ws.root);
 
@@ -127,8 +138,7 @@ describe("a crafted session file opened in the real pi", () => {
     mkdirSync(decoy, { recursive: true });
     writeFileSync(join(decoy, "call_9-1000.txt"), SECRET);
     const b = craftedSession(ws, "../../outside/x");
-    const record = { toolCallId: "call_9", toolName: "read", args: { path: "notes.txt" }, resultText: "", isError: false, resultTimestamp: 1000, spillPath: join(decoy, "call_9-1000.txt"), resultPreview: "notes" };
-    b.custom(PRUNE_INDEX, { toolCalls: [record], refs: [{ shortId: "t1", toolCallId: "call_9", resultTimestamp: 1000 }] } satisfies IndexData);
+    indexSpill(b, join(decoy, "call_9-1000.txt"));
     const file = writeSession(ws, b);
     const before = tree(ws.root);
 
@@ -152,8 +162,7 @@ describe("a crafted session file opened in the real pi", () => {
     mkdirSync(ws.sessionDir, { recursive: true });
     symlinkSync(ssh, join(ws.sessionDir, "s-linked-blobs"));
     const b = craftedSession(ws, "s-linked", "a short output");
-    const record = { toolCallId: "call_9", toolName: "read", args: { path: "notes.txt" }, resultText: "", isError: false, resultTimestamp: 1000, spillPath: join(ws.sessionDir, "s-linked-blobs", "id_ed25519"), resultPreview: "notes" };
-    b.custom(PRUNE_INDEX, { toolCalls: [record], refs: [{ shortId: "t1", toolCallId: "call_9", resultTimestamp: 1000 }] } satisfies IndexData);
+    indexSpill(b, join(ws.sessionDir, "s-linked-blobs", "id_ed25519"));
     const file = writeSession(ws, b);
 
     const { warnings } = await openAndPrompt(ws, file, ["recall t1"]);
@@ -170,7 +179,7 @@ describe("a crafted session file opened in the real pi", () => {
     const victim = join(ws.root, "victim.txt");
     writeFileSync(victim, VICTIM_TEXT);
     const b = craftedSession(ws, "s-trap");
-    const resultTimestamp = (b.entries.find((e) => e.type === "message" && (e as { message: { role: string } }).message.role === "toolResult") as unknown as { message: { timestamp: number } }).message.timestamp;
+    const resultTimestamp = toolResultOf(b).timestamp as number;
     const blobs = join(ws.sessionDir, "s-trap-blobs");
     mkdirSync(blobs, { recursive: true });
     symlinkSync(victim, join(blobs, `call_1-${resultTimestamp}.txt`));
@@ -187,7 +196,7 @@ describe("a crafted session file opened in the real pi", () => {
   it("a FIFO at the spill file's name does not freeze Pi: the turn completes and the output stays inline", async () => {
     const { server, ws } = await setup();
     const b = craftedSession(ws, "s-fifo");
-    const resultTimestamp = (b.entries.find((e) => e.type === "message" && (e as { message: { role: string } }).message.role === "toolResult") as unknown as { message: { timestamp: number } }).message.timestamp;
+    const resultTimestamp = toolResultOf(b).timestamp as number;
     const blobs = join(ws.sessionDir, "s-fifo-blobs");
     mkdirSync(blobs, { recursive: true });
     execFileSync("mkfifo", [join(blobs, `call_1-${resultTimestamp}.txt`)]);
