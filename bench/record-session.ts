@@ -14,6 +14,7 @@ import { startModelServer, type Reply, type ModelRequest } from "../test/helpers
 import { createPiWorkspace } from "../test/helpers/pi-workspace.ts";
 import { assertRunOk, runPi } from "../test/helpers/run-pi.ts";
 import { neutralizeSessionText, scriptedAgent } from "../test/helpers/real-session.ts";
+import { readFixtureProject } from "./lib/fixture-project.ts";
 import { Rng, SKILL_PATH, prose, skillText, sourceFile } from "./lib/gen.ts";
 import { LONG_FILES, LONG_PROMPTS, LONG_SCRIPT, bash, read, think, turn } from "./lib/long-session.ts";
 
@@ -47,27 +48,8 @@ FILES["src/stats/total.ts"] += "export function total(values: number[]): number 
 FILES[SKILL_PATH] = skillText();
 FILES["CHANGELOG.md"] = `# Changelog\n\n## 0.3.0\n\n${Array.from({ length: 30 }, (_, i) => `- ${prose(new Rng(i + 1), 10)}`).join("\n")}\n`;
 FILES["package.json"] = JSON.stringify({ name: "demo-project", version: "0.3.0", type: "module", scripts: { build: "node scripts/build.mjs", test: "node scripts/test.mjs" } }, null, 2) + "\n";
-FILES["scripts/build.mjs"] = `import { readdirSync, statSync } from "node:fs";
-const rows = [];
-for (const dir of readdirSync("src")) for (const f of readdirSync("src/" + dir)) rows.push(["dist/" + dir + "/" + f.replace(/\\.ts$/, ".js"), statSync("src/" + dir + "/" + f).size]);
-console.log("> demo-project@0.3.0 build\\n> esbuild src --bundle --outdir=dist\\n");
-for (let pass = 0; pass < 4; pass++) for (const [file, size] of rows) console.log("  " + file.padEnd(36) + (size / 1024 * (1 + pass / 10)).toFixed(1) + "kb");
-console.log("\\n▲ [WARNING] Comparison with -0 using the \\"===\\" operator will also match 0 [src/stats/format.ts:12:8]");
-console.log("\\n⚡ Done in " + (40 + rows.length) + "ms");
-`;
-FILES["scripts/test.mjs"] = `import { readFileSync, readdirSync } from "node:fs";
-const fixed = readFileSync("src/stats/total.ts", "utf8").includes("reduce((a, b) => a + b, 0)");
-let n = 0;
-for (const dir of readdirSync("src")) for (const f of readdirSync("src/" + dir)) console.log(" ✓ test/" + dir + "/" + f.replace(/\\.ts$/, ".test.ts") + " (" + (3 + (n++ % 9)) + " tests) " + (5 + n * 7) + "ms");
-if (!fixed) {
-  console.log("\\n FAIL  test/stats/total.test.ts > total > sums an empty list to zero");
-  console.log("AssertionError: expected 1 to be +0 // Object.is equality");
-  for (let i = 0; i < 12; i++) console.log("    at Object.<anonymous> (test/stats/total.test.ts:" + (10 + i) + ":" + (5 + i) + ")");
-  console.log("\\n Test Files  1 failed | " + (n - 1) + " passed (" + n + ")");
-  process.exit(1);
-}
-console.log("\\n Test Files  " + n + " passed (" + n + ")");
-`;
+// The project's scripts: real files in bench/fixtures/short-session-project/scripts/.
+Object.assign(FILES, readFixtureProject("short-session-project"));
 
 export const PROMPTS = [
   "The stats total is off by one for empty inputs. Find the cause and fix it; keep the tests green.",
