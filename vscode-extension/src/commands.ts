@@ -1,54 +1,41 @@
-// The extension's commands. Each is declared once in package.json and placed there through menus;
-// the ones that act on a tree item take the item (or a session file path) as their argument.
+// The commands of the Sessions and Protected Files views: refresh, open a document or the session
+// file, review a chain, choose a branch, add or remove a protected pattern, all or the workspace's
+// sessions. Each is declared once in package.json and placed there through menus; the ones that act
+// on a tree item take the item (or a session file path) as their argument. The model view's,
+// search's, timeline's, export's and the explorer's commands are registered next to what they show.
 import * as vscode from "vscode";
 import { getBranch, lastPromptOf } from "@pi-pruner/core";
-import { documentUri, type DocumentRequest } from "./documents.ts";
-import type { SessionStore } from "./session-store.ts";
-import type { ProtectedPathsEditor, Prompter } from "./settings-edit.ts";
-import { formatDateTime, oneLine } from "./text.ts";
+import {
+  ADD_TO_PROTECTED_PATHS_COMMAND,
+  CHOOSE_BRANCH_COMMAND,
+  OPEN_DOCUMENT_COMMAND,
+  OPEN_SESSION_FILE_COMMAND,
+  REFRESH_COMMAND,
+  REMOVE_FROM_PROTECTED_PATHS_COMMAND,
+  REVIEW_CHAIN_COMMAND,
+  SHOW_ALL_SESSIONS_COMMAND,
+  SHOW_WORKSPACE_SESSIONS_COMMAND,
+} from "./command-ids.ts";
+import { documentUri, openDocument, type DocumentRequest } from "./documents/document-uri.ts";
+import type { Prompter } from "./prompter.ts";
+import { sessionPathOf } from "./selection.ts";
+import type { ProtectedPathsEditor } from "./settings/protected-paths-editor.ts";
+import type { SessionStore } from "./store/session-store.ts";
+import { oneLine } from "./text.ts";
 import type { ProtectedNode } from "./trees/protected-tree.ts";
 import type { SessionNode } from "./trees/session-nodes.ts";
-import { CHOOSE_BRANCH_COMMAND, OPEN_DOCUMENT_COMMAND, REVIEW_CHAIN_COMMAND, sessionLabel } from "./trees/sessions-tree.ts";
 
 export interface CommandContext {
   store: SessionStore;
   editor: ProtectedPathsEditor;
   prompter: () => Prompter;
-  selectedSession: () => string | undefined;
   refresh: () => Promise<void>;
-}
-
-/** A command argument naming a session: a tree node or a file path. */
-export function sessionPathOf(arg: unknown): string | undefined {
-  if (typeof arg === "string") return arg;
-  if (arg && typeof arg === "object" && typeof (arg as SessionNode).path === "string") return (arg as SessionNode).path;
-  return undefined;
-}
-
-/** The selected session, else the one the person picks. */
-export async function pickSession(context: Pick<CommandContext, "store" | "prompter" | "selectedSession">, title: string): Promise<string | undefined> {
-  const selected = context.selectedSession();
-  if (selected) return selected;
-  const sessions = context.store.sessions();
-  if (sessions.length === 0) {
-    context.prompter().info("Pi Pruner: no sessions to show.");
-    return undefined;
-  }
-  const picked = await context.prompter().pick(
-    sessions.map((s) => ({ label: sessionLabel(s), description: formatDateTime(s.file.mtimeMs), path: s.file.path })),
-    { title },
-  );
-  return picked?.path;
-}
-
-export function openDocument(request: DocumentRequest, title: string): Thenable<vscode.TextEditor> {
-  return vscode.window.showTextDocument(documentUri(request, title), { preview: true });
 }
 
 export function registerCommands(context: CommandContext): vscode.Disposable[] {
   const { store, editor } = context;
   return [
-    vscode.commands.registerCommand("piPruner.refresh", () => context.refresh()),
+    vscode.commands.registerCommand(REFRESH_COMMAND, () => context.refresh()),
 
     vscode.commands.registerCommand(OPEN_DOCUMENT_COMMAND, (request: DocumentRequest, title: string) => openDocument(request, title ?? request.kind)),
 
@@ -90,18 +77,18 @@ export function registerCommands(context: CommandContext): vscode.Disposable[] {
       await store.setLeaf(path, picked.leaf === latest ? undefined : picked.leaf);
     }),
 
-    vscode.commands.registerCommand("piPruner.openSessionFile", (arg: unknown) => {
+    vscode.commands.registerCommand(OPEN_SESSION_FILE_COMMAND, (arg: unknown) => {
       const path = sessionPathOf(arg);
       // Only a session file the store lists: the argument may come from a command link elsewhere.
       if (path && store.get(path)) return vscode.window.showTextDocument(vscode.Uri.file(path), { preview: true });
       return undefined;
     }),
 
-    vscode.commands.registerCommand("piPruner.addToProtectedPaths", (uri?: vscode.Uri) => editor.add(uri instanceof vscode.Uri ? uri : undefined)),
+    vscode.commands.registerCommand(ADD_TO_PROTECTED_PATHS_COMMAND, (uri?: vscode.Uri) => editor.add(uri instanceof vscode.Uri ? uri : undefined)),
 
-    vscode.commands.registerCommand("piPruner.removeFromProtectedPaths", (node?: ProtectedNode) => editor.remove(node && node.kind === "pattern" ? node : undefined)),
+    vscode.commands.registerCommand(REMOVE_FROM_PROTECTED_PATHS_COMMAND, (node?: ProtectedNode) => editor.remove(node && node.kind === "pattern" ? node : undefined)),
 
-    vscode.commands.registerCommand("piPruner.showAllSessions", () => vscode.workspace.getConfiguration("piPruner").update("showAllSessions", true, vscode.ConfigurationTarget.Global)),
-    vscode.commands.registerCommand("piPruner.showWorkspaceSessions", () => vscode.workspace.getConfiguration("piPruner").update("showAllSessions", false, vscode.ConfigurationTarget.Global)),
+    vscode.commands.registerCommand(SHOW_ALL_SESSIONS_COMMAND, () => vscode.workspace.getConfiguration("piPruner").update("showAllSessions", true, vscode.ConfigurationTarget.Global)),
+    vscode.commands.registerCommand(SHOW_WORKSPACE_SESSIONS_COMMAND, () => vscode.workspace.getConfiguration("piPruner").update("showAllSessions", false, vscode.ConfigurationTarget.Global)),
   ];
 }

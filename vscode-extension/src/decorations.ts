@@ -3,8 +3,8 @@
 import { isAbsolute, resolve } from "node:path";
 import * as vscode from "vscode";
 import type { CallView, SessionView } from "@pi-pruner/core";
-import { editorSetting } from "./editor-settings.ts";
-import type { PruneSettings } from "./prune-settings.ts";
+import { editorSetting } from "./settings/editor-settings.ts";
+import type { PruneSettings } from "./settings/prune-settings.ts";
 
 export const PROTECTED_BADGE = "P";
 export const PRUNED_BADGE = "•";

@@ -3,27 +3,29 @@
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
 import { registerCommands } from "./commands.ts";
-import { CopiedPatterns } from "./copied-patterns.ts";
 import { PrunerDecorations } from "./decorations.ts";
-import { PrunerDocuments, SCHEME } from "./documents.ts";
-import { affectsEditorSetting, editorSetting } from "./editor-settings.ts";
-import { PruneSettings, resolveAgentDir } from "./prune-settings.ts";
-import { BranchMemory, SessionSelection, sessionCwd } from "./selection.ts";
-import { SessionStore } from "./session-store.ts";
-import { SessionWatcher } from "./session-watcher.ts";
-import { ProtectedPathsEditor, type Prompter } from "./settings-edit.ts";
-import { ReclaimStatus } from "./status-bar.ts";
-import { registerRequestCommands } from "./request-commands.ts";
-import { registerTimelineCommand, TimelinePanels } from "./timeline/timeline-panel.ts";
+import { SCHEME } from "./documents/document-uri.ts";
+import { PrunerDocuments } from "./documents/documents.ts";
+import { registerExportCommands, saveDialog, type SaveTarget } from "./documents/export.ts";
+import { registerRequestCommands } from "./documents/request-commands.ts";
 import { registerFileSessionCommands } from "./file-sessions.ts";
-import { registerExportCommands, saveDialog, type SaveTarget } from "./export.ts";
-import { ProtectedTreeProvider } from "./trees/protected-tree.ts";
+import type { Prompter } from "./prompter.ts";
 import { registerSearchCommands } from "./search/search-commands.ts";
 import { SearchTreeProvider, type SearchNode } from "./search/search-tree.ts";
 import { SessionSearch } from "./search/session-search.ts";
+import { BranchMemory, SessionSelection, sessionCwd } from "./selection.ts";
+import { CopiedPatterns } from "./settings/copied-patterns.ts";
+import { affectsEditorSetting, editorSetting } from "./settings/editor-settings.ts";
+import { ProtectedPathsEditor } from "./settings/protected-paths-editor.ts";
+import { PruneSettings, resolveAgentDir } from "./settings/prune-settings.ts";
+import { ReclaimStatus } from "./status-bar.ts";
+import { SessionStore } from "./store/session-store.ts";
+import { registerTimelineCommand, TimelinePanels } from "./timeline/timeline-panel.ts";
+import { ProtectedTreeProvider } from "./trees/protected-tree.ts";
 import type { SessionNode } from "./trees/session-nodes.ts";
-import { SessionsTreeProvider, SHOW_MODEL_VIEW_COMMAND } from "./trees/sessions-tree.ts";
-import { WorkspaceFiles } from "./workspace-files.ts";
+import { SessionsTreeProvider } from "./trees/sessions-tree.ts";
+import { SessionWatcher } from "./watch/session-watcher.ts";
+import { WorkspaceFiles } from "./watch/workspace-files.ts";
 
 /** What activate() returns: the extension's parts, for its integration tests. */
 export interface PiPrunerApi {
@@ -65,7 +67,7 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   const decorations = new PrunerDecorations(settings);
   const documents = new PrunerDocuments(store);
   const timelines = new TimelinePanels(store, context.extensionUri);
-  const status = new ReclaimStatus(SHOW_MODEL_VIEW_COMMAND);
+  const status = new ReclaimStatus();
   const editor = new ProtectedPathsEditor(settings, copiedPatterns);
   const defaultPrompter = editor.prompter;
   let saveTarget = saveDialog;
@@ -121,7 +123,6 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
       store,
       editor,
       prompter: () => editor.prompter,
-      selectedSession: () => selection.path,
       refresh: async () => {
         settings.invalidate();
         await watcher.rescope();

@@ -3,14 +3,12 @@
 // a quick pick with each call's state; choosing one opens the call's document. Core finds the calls.
 import * as vscode from "vscode";
 import { callsNamingFile, getBranch, rewoundEntries, type FileCall, type FileQuery } from "@pi-pruner/core";
-import { openDocument } from "./commands.ts";
-import { callTitle } from "./documents.ts";
-import type { SessionState, SessionStore } from "./session-store.ts";
-import type { Prompter } from "./settings-edit.ts";
+import { SESSIONS_THAT_READ_FILE_COMMAND } from "./command-ids.ts";
+import { openDocument } from "./documents/document-uri.ts";
+import type { Prompter } from "./prompter.ts";
+import { callTitle, sessionLabel } from "./session-names.ts";
+import type { SessionState, SessionStore } from "./store/session-store.ts";
 import { formatDateTime, oneLine } from "./text.ts";
-import { sessionLabel } from "./trees/sessions-tree.ts";
-
-export const SESSIONS_THAT_READ_FILE_COMMAND = "piPruner.sessionsThatReadFile";
 
 export interface FileSessionsContext {
   store: SessionStore;

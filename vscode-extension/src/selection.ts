@@ -1,7 +1,12 @@
-// The selected session: the one whose reclaim the status bar shows and whose pruned reads the
-// explorer marks. Remembered per workspace; kept parsed while selected; dropped when its file goes.
+// Which session a view or a command is about. The selected session: the one whose reclaim the
+// status bar shows and whose pruned reads the explorer marks; remembered per workspace, kept parsed
+// while selected, dropped when its file goes. A command's session: the one its argument names, else
+// the selected one, else the one the person picks. And the branch a person chose for each session.
 import * as vscode from "vscode";
-import type { SessionState, SessionStore } from "./session-store.ts";
+import type { Prompter } from "./prompter.ts";
+import { sessionLabel } from "./session-names.ts";
+import type { SessionState, SessionStore } from "./store/session-store.ts";
+import { formatDateTime } from "./text.ts";
 
 const SELECTED_KEY = "piPruner.selectedSession";
 
@@ -62,6 +67,35 @@ export class SessionSelection implements vscode.Disposable {
 /** The working directory whose protected patterns mark files for a session: its own cwd once known, else its folder's. */
 export function sessionCwd(state: SessionState | undefined): string | undefined {
   return state?.view?.session.cwd ?? state?.head.cwd ?? state?.cwd;
+}
+
+/** A command argument naming a session: a tree node (anything with a `path`) or a file path. */
+export function sessionPathOf(arg: unknown): string | undefined {
+  if (typeof arg === "string") return arg;
+  if (arg && typeof arg === "object" && typeof (arg as { path?: unknown }).path === "string") return (arg as { path: string }).path;
+  return undefined;
+}
+
+export interface SessionPickContext {
+  store: SessionStore;
+  prompter: () => Prompter;
+  selectedSession: () => string | undefined;
+}
+
+/** The selected session, else the one the person picks. */
+export async function pickSession(context: SessionPickContext, title: string): Promise<string | undefined> {
+  const selected = context.selectedSession();
+  if (selected) return selected;
+  const sessions = context.store.sessions();
+  if (sessions.length === 0) {
+    context.prompter().info("Pi Pruner: no sessions to show.");
+    return undefined;
+  }
+  const picked = await context.prompter().pick(
+    sessions.map((s) => ({ label: sessionLabel(s), description: formatDateTime(s.file.mtimeMs), path: s.file.path })),
+    { title },
+  );
+  return picked?.path;
 }
 
 const BRANCHES_KEY = "piPruner.chosenBranches";

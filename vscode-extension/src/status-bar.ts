@@ -1,16 +1,14 @@
 // The status-bar item: the reclaim of the session last selected in the Sessions view.
 import * as vscode from "vscode";
-import type { SessionState } from "./session-store.ts";
+import { SHOW_MODEL_VIEW_COMMAND } from "./command-ids.ts";
+import { sessionLabel } from "./session-names.ts";
+import type { SessionState } from "./store/session-store.ts";
 import { formatNumber, formatReclaim, formatSaving } from "./text.ts";
-import { sessionLabel } from "./trees/sessions-tree.ts";
 
 export class ReclaimStatus implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("piPruner.reclaim", vscode.StatusBarAlignment.Left, 50);
 
-  private readonly showModelViewCommand: string;
-
-  constructor(showModelViewCommand: string) {
-    this.showModelViewCommand = showModelViewCommand;
+  constructor() {
     this.item.name = "Pi Pruner reclaim";
   }
 
@@ -35,7 +33,7 @@ export class ReclaimStatus implements vscode.Disposable {
       `Pi Pruner: ${sessionLabel(state)}\n` +
       `${formatNumber(summary.rawChars)} characters raw → ${formatNumber(summary.modelChars ?? summary.rawChars)} sent to the model ` +
       `(tokens ≈ characters / 4). Click for the model view.`;
-    this.item.command = { command: this.showModelViewCommand, title: "Show Model View", arguments: [state.file.path] };
+    this.item.command = { command: SHOW_MODEL_VIEW_COMMAND, title: "Show Model View", arguments: [state.file.path] };
     this.item.show();
     this.shown = true;
   }

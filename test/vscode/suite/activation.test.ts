@@ -2,6 +2,7 @@
 // every command it contributes is registered. Nothing here depends on what the extension does.
 import * as assert from "node:assert/strict";
 import * as vscode from "vscode";
+import { COMMAND_IDS } from "../../../vscode-extension/src/command-ids.ts";
 
 const EXTENSION_ID = "pi-pruner.pi-pruner-vscode";
 
@@ -25,6 +26,8 @@ describe("extension host", () => {
     const registered = new Set(await vscode.commands.getCommands(true));
     const missing = contributed.filter((c) => !registered.has(c));
     assert.deepEqual(missing, [], `contributed but not registered: ${missing.join(", ")}`);
+    // The extension's one list of command ids names exactly what package.json contributes.
+    assert.deepEqual([...COMMAND_IDS].sort(), [...contributed].sort());
   });
 
   it("receives the environment the runner passed", function () {

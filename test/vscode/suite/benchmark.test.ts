@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
-import { SHOW_TIMELINE_COMMAND } from "../../../vscode-extension/src/timeline/timeline-panel.ts";
+import { SHOW_TIMELINE_COMMAND } from "../../../vscode-extension/src/command-ids.ts";
 import { isDrawnMessage } from "../../../vscode-extension/src/timeline/webview/drawn.ts";
 import type { SessionNode } from "../../../vscode-extension/src/trees/session-nodes.ts";
 import { children, extensionApi, waitFor } from "./helpers.ts";

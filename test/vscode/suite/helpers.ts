@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
-import type { Prompter } from "../../../vscode-extension/src/settings-edit.ts";
+import type { Prompter } from "../../../vscode-extension/src/prompter.ts";
 import { installPiSession as installFixturePiSession, sessionDirName, writeSuiteSessions } from "../fixtures/sessions.ts";
 
 export const EXTENSION_ID = "pi-pruner.pi-pruner-vscode";

@@ -5,6 +5,8 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { getBranch } from "../../../core/src/session/session-reader.ts";
+import { modelRequests } from "../../../core/src/view/request-views.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import type { SessionNode } from "../../../vscode-extension/src/trees/session-nodes.ts";
 import { children, extensionApi, find, freshAgent, ScriptedPrompter, tempDir, tooltipText, useAgentDir, workspaceDir, type ShownItem, type SuiteAgent } from "./helpers.ts";
@@ -183,6 +185,28 @@ describe("Sessions view", () => {
     await vscode.commands.executeCommand("piPruner.chooseBranch", file);
     assert.equal(api.store.get(file)!.view!.leafId, latestLeaf);
     assert.equal(api.store.get(file)!.pinnedLeaf, undefined, "the latest branch is followed again, not pinned");
+  });
+
+  it("each session's Model view row counts the requests its shown branch sent, on every branch, as core lists them", async () => {
+    const counts: number[] = [];
+    const check = async (file: string) => {
+      const top = await open(sessionItem(file).node);
+      const state = api.store.get(file)!;
+      const sent = modelRequests(getBranch(state.data!, state.view!.leafId).entries).length;
+      counts.push(sent);
+      assert.equal(find(top, "Model view").description, sent > 0 ? `last request sent · ${sent} of ${sent}` : "next request · none sent yet", file);
+    };
+    for (const session of sessions) await check(session.node.path);
+    const file = agent.files.branched;
+    try {
+      for (const leaf of api.store.leavesOf(file)) {
+        await api.store.setLeaf(file, leaf);
+        await check(file);
+      }
+    } finally {
+      await api.store.setLeaf(file, undefined);
+    }
+    assert.ok(counts.some((n) => n > 0), `some branch sent requests: ${counts.join(", ")}`);
   });
 
   it("a session with bad lines shows what it could read and a warning item listing the bad line numbers", async () => {

@@ -8,8 +8,8 @@ import * as vscode from "vscode";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
 import { PRUNE_STATS } from "../../../core/src/shapes/entries.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
-import { parseDocumentUri } from "../../../vscode-extension/src/documents.ts";
-import { SHOW_TIMELINE_COMMAND } from "../../../vscode-extension/src/timeline/timeline-panel.ts";
+import { parseDocumentUri } from "../../../vscode-extension/src/documents/document-uri.ts";
+import { SHOW_TIMELINE_COMMAND } from "../../../vscode-extension/src/command-ids.ts";
 import { closeAllEditors, EXTENSION_ID, extensionApi, sessionDirName, tempDir, useAgentDir, waitFor, workspaceDir } from "./helpers.ts";
 
 /** Three requests: two answered by Anthropic with usage and cost, the third by a provider that wrote none. */

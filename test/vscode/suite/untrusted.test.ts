@@ -10,11 +10,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
-import { CopiedPatterns } from "../../../vscode-extension/src/copied-patterns.ts";
-import { PruneSettings, type WorkspaceTrust } from "../../../vscode-extension/src/prune-settings.ts";
+import { CopiedPatterns } from "../../../vscode-extension/src/settings/copied-patterns.ts";
+import { PruneSettings, type WorkspaceTrust } from "../../../vscode-extension/src/settings/prune-settings.ts";
 import { ProtectedTreeProvider } from "../../../vscode-extension/src/trees/protected-tree.ts";
-import { ProtectedPathsEditor } from "../../../vscode-extension/src/settings-edit.ts";
-import { WorkspaceFiles } from "../../../vscode-extension/src/workspace-files.ts";
+import { ProtectedPathsEditor } from "../../../vscode-extension/src/settings/protected-paths-editor.ts";
+import { WorkspaceFiles } from "../../../vscode-extension/src/watch/workspace-files.ts";
 import { children, extensionApi, freshAgent, protectedViewShows, ScriptedPrompter, tooltipText, workspaceDir, writeSettingsText, type SuiteAgent } from "./helpers.ts";
 
 const DEEP_SETTINGS = '{"a":'.repeat(5000) + "1" + "}".repeat(5000);

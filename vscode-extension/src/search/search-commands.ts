@@ -1,15 +1,13 @@
 // The search commands: Search Sessions… (the Sessions view's title button and the palette), Clear
 // Search, and opening a result.
 import * as vscode from "vscode";
-import { openDocument } from "../commands.ts";
-import { openModelView } from "../request-commands.ts";
-import type { SessionStore } from "../session-store.ts";
+import { CLEAR_SEARCH_COMMAND, FOCUS_SEARCH_VIEW_COMMAND, OPEN_SEARCH_RESULT_COMMAND, SEARCH_COMMAND } from "../command-ids.ts";
+import { openDocument } from "../documents/document-uri.ts";
+import { openModelView } from "../documents/request-commands.ts";
+import type { SessionStore } from "../store/session-store.ts";
 import type { SearchHit } from "./search-index.ts";
-import { hitLabel, OPEN_SEARCH_RESULT_COMMAND } from "./search-tree.ts";
+import { hitLabel } from "./search-tree.ts";
 import type { SessionSearch } from "./session-search.ts";
-
-export const SEARCH_COMMAND = "piPruner.searchSessions";
-export const CLEAR_SEARCH_COMMAND = "piPruner.clearSearch";
 /** True while the results view has something to show. */
 const SEARCH_ACTIVE = "piPruner.searchActive";
 
@@ -25,7 +23,7 @@ export function registerSearchCommands(store: SessionStore, search: SessionSearc
       if (!query?.trim()) return;
       last = query;
       await vscode.commands.executeCommand("setContext", SEARCH_ACTIVE, true);
-      void vscode.commands.executeCommand("piPruner.search.focus");
+      void vscode.commands.executeCommand(FOCUS_SEARCH_VIEW_COMMAND);
       await search.search(query);
     }),
     vscode.commands.registerCommand(CLEAR_SEARCH_COMMAND, async () => {

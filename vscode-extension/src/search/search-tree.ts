@@ -1,13 +1,12 @@
 // The search results: one item per session with hits, best session first, and under it the hits,
 // each opening the call's document or the model view at the message.
 import * as vscode from "vscode";
-import type { SessionStore } from "../session-store.ts";
+import { OPEN_SEARCH_RESULT_COMMAND } from "../command-ids.ts";
+import { sessionLabel } from "../session-names.ts";
+import type { SessionStore } from "../store/session-store.ts";
 import { oneLine, safeTooltip } from "../text.ts";
-import { sessionLabel } from "../trees/sessions-tree.ts";
 import type { SearchHit } from "./search-index.ts";
 import type { SearchResults, SessionSearch } from "./session-search.ts";
-
-export const OPEN_SEARCH_RESULT_COMMAND = "piPruner.openSearchResult";
 
 export type SearchNode = { kind: "session"; file: string; hits: SearchHit[] } | { kind: "hit"; hit: SearchHit } | { kind: "status"; text: string };
 

@@ -6,7 +6,7 @@
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
 import { getBranch, readSessionFile, sessionSearchParts, withBodies, type AnyEntry } from "@pi-pruner/core";
-import type { SessionStore } from "../session-store.ts";
+import type { SessionStore } from "../store/session-store.ts";
 import { SessionSearchIndex, type SearchHit } from "./search-index.ts";
 
 /** Entries read back from disk at once: bounds the bodies in memory during a scan. */

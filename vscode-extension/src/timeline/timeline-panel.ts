@@ -9,15 +9,13 @@
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
 import { BodyCache, branchPointsOf, getBranch, TimelineBuilder } from "@pi-pruner/core";
-import { pickSession, sessionPathOf } from "../commands.ts";
-import { openModelView } from "../request-commands.ts";
-import type { Prompter } from "../settings-edit.ts";
-import type { SessionStore } from "../session-store.ts";
-import { sessionLabel } from "../trees/sessions-tree.ts";
+import { SHOW_TIMELINE_COMMAND } from "../command-ids.ts";
+import { openModelView } from "../documents/request-commands.ts";
+import { pickSession, sessionPathOf, type SessionPickContext } from "../selection.ts";
+import { sessionLabel } from "../session-names.ts";
+import type { SessionStore } from "../store/session-store.ts";
 import { isWebviewMessage, type TimelineMessage, type WebviewMessage } from "./protocol.ts";
 import { timelineHtml } from "./timeline-html.ts";
-
-export const SHOW_TIMELINE_COMMAND = "piPruner.showTimeline";
 const VIEW_TYPE = "piPruner.timeline";
 /** Pi writes in bursts: one update per burst. */
 const UPDATE_DELAY_MS = 250;
@@ -176,7 +174,7 @@ export class TimelinePanels implements vscode.Disposable {
 }
 
 /** Show Context Timeline: on a session item, else the selected session or the one the person picks. */
-export function registerTimelineCommand(panels: TimelinePanels, context: { store: SessionStore; prompter: () => Prompter; selectedSession: () => string | undefined }): vscode.Disposable {
+export function registerTimelineCommand(panels: TimelinePanels, context: SessionPickContext): vscode.Disposable {
   return vscode.commands.registerCommand(SHOW_TIMELINE_COMMAND, async (arg?: unknown) => {
     const file = sessionPathOf(arg) ?? (await pickSession(context, "Show the context timeline of…"));
     return file ? panels.show(file) : undefined;

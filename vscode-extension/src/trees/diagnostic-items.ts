@@ -5,8 +5,10 @@
 import * as vscode from "vscode";
 import type { CallView, ChainView, SessionView } from "@pi-pruner/core";
 import { spillRecovery } from "@pi-pruner/core";
+import { OPEN_DOCUMENT_COMMAND } from "../command-ids.ts";
+import { writerName } from "../session-names.ts";
 import { oneLine, safeTooltip } from "../text.ts";
-import { findDiagnostic, writerName, type WriterNode } from "./diagnostic-nodes.ts";
+import { findDiagnostic, type WriterNode } from "./diagnostic-nodes.ts";
 
 function icon(id: string, color?: string): vscode.ThemeIcon {
   return new vscode.ThemeIcon(id, color ? new vscode.ThemeColor(color) : undefined);
@@ -14,8 +16,8 @@ function icon(id: string, color?: string): vscode.ThemeIcon {
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
-/** The item of a writer, diagnostic or writer's-text node; `openDocument` is the command that opens a document. */
-export function writerItem(node: WriterNode, view: SessionView, file: string, openDocument: string): vscode.TreeItem {
+/** The item of a writer, diagnostic or writer's-text node. */
+export function writerItem(node: WriterNode, view: SessionView, file: string): vscode.TreeItem {
   switch (node.kind) {
     case "writer": {
       const { writer, fidelity, diagnostics } = view;
@@ -48,7 +50,7 @@ export function writerItem(node: WriterNode, view: SessionView, file: string, op
       item.description = oneLine(chain.writerText, 80);
       item.iconPath = icon("quote");
       item.tooltip = safeTooltip("The text the writer kept in its chain entry for this block's body (what it sent between the block's tags, protected outputs aside):\n", { code: chain.writerText.slice(0, 1500) });
-      item.command = { command: openDocument, title: "Open", arguments: [{ kind: "writerText", file, entryId: chain.entryId }, `${chain.blockId} as ${writerName(view)} persisted it`] };
+      item.command = { command: OPEN_DOCUMENT_COMMAND, title: "Open", arguments: [{ kind: "writerText", file, entryId: chain.entryId }, `${chain.blockId} as ${writerName(view)} persisted it`] };
       item.contextValue = "writerText";
       return item;
     }

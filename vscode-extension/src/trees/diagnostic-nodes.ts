@@ -30,9 +30,3 @@ export function chainExtras(parentId: string, path: string, chain: ChainView): W
 export function findDiagnostic(view: SessionView, entryId: string): DiagnosticView | undefined {
   return view.diagnostics.find((d) => d.entryId === entryId);
 }
-
-/** The name a person reads for the session's writer, without the signs. */
-export function writerName(view: SessionView): string {
-  const writers = view.writer.writers.filter((w) => w.name !== "pi-pruner");
-  return writers.length ? writers.map((w) => w.label).join(" and ") : view.writer.label;
-}

@@ -4,11 +4,11 @@
 import { join } from "node:path";
 import * as vscode from "vscode";
 import { createPathMatcher } from "@pi-pruner/core";
-import { whyCopied, type CopiedPatterns } from "../copied-patterns.ts";
-import { editorSetting } from "../editor-settings.ts";
-import type { EffectiveSettings, PatternSource, PruneSettings } from "../prune-settings.ts";
+import { whyCopied, type CopiedPatterns } from "../settings/copied-patterns.ts";
+import { editorSetting } from "../settings/editor-settings.ts";
+import type { EffectiveSettings, PatternSource, PruneSettings } from "../settings/prune-settings.ts";
 import { oneLine, safeTooltip } from "../text.ts";
-import type { WorkspaceFiles } from "../workspace-files.ts";
+import type { WorkspaceFiles } from "../watch/workspace-files.ts";
 
 export type ProtectedNode =
   | { kind: "folder"; id: string; folder: vscode.WorkspaceFolder }

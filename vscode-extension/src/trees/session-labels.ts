@@ -3,7 +3,8 @@
 // come first in the description; sessions that would read alike are told apart there.
 import { basename } from "node:path";
 import { firstWords, lastPromptOf, type SessionData, type SessionView, type SummaryView } from "@pi-pruner/core";
-import type { SessionState } from "../session-store.ts";
+import { sessionName } from "../session-names.ts";
+import type { SessionState } from "../store/session-store.ts";
 import { formatDateTime, formatReclaim, oneLine } from "../text.ts";
 
 /**
@@ -15,13 +16,6 @@ export const SESSION_NAME_MAX = 16;
 export const PROMPT_WORDS_MAX = 36;
 /** The fewest characters of a session id shown to tell sessions apart. */
 const ID_PREFIX_MIN = 8;
-
-/** A session's whole name on one line: its `session_info` name, else its first prompt, else the file's name. */
-export function sessionName(state: SessionState): string {
-  const name = state.summary?.name ?? state.head.name;
-  const prompt = state.summary?.firstPrompt ?? state.head.firstPrompt;
-  return oneLine(name || prompt || basename(state.file.path), 200) || basename(state.file.path);
-}
 
 /** The name as the row shows it: its first words. */
 export function sessionRowLabel(state: SessionState): string {

@@ -1,6 +1,7 @@
 // The nodes of the Sessions tree, derived from a session's view model. Pure: no VS Code calls, so
 // what a session shows is decided in one place and the provider only turns nodes into tree items.
-import type { CallView, ChainView, CompactionView, MarkerView, SessionView, SummaryView } from "@pi-pruner/core";
+import type { CallView, ChainView, SessionView, SummaryView } from "@pi-pruner/core";
+import { findCall } from "../view-lookup.ts";
 import { chainExtras, writerNodes, type WriterNode } from "./diagnostic-nodes.ts";
 
 export type GroupKind = "summaries" | "other" | "chains" | "protected" | "markers" | "compactions";
@@ -35,8 +36,6 @@ interface Placement {
   withoutSummary: CallView[];
   byChain: Map<string, CallView[]>;
   protectedCalls: CallView[];
-  byKey: Map<string, CallView>;
-  summaries: Map<string, SummaryView>;
 }
 
 const placements = new WeakMap<SessionView, Placement>();
@@ -44,12 +43,10 @@ const placements = new WeakMap<SessionView, Placement>();
 function placement(view: SessionView): Placement {
   let placed = placements.get(view);
   if (placed) return placed;
-  const byKey = new Map<string, CallView>();
   const aliasesByRef = new Map<string, CallView[]>();
   const byChain = new Map<string, CallView[]>();
   const protectedCalls: CallView[] = [];
   for (const call of view.calls) {
-    byKey.set(call.occurrenceKey, call);
     if (call.state === "deduped" && call.aliasOf !== undefined) {
       const list = aliasesByRef.get(call.aliasOf);
       if (list) list.push(call);
@@ -68,7 +65,7 @@ function placement(view: SessionView): Placement {
   for (const summary of view.summaries) {
     const calls = new Set<CallView>();
     for (const key of summary.keys) {
-      const call = byKey.get(key);
+      const call = findCall(view, key);
       if (call) calls.add(call);
     }
     for (const ref of summary.refs) for (const alias of aliasesByRef.get(ref) ?? []) calls.add(alias);
@@ -78,7 +75,7 @@ function placement(view: SessionView): Placement {
     for (const call of ordered) covered.add(call);
   }
   const withoutSummary = view.calls.filter((c) => (c.state === "summarized" || c.state === "spilled" || c.state === "deduped") && !covered.has(c));
-  placed = { bySummary, withoutSummary, byChain, protectedCalls, byKey, summaries: new Map(view.summaries.map((s) => [s.entryId, s])) };
+  placed = { bySummary, withoutSummary, byChain, protectedCalls };
   placements.set(view, placed);
   return placed;
 }
@@ -159,24 +156,4 @@ export function summaryChildren(node: Extract<SessionNode, { kind: "summary" }>,
 export function chainChildren(node: Extract<SessionNode, { kind: "chain" }>, view: SessionView): SessionNode[] {
   const chain = view.chains.find((c) => c.entryId === node.entryId);
   return chain ? [...chainExtras(node.id, node.path, chain), ...callsOfChain(view, chain).map((c) => callNode(node.id, node.path, c))] : [];
-}
-
-export function findCall(view: SessionView, key: string): CallView | undefined {
-  return placement(view).byKey.get(key);
-}
-
-export function findSummary(view: SessionView, entryId: string): SummaryView | undefined {
-  return placement(view).summaries.get(entryId);
-}
-
-export function findChain(view: SessionView, entryId: string): ChainView | undefined {
-  return view.chains.find((c) => c.entryId === entryId);
-}
-
-export function findMarker(view: SessionView, entryId: string): MarkerView | undefined {
-  return view.markers.find((m) => m.entryId === entryId);
-}
-
-export function findCompaction(view: SessionView, entryId: string): CompactionView | undefined {
-  return view.compactions.find((c) => c.entryId === entryId);
 }

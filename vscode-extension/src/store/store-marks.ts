@@ -28,8 +28,8 @@ function threadCpuMs(): number | undefined {
   return usage ? (usage.user + usage.system) / 1000 : undefined;
 }
 
-/** Wall and thread CPU time of one piece of work. */
-class Stopwatch {
+/** Wall and thread CPU time of one piece of work, from when it was made. */
+export class Stopwatch {
   readonly startedAt = performance.now();
   private readonly cpuBefore = threadCpuMs();
 
@@ -43,7 +43,10 @@ class Stopwatch {
   }
 }
 
-/** Keeps `marks` as the store works: the first parse and build of a scope's sessions, the last append. */
+/**
+ * Keeps `marks` as the store works: the first parse and build of a scope's sessions, the last
+ * append. The store times its own work with a Stopwatch and reports it here when it is done.
+ */
 export class StoreTimer {
   readonly marks: StoreMarks = {};
 
@@ -57,22 +60,16 @@ export class StoreTimer {
     this.marks.listedAt ??= performance.now();
   }
 
-  /** Runs a parse; the first one is recorded. */
-  async parse<T>(run: () => Promise<T>): Promise<T> {
-    const watch = new Stopwatch();
-    const result = await run();
-    if (this.marks.firstParseMs === undefined) {
-      this.marks.firstParseStartedAt = watch.startedAt;
-      this.marks.firstParseMs = watch.elapsedMs();
-      this.marks.firstParseCpuMs = watch.cpuMs();
-    }
-    return result;
+  /** A parse timed by `watch` finished; the first one is recorded. */
+  parsed(watch: Stopwatch): void {
+    if (this.marks.firstParseMs !== undefined) return;
+    this.marks.firstParseStartedAt = watch.startedAt;
+    this.marks.firstParseMs = watch.elapsedMs();
+    this.marks.firstParseCpuMs = watch.cpuMs();
   }
 
-  /** Runs a view build and returns how long it took; the first one is recorded. */
-  build(run: () => void): number {
-    const watch = new Stopwatch();
-    run();
+  /** A view build timed by `watch` finished: returns how long it took; the first one is recorded. */
+  built(watch: Stopwatch): number {
     const ms = watch.elapsedMs();
     if (this.marks.firstBuildMs === undefined) {
       this.marks.firstBuildMs = ms;

@@ -2,9 +2,9 @@
 // a model view's header gives about who wrote the session and what its rendering means.
 import type { ChainView, SessionView } from "@pi-pruner/core";
 import { renderedCounts, renderFidelity, writerHeaderLines } from "@pi-pruner/core";
-import type { SessionState } from "./session-store.ts";
-import { documentText } from "./text.ts";
-import { writerName } from "./trees/diagnostic-nodes.ts";
+import { writerName } from "../session-names.ts";
+import type { SessionState } from "../store/session-store.ts";
+import { documentText } from "../text.ts";
 
 /** A chain's body as its writer persisted it, beside which the model view shows pi-pruner's block. */
 export function writerTextDocument(state: SessionState, view: SessionView, chain: ChainView): string {

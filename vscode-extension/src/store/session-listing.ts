@@ -1,7 +1,7 @@
 // Which session files a scope holds: every session under the agent dir, or the open workspace
 // folders' sessions, newest first. Listing is cheap (a stat per file); nothing is parsed here.
 import { listAllSessionFiles, listSessionFiles, sessionDirFor, type SessionFileInfo } from "@pi-pruner/core";
-import type { AgentDir } from "./prune-settings.ts";
+import type { AgentDir } from "../settings/prune-settings.ts";
 
 export interface WorkspaceFolderRef {
   name: string;

@@ -6,28 +6,11 @@
 import { posix } from "node:path";
 import * as vscode from "vscode";
 import { addProtectedPath, removeProtectedPath, revertSettingsFileChange, SettingsFileError, type SettingsFileChange } from "@pi-pruner/core";
+import { windowPrompter, type Prompter } from "../prompter.ts";
 import { whyCopied, type CopiedFrom, type CopiedPatterns, type CopiedRecord } from "./copied-patterns.ts";
 import type { PatternSource, PruneSettings } from "./prune-settings.ts";
 
-/** The questions a command asks, behind an interface so tests can answer them. */
-export interface Prompter {
-  pick<T extends vscode.QuickPickItem>(items: T[], options: vscode.QuickPickOptions): Promise<T | undefined>;
-  info(message: string): void;
-  /** An information message with one button: true once the person chooses it, false when it is dismissed. */
-  offer(message: string, action: string): Promise<boolean>;
-  warn(message: string): void;
-  error(message: string): void;
-}
-
 const UNDO_ACTION = "Undo";
-
-export const windowPrompter: Prompter = {
-  pick: (items, options) => Promise.resolve(vscode.window.showQuickPick(items, options)),
-  info: (message) => void vscode.window.showInformationMessage(message),
-  offer: async (message, action) => (await vscode.window.showInformationMessage(message, action)) === action,
-  warn: (message) => void vscode.window.showWarningMessage(message),
-  error: (message) => void vscode.window.showErrorMessage(message),
-};
 
 export interface PatternChoice extends vscode.QuickPickItem {
   pattern: string;

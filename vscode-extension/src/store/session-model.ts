@@ -1,7 +1,7 @@
 // One session's parsed data and the view model built from it: built in full, or extended by what
-// Pi appends (the fast path where decideAppend allows it and appendToSessionView agrees).
+// Pi appends (the fast path where decideAppend allows it and appendToSessionView agrees). Pure: the
+// store decides when to build and times it.
 import { appendToSessionView, buildSessionView, decideAppend, defaultLeafId, type ReclaimTotals, type RenderConfig, type SessionData, type SessionView, type TailResult } from "@pi-pruner/core";
-import type { StoreTimer } from "./store-marks.ts";
 
 /** What stays known about a session after its parsed data is dropped. */
 export interface SessionSummary {
@@ -24,7 +24,7 @@ export interface SessionModel {
   pinnedLeaf?: string;
   /** The model characters of `view` were estimated by the fast append path. */
   modelCharsEstimated: boolean;
-  /** How long the last full build of `view` took. */
+  /** How long the last full build of `view` took (the store measures it). */
   lastBuildMs?: number;
 }
 
@@ -32,8 +32,8 @@ export interface SessionModel {
 export type AppendOutcome =
   /** Nothing to show: nothing new, or another branch grew while a leaf is pinned. */
   | { kind: "none" }
-  /** Built again from the whole file. */
-  | { kind: "rebuilt" }
+  /** To be built again from the whole file (with rebuildView): what the append means is not known without it. */
+  | { kind: "rebuild" }
   /** Extended by the fast path; its model characters are estimated when new messages came. */
   | { kind: "extended"; modelCharsEstimated: boolean }
   /** Only unreadable lines arrived: the summary's count changed. */
@@ -53,18 +53,17 @@ export function summaryOf(view: SessionView): SessionSummary {
 }
 
 /** Builds the view from the parsed data (which must be there); a pinned leaf gone from the file is dropped. */
-export function rebuildView(model: SessionModel, config: RenderConfig, timer: StoreTimer): void {
+export function rebuildView(model: SessionModel, config: RenderConfig): void {
   const data = model.data!;
   if (model.pinnedLeaf && !data.byId.has(model.pinnedLeaf)) model.pinnedLeaf = undefined;
-  model.lastBuildMs = timer.build(() => {
-    model.view = buildSessionView(data, { leafId: model.pinnedLeaf, config });
-  });
+  const view = buildSessionView(data, { leafId: model.pinnedLeaf, config });
+  model.view = view;
   model.modelCharsEstimated = false;
-  model.summary = summaryOf(model.view!);
+  model.summary = summaryOf(view);
 }
 
-/** Applies a tail read of the session's file (already added to its parsed data) to the view. */
-export function applyAppend(model: SessionModel, tail: TailResult, config: RenderConfig, timer: StoreTimer): AppendOutcome {
+/** Applies a tail read of the session's file (already added to its parsed data) to the view, where it can without a full build. */
+export function applyAppend(model: SessionModel, tail: TailResult, config: RenderConfig): AppendOutcome {
   const data = model.data!;
   const decision = decideAppend({
     reset: tail.reset,
@@ -90,8 +89,7 @@ export function applyAppend(model: SessionModel, tail: TailResult, config: Rende
     }
     model.pinnedLeaf = decision.ifDeclined.pinnedLeaf;
   } else model.pinnedLeaf = decision.pinnedLeaf;
-  rebuildView(model, config, timer);
-  return { kind: "rebuilt" };
+  return { kind: "rebuild" };
 }
 
 const knownLeaves = new WeakMap<SessionData, { bytes: number; count: number; leaves: string[] }>();

@@ -3,15 +3,14 @@
 // writes the markdown, every piece of session text fenced so that nothing in it acts when rendered.
 import * as vscode from "vscode";
 import { BodyCache, buildModelViewWithBodies, modelViewMarkdown, summariesMarkdown, type ExportSource } from "@pi-pruner/core";
-import { pickSession, sessionPathOf } from "./commands.ts";
-import { parseDocumentUri, SCHEME } from "./documents.ts";
-import { requestChoiceOf, requestNumber, requestsOf, RequestViews, type RequestChoice } from "./model-requests.ts";
-import type { SessionState, SessionStore } from "./session-store.ts";
-import type { Prompter } from "./settings-edit.ts";
-import { uriSafeName } from "./text.ts";
-import { sessionLabel } from "./trees/sessions-tree.ts";
-
-export const EXPORT_SESSION_COMMAND = "piPruner.exportSession";
+import { EXPORT_SESSION_COMMAND } from "../command-ids.ts";
+import { pickSession, sessionPathOf, type SessionPickContext } from "../selection.ts";
+import { sessionLabel } from "../session-names.ts";
+import type { SessionState } from "../store/session-store.ts";
+import { uriSafeName } from "../text.ts";
+import { requestCount } from "../view-lookup.ts";
+import { parseDocumentUri, SCHEME } from "./document-uri.ts";
+import { requestChoiceOf, requestNumber, RequestViews, type RequestChoice } from "./model-requests.ts";
 
 /** Where the markdown goes: the save dialog, unless a test answers instead. */
 export type SaveTarget = (defaultUri: vscode.Uri | undefined) => Promise<vscode.Uri | undefined>;
@@ -19,10 +18,7 @@ export type SaveTarget = (defaultUri: vscode.Uri | undefined) => Promise<vscode.
 export const saveDialog: SaveTarget = (defaultUri) =>
   Promise.resolve(vscode.window.showSaveDialog({ ...(defaultUri ? { defaultUri } : {}), filters: { Markdown: ["md"] }, title: "Export the session to markdown", saveLabel: "Export" }));
 
-export interface ExportContext {
-  store: SessionStore;
-  prompter: () => Prompter;
-  selectedSession: () => string | undefined;
+export interface ExportContext extends SessionPickContext {
   saveTarget: () => SaveTarget;
 }
 
@@ -45,7 +41,7 @@ async function modelMarkdown(context: ExportContext, state: SessionState, choice
   const leafId = state.view!.leafId;
   const config = context.store.configFor(state);
   const bodies = new BodyCache();
-  const count = requestsOf(data, leafId).length;
+  const count = requestCount(data, leafId);
   const n = requestNumber(choice, count);
   if (n === undefined || n > count) {
     const next = await buildModelViewWithBodies(state.file.path, data, { leafId: leafId ?? undefined, config, cache: bodies });

@@ -3,10 +3,10 @@
 // made again whenever what there is to watch changes (a first session makes its folder, a
 // project its `.pi/`, Pi its agent dir).
 import * as vscode from "vscode";
-import { editorSetting } from "./editor-settings.ts";
-import { resolveAgentDir, type AgentDir, type PruneSettings } from "./prune-settings.ts";
-import type { SessionStore } from "./session-store.ts";
-import { watchPiFiles, watchState } from "./watch.ts";
+import { editorSetting } from "../settings/editor-settings.ts";
+import { resolveAgentDir, type AgentDir, type PruneSettings } from "../settings/prune-settings.ts";
+import type { SessionStore } from "../store/session-store.ts";
+import { watchPiFiles, watchState } from "./pi-files.ts";
 
 interface Watched {
   agentDir: AgentDir;

@@ -14,45 +14,12 @@ import type { RenderConfig } from "@pi-pruner/core";
 import { estimateTokens } from "@pi-pruner/core";
 import type { CallView, SessionView } from "@pi-pruner/core";
 import { buildChainReview } from "@pi-pruner/core";
-import type { SessionState, SessionStore } from "./session-store.ts";
+import type { SessionState, SessionStore } from "../store/session-store.ts";
+import { documentText, formatDateTime, formatNumber, formatSaving, oneLine } from "../text.ts";
+import { findCall, findChain, findCompaction, findMarker, findSummary, requestCount } from "../view-lookup.ts";
+import { parseDocumentUri, SCHEME, type DocumentRequest } from "./document-uri.ts";
+import { requestChoiceOf, requestNumber, RequestViews } from "./model-requests.ts";
 import { writerLines, writerTextDocument } from "./writer-documents.ts";
-import { findCall, findChain, findCompaction, findMarker, findSummary } from "./trees/session-nodes.ts";
-import { documentText, formatDateTime, formatNumber, formatSaving, oneLine, uriSafeName } from "./text.ts";
-import { requestChoiceOf, requestNumber, requestsOf, RequestViews } from "./model-requests.ts";
-
-export const SCHEME = "pi-pruner";
-
-export type DocumentRequest =
-  | { kind: "call"; file: string; key: string }
-  | { kind: "summary"; file: string; entryId: string }
-  /** `request`: a request already sent (1-based), or "next"; absent, the last request sent. */
-  | { kind: "model"; file: string; request?: number | "next" }
-  | { kind: "chain"; file: string; entryId: string; side: "original" | "compressed" }
-  | { kind: "compaction"; file: string; entryId: string }
-  | { kind: "marker"; file: string; entryId: string }
-  | { kind: "badLines"; file: string }
-  | { kind: "writerText"; file: string; entryId: string };
-
-/**
- * The URI of a document; `title` becomes the editor tab's name. Every document is `.txt`, summaries
- * included: a `.md` name would hand the text to the markdown extension, whose link provider makes
- * a summary's `[x](command:…)` a Ctrl+click away from running.
- */
-export function documentUri(request: DocumentRequest, title: string): vscode.Uri {
-  return vscode.Uri.from({ scheme: SCHEME, path: `/${uriSafeName(title)}.txt`, query: JSON.stringify(request) });
-}
-
-export function parseDocumentUri(uri: vscode.Uri): DocumentRequest | undefined {
-  try {
-    const value: unknown = JSON.parse(uri.query);
-    if (typeof value === "object" && value !== null && typeof (value as { kind?: unknown }).kind === "string" && typeof (value as { file?: unknown }).file === "string") {
-      return value as DocumentRequest;
-    }
-  } catch {
-    // Not one of ours.
-  }
-  return undefined;
-}
 
 /** The call's tool result as stored, its output read back from the file when it was left there. */
 async function resultMessage(state: SessionState, call: CallView, bodies: BodyCache): Promise<ToolResultMessage | undefined> {
@@ -176,7 +143,7 @@ function requestContextLine(view: RequestView): string {
 async function modelDocument(state: SessionState, config: RenderConfig, bodies: BodyCache, views: RequestViews, choice: number | "next" | undefined): Promise<string> {
   const data = state.data!;
   const leafId = state.view!.leafId;
-  const count = requestsOf(data, leafId).length;
+  const count = requestCount(data, leafId);
   const wanted = requestChoiceOf(choice);
   const n = requestNumber(wanted, count);
   if (n === undefined) return nextRequestDocument(state, config, bodies, count);
@@ -342,9 +309,4 @@ export class PrunerDocuments implements vscode.TextDocumentContentProvider, vsco
     this.subscription.dispose();
     this.changed.dispose();
   }
-}
-
-/** A short title for a call document. */
-export function callTitle(call: CallView): string {
-  return `${call.shortRef ?? call.toolName} ${call.toolName} ${oneLine(call.path ?? call.command ?? "", 40)}`;
 }

@@ -6,12 +6,12 @@ import { stat } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
 import { readSessionFile, readSessionHead, readSessionTail, type SessionFileInfo, type SessionHead } from "@pi-pruner/core";
+import type { PruneSettings } from "../settings/prune-settings.ts";
 import { ExactTotalsScheduler } from "./exact-totals.ts";
 import { ParsedSessions } from "./parsed-sessions.ts";
-import type { PruneSettings } from "./prune-settings.ts";
 import { listScopeSessions, type SessionScope } from "./session-listing.ts";
 import { applyAppend, leavesOf, rebuildView, type SessionModel } from "./session-model.ts";
-import { StoreTimer, type StoreMarks } from "./store-marks.ts";
+import { Stopwatch, StoreTimer, type StoreMarks } from "./store-marks.ts";
 import { WorkQueue } from "./work-queue.ts";
 
 export interface SessionState extends SessionModel {
@@ -203,7 +203,9 @@ export class SessionStore implements vscode.Disposable {
     try {
       if (!state.data) {
         // Long bodies stay on disk: the tree needs their sizes; documents read them back.
-        state.data = await this.timer.parse(() => readSessionFile(path, { lazyBodies: true }));
+        const watch = new Stopwatch();
+        state.data = await readSessionFile(path, { lazyBodies: true });
+        this.timer.parsed(watch);
         state.view = undefined;
         state.error = undefined;
       }
@@ -219,8 +221,12 @@ export class SessionStore implements vscode.Disposable {
     }
   }
 
+  /** Builds the session's view from its parsed data, timed, and tells that it changed. */
   private rebuild(state: SessionState): void {
-    rebuildView(state, this.configFor(state), this.timer);
+    const config = this.configFor(state);
+    const watch = new Stopwatch();
+    rebuildView(state, config);
+    state.lastBuildMs = this.timer.built(watch);
     this.timer.viewShown(state.file.path);
     this.sessionChanged.fire(state.file.path);
   }
@@ -247,9 +253,9 @@ export class SessionStore implements vscode.Disposable {
     const t0 = performance.now();
     const tail = await readSessionTail(path, state.data);
     const t1 = performance.now();
-    const outcome = applyAppend(state, tail, this.configFor(state), this.timer);
-    if (outcome.kind === "rebuilt") this.timer.viewShown(path);
-    if (outcome.kind !== "none") this.sessionChanged.fire(path);
+    const outcome = applyAppend(state, tail, this.configFor(state));
+    if (outcome.kind === "rebuild") this.rebuild(state);
+    else if (outcome.kind !== "none") this.sessionChanged.fire(path);
     if (outcome.kind === "extended" && outcome.modelCharsEstimated) this.scheduleExactTotals(path);
     if (tail.reset || tail.entries.length > 0 || tail.errors.length > 0) {
       const fastPath = outcome.kind === "extended";

@@ -3,25 +3,18 @@
 // view in the active editor (its title bar shows them while one is), or open one for a session.
 import * as vscode from "vscode";
 import { firstWords, type ModelRequestRef } from "@pi-pruner/core";
-import { openDocument, pickSession, sessionPathOf } from "./commands.ts";
-import { parseDocumentUri, SCHEME } from "./documents.ts";
+import { GO_TO_REQUEST_COMMAND, NEXT_REQUEST_COMMAND, PREVIOUS_REQUEST_COMMAND, SHOW_MODEL_VIEW_COMMAND } from "../command-ids.ts";
+import { pickSession, sessionPathOf, type SessionPickContext } from "../selection.ts";
+import { sessionLabel } from "../session-names.ts";
+import type { SessionStore } from "../store/session-store.ts";
+import { formatDateTime, oneLine } from "../text.ts";
+import { requestCount } from "../view-lookup.ts";
+import { openDocument, parseDocumentUri, SCHEME } from "./document-uri.ts";
 import { requestChoiceOf, requestNumber, requestsOf, type RequestChoice } from "./model-requests.ts";
-import type { SessionStore } from "./session-store.ts";
-import type { Prompter } from "./settings-edit.ts";
-import { formatDateTime, oneLine } from "./text.ts";
-import { sessionLabel, SHOW_MODEL_VIEW_COMMAND } from "./trees/sessions-tree.ts";
-
-export const GO_TO_REQUEST_COMMAND = "piPruner.goToRequest";
-export const NEXT_REQUEST_COMMAND = "piPruner.nextRequest";
-export const PREVIOUS_REQUEST_COMMAND = "piPruner.previousRequest";
 /** True while the active editor shows a model view (the title bar's step commands need it). */
 const MODEL_VIEW_ACTIVE = "piPruner.modelViewActive";
 
-export interface RequestCommandContext {
-  store: SessionStore;
-  prompter: () => Prompter;
-  selectedSession: () => string | undefined;
-}
+export type RequestCommandContext = SessionPickContext;
 
 /**
  * The model view a command acts on: the document an editor title button passes (its URI), else the
@@ -45,7 +38,7 @@ function choiceTitle(choice: RequestChoice, count: number): string {
 export async function openModelView(store: SessionStore, file: string, choice: RequestChoice): Promise<vscode.TextEditor | undefined> {
   const state = await store.load(file);
   if (!state) return undefined;
-  const count = state.data && state.view ? requestsOf(state.data, state.view.leafId).length : 0;
+  const count = state.data && state.view ? requestCount(state.data, state.view.leafId) : 0;
   const title = `model view ${sessionLabel(state)} · ${choiceTitle(choice, count)}`;
   return openDocument({ kind: "model", file, ...(choice === "last" ? {} : { request: choice }) }, title);
 }
@@ -71,14 +64,14 @@ export function registerRequestCommands(context: RequestCommandContext): vscode.
   /** The shown view's place: which request of how many (undefined: the next one). */
   const placeOf = async (view: { file: string; choice: RequestChoice }) => {
     const state = await store.load(view.file);
-    const count = state?.data && state.view ? requestsOf(state.data, state.view.leafId).length : 0;
+    const count = state?.data && state.view ? requestCount(state.data, state.view.leafId) : 0;
     return { count, n: requestNumber(view.choice, count) };
   };
 
   const step = async (direction: 1 | -1, arg: unknown) => {
     const view = activeModelView(arg);
     if (!view) {
-      const file = await pickSession({ store, prompter: context.prompter, selectedSession: context.selectedSession }, "Show the model view of…");
+      const file = await pickSession(context, "Show the model view of…");
       return file ? openModelView(store, file, "last") : undefined;
     }
     const { count, n } = await placeOf(view);
@@ -95,7 +88,7 @@ export function registerRequestCommands(context: RequestCommandContext): vscode.
     vscode.window.onDidChangeActiveTextEditor(updateContext),
     // A session's model view opens on the last request it sent.
     vscode.commands.registerCommand(SHOW_MODEL_VIEW_COMMAND, async (arg?: unknown) => {
-      const file = sessionPathOf(arg) ?? (await pickSession({ store, prompter: context.prompter, selectedSession: context.selectedSession }, "Show the model view of…"));
+      const file = sessionPathOf(arg) ?? (await pickSession(context, "Show the model view of…"));
       return file ? openModelView(store, file, "last") : undefined;
     }),
     vscode.commands.registerCommand(NEXT_REQUEST_COMMAND, (arg?: unknown) => step(1, arg)),
@@ -105,7 +98,7 @@ export function registerRequestCommands(context: RequestCommandContext): vscode.
       const file =
         (arg instanceof vscode.Uri ? undefined : sessionPathOf(arg)) ??
         active?.file ??
-        (await pickSession({ store, prompter: context.prompter, selectedSession: context.selectedSession }, "Show a request of…"));
+        (await pickSession(context, "Show a request of…"));
       if (!file) return undefined;
       const state = await store.load(file);
       if (!state?.data || !state.view) return undefined;
