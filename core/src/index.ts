@@ -35,6 +35,8 @@ export * from "./prune/summarizer-input.ts";
 export * from "./prune/chains.ts";
 export * from "./prune/chain-plan.ts";
 export * from "./prune/flush-policy.ts";
+export * from "./prune/pending-batches.ts";
+export * from "./prune/flush-choice.ts";
 export * from "./render/render.ts";
 export * from "./render/stubs.ts";
 export * from "./render/error-purge.ts";

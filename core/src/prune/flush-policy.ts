@@ -25,6 +25,17 @@ export interface RequestHistory {
   inCompletedTasks: number;
 }
 
+/** The history after one more request in the current task. */
+export function afterRequest(history: RequestHistory): RequestHistory {
+  return { ...history, inCurrentTask: history.inCurrentTask + 1 };
+}
+
+/** The history once a final reply ends the current task: its requests join the finished tasks'. A task without requests leaves it as it was. */
+export function afterTask(history: RequestHistory): RequestHistory {
+  if (history.inCurrentTask === 0) return history;
+  return { inCurrentTask: 0, completedTasks: history.completedTasks + 1, inCompletedTasks: history.inCompletedTasks + history.inCurrentTask };
+}
+
 export interface FlushInputs {
   rules: CacheRules;
   moment: FlushMoment;

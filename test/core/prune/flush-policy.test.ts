@@ -2,7 +2,7 @@
 // the requests ahead pays for rewriting history from its first change and for the summarizer,
 // and before the window fills whatever it costs.
 import { describe, expect, it } from "vitest";
-import { decideFlush, requestsAhead, windowCapTokens, type FlushInputs } from "../../../core/src/prune/flush-policy.ts";
+import { afterRequest, afterTask, decideFlush, requestsAhead, windowCapTokens, type FlushInputs } from "../../../core/src/prune/flush-policy.ts";
 import { rewriteCost, rewriteSpan, savingPerRequest, summarizerCost } from "../../../core/src/cost/flush-economics.ts";
 import { cacheRulesFor } from "../../../core/src/cost/cache-rules.ts";
 import type { AgentMessage } from "../../../core/src/shapes/messages.ts";
@@ -127,5 +127,20 @@ describe("the flush decision", () => {
     expect(requestsAhead({ inCurrentTask: 7, completedTasks: 0, inCompletedTasks: 0 }, "mid-task")).toBe(7);
     // A task running longer than the average still expects one more.
     expect(requestsAhead({ inCurrentTask: 25, completedTasks: 3, inCompletedTasks: 30 }, "mid-task")).toBe(1);
+  });
+});
+
+describe("the requests counted by task", () => {
+  it("each request joins the current task; a final reply moves the task's requests to the finished ones", () => {
+    const start = { inCurrentTask: 0, completedTasks: 0, inCompletedTasks: 0 };
+    const three = afterRequest(afterRequest(afterRequest(start)));
+    expect(three).toEqual({ inCurrentTask: 3, completedTasks: 0, inCompletedTasks: 0 });
+    expect(start.inCurrentTask).toBe(0);
+    expect(afterTask(three)).toEqual({ inCurrentTask: 0, completedTasks: 1, inCompletedTasks: 3 });
+  });
+
+  it("a final reply with no request counted in its task (the runtime never rendered it) leaves the history as it was", () => {
+    const history = { inCurrentTask: 0, completedTasks: 2, inCompletedTasks: 9 };
+    expect(afterTask(history)).toBe(history);
   });
 });

@@ -1,0 +1,276 @@
+// Which pending batches a flush takes, case by case, with every input explicit: a meter that finds
+// each message before a change still cached (1,000 tokens a message), summarizer inputs fixed in
+// the memo the caller holds, and stubs of 40 characters, so each figure can be worked out by hand.
+import { describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
+import { emptyIndex, type IndexedCall, type PruneIndex } from "../../../core/src/prune/prune-index.ts";
+import type { Batch } from "../../../core/src/prune/flush.ts";
+import {
+  DEFAULT_SUMMARY_TOKENS_PER_CALL,
+  MAX_TAIL_BATCHES,
+  chooseFlush,
+  estimatePending,
+  positionsIn,
+  rewriteSpanOf,
+  summarizerInputTokens,
+  summaryTokensPerCall,
+  turnBlocks,
+  type CacheReadMeter,
+  type FlushChoiceInputs,
+} from "../../../core/src/prune/flush-choice.ts";
+import { estimateChainCompression } from "../../../core/src/prune/chain-plan.ts";
+import { rewriteSpan } from "../../../core/src/cost/flush-economics.ts";
+import { buildBatchRequest } from "../../../core/src/prune/summarizer-prompts.ts";
+import { estimateTokens } from "../../../core/src/shapes/size.ts";
+import type { AgentMessage } from "../../../core/src/shapes/messages.ts";
+
+const config = { ...DEFAULT_CONFIG, chainCompression: { ...DEFAULT_CONFIG.chainCompression, enabled: false } };
+
+/** A pending batch of one read whose result was sent at `timestamp`. */
+function batch(id: string, chars: number, timestamp: number): Batch {
+  return { turnIndex: timestamp, calls: [{ toolCallId: id, toolName: "read", args: { path: `${id}.ts` }, resultText: "r".repeat(chars), isError: false, turnIndex: timestamp, timestamp: timestamp - 1, resultTimestamp: timestamp }] };
+}
+
+const user = (timestamp: number): AgentMessage => ({ role: "user", content: "u", timestamp });
+const call = (id: string, timestamp: number): AgentMessage => ({ role: "assistant", content: [{ type: "toolCall", id, name: "read", arguments: {} }], timestamp, stopReason: "toolUse" } as AgentMessage);
+const result = (id: string, timestamp: number): AgentMessage => ({ role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text: "r" }], isError: false, timestamp });
+
+/** A request of 60 messages: `old`'s call and result at 1 and 2, `recent`'s at 57 and 58, prompts between. */
+function lastRequest(): AgentMessage[] {
+  const messages: AgentMessage[] = [];
+  for (let i = 0; i < 60; i++) {
+    if (i === 1) messages.push(call("old", i));
+    else if (i === 2) messages.push(result("old", i));
+    else if (i === 57) messages.push(call("recent", i));
+    else if (i === 58) messages.push(result("recent", i));
+    else messages.push(user(i));
+  }
+  return messages;
+}
+
+/** Every message before the change is still cached; each is 1,000 tokens. */
+const meter: CacheReadMeter = { readAfterChange: (sent, changedFrom) => ({ totalTokens: sent.length * 1_000, readTokens: changedFrom * 1_000 }) };
+
+const stub = () => "s".repeat(40);
+
+/** The summarizer's input fixed at 1,000 tokens for each batch. */
+function memoOf(...batches: Batch[]): WeakMap<Batch, number> {
+  const memo = new WeakMap<Batch, number>();
+  for (const b of batches) memo.set(b, 1_000);
+  return memo;
+}
+
+/**
+ * Mid-task, ten requests into a task, after two tasks of twenty: the rest of the task is ten
+ * requests, the rest of the session fifty. `old` (sent at 2) and `recent` (at 58) are pending,
+ * 20,000 characters (5,000 tokens) each.
+ */
+function midTask(overrides: Partial<FlushChoiceInputs> = {}) {
+  const old = batch("old", 20_000, 2);
+  const recent = batch("recent", 20_000, 58);
+  const inputs: FlushChoiceInputs = {
+    moment: "mid-task",
+    pending: [old, recent],
+    index: emptyIndex(),
+    config,
+    rules: "anthropic",
+    history: { inCurrentTask: 10, completedTasks: 2, inCompletedTasks: 40 },
+    context: { tokens: 60_000, contextWindow: 200_000 },
+    lastSent: lastRequest(),
+    controlChange: 60,
+    nextBlocks: 0,
+    meter,
+    summarizedStub: stub,
+    summarizerInputMemo: memoOf(old, recent),
+    ...overrides,
+  };
+  return { old, recent, inputs };
+}
+
+describe("chooseFlush", () => {
+  it("mid-task, when everything would rewrite almost the whole history, the newest batch alone is flushed and the older one stays", () => {
+    const { old, inputs } = midTask();
+    // Everything: 9,860 tokens removed (10,000 less two 10-token stubs and two 60-token summaries)
+    // save 986 a request over ten; the change at message 2 rewrites 58,000 tokens, 48,140 of them
+    // left, at 1.15×, plus 2,000 in and 120 out for the summarizer: it does not pay back.
+    // The newest alone: 4,930 removed save 493 a request over the fifty left in the session; the
+    // change at message 58 rewrites 2,000 tokens, all removed, plus 1,000 in and 60 out at 5×.
+    expect(chooseFlush(inputs)).toEqual({ decision: { flush: true, reason: "pays-back", saving: 24_650, cost: 1_300, requestsAhead: 50 }, keep: [old] });
+  });
+
+  it("the batch the model has not seen yet is never a candidate and always stays", () => {
+    const { old, recent, inputs } = midTask();
+    const unseen = batch("unseen", 20_000, 70);
+    const choice = chooseFlush({ ...inputs, pending: [old, recent, unseen], hold: unseen });
+    expect(choice.keep).toEqual([old, unseen]);
+    expect(choice.decision).toEqual(chooseFlush(inputs).decision);
+  });
+
+  it("a flush of everything that pays back takes everything but the held batch", () => {
+    const { old, recent, inputs } = midTask();
+    const unseen = batch("unseen", 20_000, 70);
+    // The same 57,961 as above, but with 200 requests left in the task (after one task of 210) the
+    // 986 a request saves pay it back.
+    const long = { inCurrentTask: 10, completedTasks: 1, inCompletedTasks: 210 };
+    const choice = chooseFlush({ ...inputs, pending: [old, recent, unseen], hold: unseen, history: long });
+    expect(choice.decision).toMatchObject({ flush: true, reason: "pays-back", requestsAhead: 200 });
+    expect(choice.keep).toEqual([unseen]);
+  });
+
+  it("a change of the agent's markers earlier in the last request is where the rewrite starts", () => {
+    const { recent, inputs } = midTask({ pending: [] });
+    const only = { ...inputs, pending: [recent] };
+    // Alone, `recent` is first changed at 58: 2,000 tokens rewritten, all of them removed, and the
+    // summarizer's 1,300; 493 a request over ten pay that back.
+    expect(chooseFlush(only).decision).toEqual({ flush: true, reason: "pays-back", saving: 4_930, cost: 1_300, requestsAhead: 10 });
+    // A rewind applying from message 10 rewrites from there, and the same flush no longer pays back.
+    const rewound = chooseFlush({ ...only, controlChange: 10 });
+    // 50,000 tokens from message 10, 45,070 left after the removal, at 1.15×, plus the summarizer's 1,300.
+    expect(rewound.decision).toMatchObject({ flush: false, reason: "cannot-pay-back", cost: expect.closeTo(45_070 * 1.15 + 1_300, 6) });
+  });
+
+  it("the window cap flushes everything at once, whatever it costs", () => {
+    const { inputs } = midTask({ context: { tokens: 150_000, contextWindow: 200_000 } });
+    expect(chooseFlush(inputs)).toMatchObject({ decision: { flush: true, reason: "window-cap" }, keep: [] });
+  });
+
+  it("with nothing pending there is nothing to flush, and the held batch stays", () => {
+    const unseen = batch("unseen", 20_000, 70);
+    const { inputs } = midTask({ pending: [unseen], hold: unseen });
+    expect(chooseFlush(inputs)).toEqual({ decision: { flush: false, reason: "nothing-pending", saving: 0, cost: 0, requestsAhead: 10 }, keep: [unseen] });
+  });
+
+  it("on a final reply only flushing everything is weighed, over the rest of the session", () => {
+    const { inputs } = midTask({ moment: "final-reply" });
+    // 9,860 removed save 986 a request over fifty requests, against the same 57,961 as mid-task.
+    expect(chooseFlush(inputs)).toEqual({ decision: { flush: false, reason: "cannot-pay-back", saving: 49_300, cost: expect.closeTo(48_140 * 1.15 + 2_600, 6), requestsAhead: 50 }, keep: [] });
+  });
+
+  it("on a final reply the closed chains it would compress count with the flush, and their first change too", () => {
+    const closed: AgentMessage[] = [
+      user(1),
+      call("c1", 2),
+      { ...result("c1", 3), content: [{ type: "text", text: "r".repeat(8_000) }] },
+      { role: "assistant", content: [{ type: "text", text: "done" }], timestamp: 4, stopReason: "stop" } as AgentMessage,
+      user(5),
+      { role: "assistant", content: [{ type: "text", text: "ok" }], timestamp: 6, stopReason: "stop" } as AgentMessage,
+      user(7),
+      call("recent", 8),
+      result("recent", 9),
+    ];
+    const recent = batch("recent", 20_000, 9);
+    const withChains = { ...config, chainCompression: { ...DEFAULT_CONFIG.chainCompression, enabled: true, rollingWindow: 0, fuseRangeSummary: false } };
+    const chains = estimateChainCompression(closed, emptyIndex(), withChains);
+    expect(chains.removedTokens).toBeGreaterThan(2_000);
+    const base = { ...midTask().inputs, moment: "final-reply" as const, pending: [recent], lastSent: closed, controlChange: closed.length, summarizerInputMemo: memoOf(recent) };
+    const without = chooseFlush(base).decision;
+    const withThem = chooseFlush({ ...base, config: withChains }).decision;
+    // The chains' removed tokens add to the saving over the same requests ahead…
+    expect(withThem.saving - without.saving).toBeCloseTo(chains.removedTokens * 0.1 * 50, 6);
+    // …and the rewrite starts at the chain's first change, before the batch's result.
+    expect(chains.firstChange).toBeLessThan(8);
+    expect(withThem.cost).toBeGreaterThan(without.cost);
+  });
+
+  it(`the newest ${MAX_TAIL_BATCHES} batches at most are tried alone`, () => {
+    // Eleven batches of 1,000 tokens at the end of a request of 122 messages, the newest last. The
+    // task has run as long as the average (one request ahead), the session 329 requests so far.
+    const batches = Array.from({ length: 11 }, (_, i) => batch(`b${i}`, 4_000, 100 + i));
+    const lastSent: AgentMessage[] = [...Array.from({ length: 100 }, (_, i) => user(i)), ...batches.flatMap((_, i) => [call(`b${i}`, 99 + i), result(`b${i}`, 100 + i)])];
+    const { inputs } = midTask({ pending: batches, lastSent, controlChange: lastSent.length, summarizerInputMemo: memoOf(...batches), history: { inCurrentTask: 29, completedTasks: 10, inCompletedTasks: 300 } });
+    // The newest k: 930k tokens removed save 93k a request over 329; the rewrite from the oldest of
+    // them is (2k - 1) × 1,000 tokens, 1,070k - 1,000 left at 1.15×, and the summarizer 1,300k. The
+    // net grows with k: the newest eight win, not nine, ten or eleven.
+    expect(chooseFlush(inputs)).toEqual({
+      decision: { flush: true, reason: "pays-back", saving: 93 * 329 * 8, cost: expect.closeTo(1.15 * (1_070 * 8 - 1_000) + 1_300 * 8, 6), requestsAhead: 329 },
+      keep: batches.slice(0, 3),
+    });
+  });
+});
+
+describe("rewriteSpanOf", () => {
+  const sent = lastRequest();
+
+  it("asks the meter what is written again from the first change on", () => {
+    expect(rewriteSpanOf(sent, 58, 3, meter)).toEqual({ tokensFromFirstChange: 2_000, blocksFromFirstChange: 0, messageTokens: 2_000 });
+  });
+
+  it("a change past the end of the last request rewrites nothing of it", () => {
+    expect(rewriteSpanOf(sent, 60, 3, meter)).toEqual({ tokensFromFirstChange: 0, blocksFromFirstChange: 0, messageTokens: 0 });
+  });
+
+  it("a meter that cannot tell leaves the estimate from the messages' sizes and blocks", () => {
+    const lost: CacheReadMeter = {
+      readAfterChange: () => {
+        throw new Error("not the request billed last");
+      },
+    };
+    expect(rewriteSpanOf(sent, 58, 3, lost)).toEqual(rewriteSpan(sent, 58, 3));
+  });
+});
+
+describe("estimatePending", () => {
+  const index = emptyIndex();
+
+  it("a batch below minBatchChars gets no summarizer call: it counts for nothing", () => {
+    expect(estimatePending([batch("small", 999, 1)], index, config, stub)).toEqual({ rawTokens: 0, replacementTokens: 0, summarizerInputTokens: 0, summarizerOutputTokens: 0 });
+  });
+
+  it("the outputs are replaced by a stub each and the summary, which the summarizer writes", () => {
+    const b = batch("big", 4_000, 1);
+    expect(estimatePending([b], index, config, stub, memoOf(b))).toEqual({ rawTokens: 1_000, replacementTokens: 10 + DEFAULT_SUMMARY_TOKENS_PER_CALL, summarizerInputTokens: 1_000, summarizerOutputTokens: DEFAULT_SUMMARY_TOKENS_PER_CALL });
+  });
+
+  it("the stub is asked for each call with the next ref", () => {
+    const asked: string[] = [];
+    const withRefs: PruneIndex = { ...emptyIndex(), lastRefNumber: 6 };
+    estimatePending([batch("a", 4_000, 1), batch("b", 4_000, 2)], withRefs, config, (c: IndexedCall) => (asked.push(`${c.record.toolName} ${c.shortRef}`), "s"));
+    expect(asked).toEqual(["read t7", "read t7"]);
+  });
+});
+
+describe("the summarizer's side", () => {
+  it("its input for a batch is the request the flush would build", () => {
+    const b = batch("a", 4_000, 1);
+    const request = buildBatchRequest([{ shortRef: "t1", toolName: "read", args: { path: "a.ts" }, resultText: "r".repeat(4_000), isError: false }], config.summarizerInputChars);
+    expect(summarizerInputTokens(b, config.summarizerInputChars)).toBe(estimateTokens(request.systemPrompt.length + request.prompt.length));
+  });
+
+  it("a memo the caller holds is read first and filled once", () => {
+    const b = batch("a", 4_000, 1);
+    const memo = new WeakMap<Batch, number>();
+    const first = summarizerInputTokens(b, config.summarizerInputChars, memo);
+    expect(memo.get(b)).toBe(first);
+    memo.set(b, 7);
+    expect(summarizerInputTokens(b, config.summarizerInputChars, memo)).toBe(7);
+  });
+
+  it("a summary takes the session's average per pruned call; before the first, a short bullet each", () => {
+    expect(summaryTokensPerCall(emptyIndex())).toBe(DEFAULT_SUMMARY_TOKENS_PER_CALL);
+    const index = emptyIndex();
+    index.summaries.push({ entryId: "s1", text: "x".repeat(400), refs: [{ shortId: "t1", toolCallId: "a" }, { shortId: "t2", toolCallId: "b" }], keys: ["a", "b"], toolNames: ["read"] });
+    expect(summaryTokensPerCall(index)).toBe(50);
+  });
+});
+
+describe("where batches sit in the last request", () => {
+  it("each batch begins at its first result sent; a batch not sent yet has no place", () => {
+    const old = batch("old", 10, 2);
+    const recent = batch("recent", 10, 58);
+    const unseen = batch("unseen", 10, 70);
+    const positions = positionsIn(lastRequest(), [old, recent, unseen]);
+    expect([...positions.entries()]).toEqual([
+      [old, 2],
+      [recent, 58],
+    ]);
+  });
+
+  it("a result is matched by its call id and its time: the same id sent at another time is another result", () => {
+    expect(positionsIn(lastRequest(), [batch("old", 10, 3)]).size).toBe(0);
+  });
+
+  it("blocks are counted as the provider receives them", () => {
+    expect(turnBlocks([call("a", 1), result("a", 2), user(3)])).toBe(3);
+    expect(turnBlocks([{ role: "assistant", content: [{ type: "text", text: "a" }, { type: "toolCall", id: "x", name: "read", arguments: {} }], timestamp: 1 } as AgentMessage])).toBe(2);
+  });
+});
