@@ -1,12 +1,27 @@
 // The context of a branch as the agent sees it (Pi's context with the agent's rewinds and shrinks
-// applied), and where a change of those markers first changes what is sent.
-import type { AgentMessage, AnyEntry, ControlState, ProtectionConfig } from "@pi-pruner/core";
-import { EMPTY_CONTROLS, activeRewinds, activeShrinks, buildPiContext, isProtected, keyTimestamp, messageKey, visibleContext } from "@pi-pruner/core";
+// applied), what the render makes of it step by step, and where a change of those markers first
+// changes what is sent.
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { AgentMessage, AnyEntry, ControlState, ProtectionConfig, PruneConfig, PruneIndex, RenderStep } from "@pi-pruner/core";
+import { EMPTY_CONTROLS, activeRewinds, activeShrinks, buildPiContext, isProtected, keyTimestamp, messageKey, renderWhole, visibleContext } from "@pi-pruner/core";
+
+/** The session's current branch, root → leaf. */
+export function branchOf(ctx: Pick<ExtensionContext, "sessionManager">): AnyEntry[] {
+  return ctx.sessionManager.getBranch() as unknown as AnyEntry[];
+}
 
 /** The messages Pi builds for a branch (after its own compaction), with the agent's rewinds and shrinks applied. */
 export function contextMessagesOf(branch: AnyEntry[], controls: ControlState = EMPTY_CONTROLS, protection?: ProtectionConfig): AgentMessage[] {
   const context = buildPiContext(branch);
   return (controls.markers.length ? visibleContext(context, controls, protectsBy(protection)) : context).map((c) => c.message);
+}
+
+/** What the model is sent for a branch now (Pi's context, before the agent's markers), after each step of the render. */
+export function renderSteps(branch: AnyEntry[], index: PruneIndex, config: PruneConfig, controls: ControlState): { raw: readonly AgentMessage[]; steps: { step: RenderStep; messages: readonly AgentMessage[] }[] } {
+  const raw = contextMessagesOf(branch);
+  const steps: { step: RenderStep; messages: readonly AgentMessage[] }[] = [];
+  renderWhole(raw, index, config, controls, (step, messages) => steps.push({ step, messages }));
+  return { raw, steps };
 }
 
 /** What the render keeps out of every rewind and shrink, as `visibleContext` asks for it. */

@@ -1,7 +1,7 @@
 // `/pruner <subcommand>`: status, control and settings. Every settings change goes through core's
 // one settings writer, then the effective settings are read back from the files.
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { DEFAULT_CONFIG, THINKING_LEVELS, validateConfig, type PruneConfig } from "@pi-pruner/core";
+import { DEFAULT_CONFIG, THINKING_LEVELS, validateConfig, type ChainCompressionResult, type FlushResult, type PruneConfig } from "@pi-pruner/core";
 import { SettingsFileError } from "@pi-pruner/core";
 import type { TreeNode } from "./tree-model.ts";
 import { showTree } from "./tree-view.ts";
@@ -17,9 +17,33 @@ export interface CommandHost {
   statsReport(): string;
   treeReport(): string;
   treeNodes(): TreeNode[];
-  flushNow(ctx: ExtensionCommandContext): Promise<string>;
+  flushNow(ctx: ExtensionCommandContext): Promise<FlushNowOutcome>;
   /** Summarizes what is pending, then compresses every closed chain not compressed yet. */
-  compactNow(ctx: ExtensionCommandContext): Promise<string>;
+  compactNow(ctx: ExtensionCommandContext): Promise<CompactOutcome>;
+}
+
+/** What `/pruner now` did: found nothing pending, could not run (another flush was under way), or flushed. */
+export type FlushNowOutcome = { kind: "nothing-pending" } | { kind: "not-run" } | { kind: "flushed"; flushed: FlushResult };
+
+/** What `/pruner compact` did: refused (pruning or chain compression off), or ran, compressing what it found. */
+export type CompactOutcome = { kind: "pruning-off" } | { kind: "compression-off" } | { kind: "ran"; compressed: ChainCompressionResult | undefined };
+
+/** The line `/pruner now` answers with. */
+export function flushReply(outcome: FlushNowOutcome): string {
+  if (outcome.kind === "nothing-pending") return "pi-pruner: nothing pending to summarize";
+  if (outcome.kind === "not-run") return "pi-pruner: flush did not run";
+  const counts = outcome.flushed.outcomes.map((o) => `${o.outcome}${o.refs.length ? ` ${o.refs.join(",")}` : ""}`);
+  return `pi-pruner: flushed ${outcome.flushed.outcomes.length} batch(es): ${counts.join("; ") || "nothing new"}`;
+}
+
+/** The line `/pruner compact` answers with. */
+export function compactReply(outcome: CompactOutcome): string {
+  if (outcome.kind === "pruning-off") return "pi-pruner is off (/pruner on)";
+  if (outcome.kind === "compression-off") return "pi-pruner: chain compression is off (chainCompression.enabled)";
+  const compressed = outcome.compressed;
+  if (!compressed?.chains.length) return "pi-pruner: no closed chain left to compress";
+  const fused = compressed.rangesSummarized ? `, ${compressed.rangesSummarized} with a fused range summary` : "";
+  return `pi-pruner: compressed ${compressed.chains.length} chain(s): ${compressed.chains.map((c) => c.blockId).join(", ")}${fused}`;
 }
 
 export interface Subcommand {
@@ -145,13 +169,13 @@ const BASE_SUBCOMMANDS: Record<string, Subcommand> = {
   now: {
     description: "summarize every pending batch now",
     async run(_a, ctx, host) {
-      ctx.ui.notify(await host.flushNow(ctx), "info");
+      ctx.ui.notify(flushReply(await host.flushNow(ctx)), "info");
     },
   },
   compact: {
     description: "compress every closed chain now, ignoring the rolling window",
     async run(_a, ctx, host) {
-      ctx.ui.notify(await host.compactNow(ctx), "info");
+      ctx.ui.notify(compactReply(await host.compactNow(ctx)), "info");
     },
   },
   tree: { description: "summaries and the calls they pruned (foldable)", run: (_a, ctx, host) => showTree(ctx, host.treeNodes(), () => host.treeReport()) },

@@ -1,40 +1,38 @@
-// The pruner's live state inside one Pi session, and what each Pi event does to it: when a turn's
-// end captures, flushes and compresses, and the one flush-then-compress sequence that `turn_end`,
-// `/pruner now` and `/pruner compact` share. Pure decisions live in core; this file keeps state
-// and turns them into Pi entries.
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from "@pi-pruner/core";
-import type { AnyEntry } from "@pi-pruner/core";
-import type { PruneConfig, ConfigWarning } from "@pi-pruner/core";
-import { emptyIndex, rebuildIndex, type PruneIndex } from "@pi-pruner/core";
-import { captureBatch, flushBatches, spillOversized, type Batch, type FlushResult, type PersistEntry } from "@pi-pruner/core";
-import { fileSpillStorage, type SpillStorage } from "@pi-pruner/core";
-import { renderModelView } from "@pi-pruner/core";
-import type { Summarizer, SummarizerUsage } from "@pi-pruner/core";
-import { compressChains, estimateChainCompression, type ChainCompressionResult } from "@pi-pruner/core";
-import { PRUNE_STATS, type StatsData } from "@pi-pruner/core";
-import { occurrenceKey, toolCallsOf } from "@pi-pruner/core";
-import { PRUNE_CHAIN, PRUNE_FRONTIER, buildBatchRequest, estimateTokens, summarizedStub, type FrontierData, type IndexedCall } from "@pi-pruner/core";
-import { SessionBill, blockCount, cacheRulesFor, rewriteSpan, type BillTotals, type RewriteSpan, type CacheRules } from "@pi-pruner/core";
-import { ControlsReader, EMPTY_CONTROLS, activeRewinds, activeShrinks, messageKey, type ControlState } from "@pi-pruner/core";
-import { decideFlush, requestsAhead, type FlushDecision, type FlushMoment, type PendingEstimate, type RequestHistory } from "@pi-pruner/core";
+// The pruner's live state inside one Pi session and what each of Pi's events does to it: one entry
+// point per event (index.ts only registers them), the hosts the commands and tools are given, and
+// the turn's end that captures and decides when to flush. Pure decisions live in core; the queue
+// and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
+import type { ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
+import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, ConfigWarning, ControlState, FlushDecision, FlushMoment, PersistEntry, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
+import { DEFAULT_CONFIG, EMPTY_CONTROLS, ControlsReader, cacheRulesFor, chooseFlush, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, turnBlocks, unflushedBatches } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
-import { RequestSizes, type Reclaim } from "./request-sizes.ts";
-import { controlChangeIn } from "./branch-context.ts";
+import { LiveBill } from "./live-bill.ts";
+import { RequestLedger } from "./request-ledger.ts";
+import { branchOf, contextMessagesOf, controlChangeIn } from "./branch-context.ts";
+import { persistEntries, withEntryDrafts } from "./entry-drafts.ts";
+import { createSummarizer } from "./summarizer.ts";
+import { loadPrunerSettings, settingsTarget, writePrunerSetting, type LoadedSettings } from "./settings.ts";
+import { recordSettings } from "./settings-record.ts";
+import { STATUS_KEY, statsReport, statusReport, statusText } from "./status.ts";
+import { treeNodes, treeReport } from "./tree.ts";
+import type { CommandHost, CompactOutcome, FlushNowOutcome } from "./commands.ts";
+import type { QueryHost } from "./query-tool.ts";
+import { createSelfControlHost, type SelfControlHost } from "./self-control/host.ts";
+import { createSelfControlLive, type SelfControlLive } from "./self-control/live.ts";
+import { PendingQueue } from "./pending-queue.ts";
+import { FlushSequence, newestTimestamp, type CommandResult, type CompressScope, type FlushHost, type SummarizerCost } from "./flush-sequence.ts";
+export type { SummarizerCost } from "./flush-sequence.ts";
 
 export type FlushReason = "final-reply" | "command" | "budget" | "budget-delta" | "pays-back" | "window-cap";
 
-/** A summarizer spend as Pi's `cost:external` event carries it; `totalCost` is the session's running total. */
-export interface SummarizerCost {
-  source: "pi-pruner";
-  cost: number;
-  inputTokens: number;
-  outputTokens: number;
-  totalCost: number;
-}
+/** What the runtime writes through Pi outside a turn's answer: entries, and what self-control records. */
+export type PiOperations = Pick<ExtensionAPI, "appendEntry" | "sendMessage">;
 
 export interface RuntimeOptions {
   /** Told of every summarizer spend, for extensions that total a session's cost. */
   onCost?: (cost: SummarizerCost) => void;
+  /** Pi's own writes; without them (unit tests, benchmarks) what the events would append goes nowhere. */
+  pi?: PiOperations;
 }
 
 /** What `turn_end` hands over, narrowed to what the policy reads. */
@@ -46,69 +44,187 @@ export interface TurnEnd {
   outcome: string;
 }
 
-/** What the runtime asks of Pi while flushing; each is called only when needed. */
-export interface RuntimeHost {
+/** What the runtime asks of Pi at a turn's end; each is called only when needed. */
+export interface RuntimeHost extends FlushHost {
   contextUsage(): { tokens: number | null; contextWindow: number } | undefined;
-  summarizer(): Summarizer;
-  /** The messages Pi builds for the current branch (after its own compaction), the agent's rewinds and shrinks applied: what chains are found in. */
-  contextMessages(): readonly AgentMessage[];
-  /** The branch's self-control markers now. */
-  controls(): ControlState;
 }
 
-/** Which closed chains the sequence compresses after flushing: those beyond the rolling window, all of them, or none. */
-export type CompressScope = "window" | "all" | "none";
+const NO_PI: PiOperations = { appendEntry: () => {}, sendMessage: () => {} };
 
-export interface FlushAndCompressResult {
-  /** Everything to persist, in order: the flush's entries before the compression's. */
-  entries: PersistEntry[];
-  flushed?: FlushResult;
-  compressed?: ChainCompressionResult;
-}
-
-/** A command's outcome: the entries to persist and the line to show. */
-export interface CommandOutcome {
-  entries: PersistEntry[];
-  message: string;
+/** The runtime the extension runs with: its reports go to the UI of the newest event, its spending to Pi's `cost:external` event. */
+export function createPrunerRuntime(pi: PiOperations & Pick<ExtensionAPI, "events">): PrunerRuntime {
+  const runtime: PrunerRuntime = new PrunerRuntime(DEFAULT_CONFIG, new OnceReporter((message, level) => runtime.ui?.notify(message, level)), {
+    pi,
+    onCost: (cost) => pi.events.emit("cost:external", cost),
+  });
+  return runtime;
 }
 
 export class PrunerRuntime {
   index: PruneIndex = emptyIndex();
-  pending: Batch[] = [];
-  reclaim: Reclaim | undefined;
-  /** Characters of what the last request sent, when the render changed it (else Pi's own count is right). */
-  sentChars: number | undefined;
   /** Where this session's oversized outputs go; a session without a file on disk has none to write to. */
   spill: SpillStorage = fileSpillStorage(undefined, undefined);
-  private readonly sizes = new RequestSizes();
-  private previousFraction: number | null = null;
-  private flushing: Promise<FlushResult | undefined> | undefined;
   /** The provider's cache rules, from the session's model: what the policy and the money estimate price by. */
   rules: CacheRules = "anthropic";
   /** Every request of the session billed with and without pruning. */
-  bill = new SessionBill();
-  private billing: ReturnType<typeof setTimeout> | undefined;
-  /** Requests so far (one per `context` event) by task: the policy's estimate of the requests ahead. */
-  history: RequestHistory = { inCurrentTask: 0, completedTasks: 0, inCompletedTasks: 0 };
+  readonly bill: LiveBill;
+  /** What the requests sent, recorded after each render. */
+  readonly requests: RequestLedger;
   /** The policy's latest decision, for /pruner status. */
   lastDecision: (FlushDecision & { moment: FlushMoment }) | undefined;
-  /** What the last request sent: where a flush's first change is looked for. */
-  private lastSent: readonly AgentMessage[] = [];
-  /** The self-control markers that last request was rendered with. */
-  private sentControls: ControlState = EMPTY_CONTROLS;
   /** Reads the branch's self-control markers, again only when they change. */
   readonly controls = new ControlsReader();
-  private readonly summarizerInput = new WeakMap<Batch, number>();
-
+  /** The UI of the newest event's context: where reports go. */
+  ui: ExtensionContext["ui"] | undefined;
   config: PruneConfig;
   readonly reporter: OnceReporter;
-  private readonly onCost: ((cost: SummarizerCost) => void) | undefined;
+  private settings: LoadedSettings | undefined;
+  private previousFraction: number | null = null;
+  private readonly summarizerInput = new WeakMap<Batch, number>();
+  private readonly pi: PiOperations;
+  private readonly live: SelfControlLive;
+  private readonly queue: PendingQueue;
+  /** The one flush-then-compress sequence, which `/pruner now` and `/pruner compact` run too. */
+  readonly flushes: FlushSequence;
 
   constructor(config: PruneConfig, reporter: OnceReporter, options: RuntimeOptions = {}) {
     this.config = config;
     this.reporter = reporter;
-    this.onCost = options.onCost;
+    this.pi = options.pi ?? NO_PI;
+    this.bill = new LiveBill(reporter);
+    this.requests = new RequestLedger(this.bill);
+    this.queue = new PendingQueue(reporter);
+    this.flushes = new FlushSequence(this.queue, this, reporter, options.onCost);
+    this.live = createSelfControlLive(this.pi, this.selfControl);
   }
+
+  // ---- Pi's events, one call each ----
+
+  /** `session_start`: the UI first (a bad setting is reported while the settings load), then the settings, then the branch. */
+  onSessionStart(ctx: ExtensionContext): void {
+    this.ui = ctx.ui;
+    this.reporter.reset();
+    this.useModel(ctx.model?.api);
+    this.loadSettings(ctx);
+    persistEntries(this.pi, this.startSession(branchOf(ctx), spillOf(ctx)));
+    this.showStatus(ctx);
+  }
+
+  /** `session_tree`: another branch; the settings it records are the ones in use. */
+  onSessionTree(ctx: ExtensionContext): void {
+    this.ui = ctx.ui;
+    this.rebuild(branchOf(ctx), spillOf(ctx));
+    this.recordSettings(ctx);
+    this.showStatus(ctx);
+  }
+
+  /**
+   * `context`, before every model call: the render, the request's bookkeeping, then self-control's
+   * nudges on what is sent. Nothing here writes to the session. Returns nothing when nothing changed.
+   */
+  onContext(event: ContextEvent, ctx: ExtensionContext): ContextEventResult | undefined {
+    this.ui = ctx.ui;
+    this.useModel(ctx.model?.api);
+    const messages = event.messages as unknown as AgentMessage[];
+    const controls = this.controls.read(branchOf(ctx));
+    const rendered = this.render(messages, controls);
+    const request = { controls, raw: messages, rendered, sentTokens: () => this.sentTokens(ctx) };
+    const sent = this.failOpen("nudges", () => this.live.onContext(ctx, request), rendered);
+    if (sent === messages) return undefined;
+    this.showStatus(ctx);
+    return { messages: sent as unknown as ContextEvent["messages"] };
+  }
+
+  /** `message_end`: an assistant message is the answer to the request just sent; what that request decided to write is written now, before Pi persists the answer. */
+  onMessageEnd(event: MessageEndEvent, ctx: ExtensionContext): void {
+    if (event.message.role !== "assistant") return;
+    this.ui = ctx.ui;
+    try {
+      this.live.onAnswer(ctx);
+    } catch (error) {
+      this.reporter.report(`retire:${(error as Error).message}`, `pi-pruner: could not retire a stale shrink (${(error as Error).message})`, "error");
+    }
+  }
+
+  /** `turn_end`: self-control's turn metric, then the flush policy; the pruner's entries follow the drafts Pi already holds. */
+  async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext): Promise<TurnEndEventResult | undefined> {
+    this.ui = ctx.ui;
+    const turn = event as unknown as TurnEnd;
+    this.failOpen("turn metric", () => this.live.onTurnEnd(ctx, turn), undefined);
+    const drafts = withEntryDrafts(event.entries, await this.turnEnd(turn, this.hostOf(ctx)));
+    // The model has answered: the requests so far can be billed now, for the status line.
+    this.bill.settle();
+    this.showStatus(ctx);
+    return drafts;
+  }
+
+  /** What `/pruner` is given. */
+  readonly commands: CommandHost = {
+    config: () => this.config,
+    reloadSettings: (ctx) => {
+      this.loadSettings(ctx);
+      this.showStatus(ctx);
+    },
+    settingsFile: (ctx) => settingsTarget(this.settings ?? loadPrunerSettings(ctx.cwd, ctx.isProjectTrusted())),
+    writeSetting: writePrunerSetting,
+    statusReport: () => statusReport(this.config, this.index, this.pendingCallCount(), this.requests.reclaim, { rules: this.rules, decision: this.lastDecision }),
+    statsReport: () => statsReport(this.index, this.bill.settle()),
+    treeReport: () => treeReport(this.index),
+    treeNodes: () => treeNodes(this.index),
+    flushNow: async (ctx) => this.persistFor(ctx, await this.flushes.flushCommand(this.hostOf(ctx))),
+    compactNow: async (ctx) => this.persistFor(ctx, await this.flushes.compactCommand(this.hostOf(ctx))),
+  };
+
+  /** What `context_tree_query` is given. */
+  readonly queryTool: QueryHost = { index: () => this.index, spill: () => this.spill };
+
+  /** What the self-control tools, subcommands and hooks are given. */
+  readonly selfControl: SelfControlHost = createSelfControlHost({
+    config: () => this.config,
+    index: () => this.index,
+    controls: this.controls,
+    sentTokens: (ctx) => this.sentTokens(ctx),
+  });
+
+  private loadSettings(ctx: ExtensionContext): void {
+    this.settings = loadPrunerSettings(ctx.cwd, ctx.isProjectTrusted());
+    this.config = this.settings.config;
+    this.applyWarnings(this.settings.warnings);
+    this.recordSettings(ctx);
+  }
+
+  /** The branch records the settings its requests are rendered with (hidden from the model). */
+  private recordSettings(ctx: ExtensionContext): void {
+    recordSettings(this.pi, () => branchOf(ctx), this.config, this.reporter);
+  }
+
+  private showStatus(ctx: ExtensionContext): void {
+    ctx.ui.setStatus(STATUS_KEY, statusText(this.config, this.requests.reclaim, this.bill.totals()));
+  }
+
+  /** A command's entries are appended at once (outside a turn); the status line follows. */
+  private persistFor<Outcome>(ctx: ExtensionContext, result: CommandResult<Outcome>): Outcome {
+    persistEntries(this.pi, result.entries);
+    this.showStatus(ctx);
+    return result.outcome;
+  }
+
+  private hostOf(ctx: ExtensionContext): RuntimeHost {
+    return {
+      contextUsage: () => ctx.getContextUsage(),
+      summarizer: () => createSummarizer(ctx, this.config),
+      contextMessages: () => contextMessagesOf(branchOf(ctx), this.controls.read(branchOf(ctx)), this.config),
+      controls: () => this.controls.read(branchOf(ctx)),
+    };
+  }
+
+  /** Estimated tokens of what the last request sent; unchanged by the render, it is what Pi itself counts. */
+  private sentTokens(ctx: ExtensionContext): number | undefined {
+    const chars = this.requests.sentChars;
+    return chars === undefined ? (ctx.getContextUsage()?.tokens ?? undefined) : estimateTokens(chars);
+  }
+
+  // ---- state ----
 
   applyWarnings(warnings: readonly ConfigWarning[]): void {
     for (const w of warnings) this.reporter.report(`config:${w.key}:${w.message}`, `pi-pruner: ${w.message}`);
@@ -119,8 +235,7 @@ export class PrunerRuntime {
    * spill what a crash left pending. Returns the entries to persist.
    */
   startSession(branch: readonly AnyEntry[], spill: SpillStorage): PersistEntry[] {
-    this.bill = new SessionBill();
-    this.bill.useRules(this.rules);
+    this.bill.reset();
     this.rebuild(branch, spill);
     try {
       return this.spillPending();
@@ -139,13 +254,10 @@ export class PrunerRuntime {
     const { index, problems } = rebuildIndex(branch);
     this.index = index;
     for (const p of problems) this.reporter.report(`rebuild:${p}`, `pi-pruner: skipped a damaged entry (${p})`);
-    this.pending = this.unflushedBatches(branch);
-    this.history = requestHistoryOf(branch);
-    this.lastSent = [];
+    this.queue.batches = unflushedBatches(branch, this.index, this.config);
+    this.requests.reset(requestHistoryOf(branch));
     this.lastDecision = undefined;
     this.previousFraction = null;
-    this.reclaim = undefined;
-    this.sentChars = undefined;
   }
 
   /** The session's model (Pi's `api` string): an unknown or absent one is priced by the Anthropic rules. */
@@ -154,100 +266,45 @@ export class PrunerRuntime {
     this.bill.useRules(this.rules);
   }
 
-  private unflushedBatches(branch: readonly AnyEntry[]): Batch[] {
-    const batches: Batch[] = [];
-    let assistant: AssistantMessage | undefined;
-    let results: ToolResultMessage[] = [];
-    let turn = 0;
-    const close = () => {
-      if (assistant && results.length) {
-        const { batch } = captureBatch(assistant, results, turn, this.config);
-        if (batch) {
-          const fresh = batch.calls.filter((c) => !this.isCovered(c.toolCallId, c.resultTimestamp));
-          if (fresh.length) batches.push({ turnIndex: turn, calls: fresh });
-        }
-      }
-      assistant = undefined;
-      results = [];
-    };
-    for (const entry of branch) {
-      if (entry.type !== "message") continue;
-      const message = (entry as { message: AgentMessage }).message;
-      if (message.role === "assistant") {
-        close();
-        turn++;
-        if (toolCallsOf(message).length) assistant = message;
-      } else if (message.role === "toolResult" && assistant) {
-        results.push(message);
-      } else if (message.role === "user") close();
-    }
-    close();
-    return batches;
-  }
-
-  private isCovered(toolCallId: string, resultTimestamp: number): boolean {
-    const key = occurrenceKey(toolCallId, resultTimestamp);
-    if (this.index.calls.has(key) || this.index.aliases.has(key)) return true;
-    const frontier = this.index.frontier?.lastAttemptedTimestamp;
-    return typeof frontier === "number" && resultTimestamp <= frontier;
-  }
-
-  /** A finished tool-using turn: capture the batch and spill oversized results at once. */
-  captureTurn(message: AssistantMessage, results: readonly ToolResultMessage[], turnIndex: number): PersistEntry[] {
-    if (!this.config.enabled) return [];
-    const { batch } = captureBatch(message, results, turnIndex, this.config);
-    if (!batch) return [];
-    const spilled = spillOversized(batch, this.index, this.config, this.spill);
-    for (const f of spilled.failures) {
-      this.reporter.report(`spill:${f.error}`, `pi-pruner: could not write a spill file (${f.error}); the output stays inline`);
-    }
-    if (spilled.rest) this.pending.push(spilled.rest);
-    return spilled.entries;
-  }
-
-  /**
-   * After a rebuild: results still pending that are large enough to spill (a crash between a spill
-   * file and its index entry leaves them so) are spilled now instead of going to the summarizer.
-   */
-  spillPending(): PersistEntry[] {
-    if (!this.config.enabled) return [];
-    const entries: PersistEntry[] = [];
-    const rest: Batch[] = [];
-    for (const batch of this.pending) {
-      if (!batch.calls.some((c) => c.resultText.length >= this.config.spillThreshold)) {
-        rest.push(batch);
-        continue;
-      }
-      const spilled = spillOversized(batch, this.index, this.config, this.spill);
-      for (const f of spilled.failures) {
-        this.reporter.report(`spill:${f.error}`, `pi-pruner: could not write a spill file (${f.error}); the output stays inline`);
-      }
-      entries.push(...spilled.entries);
-      if (spilled.rest) rest.push(spilled.rest);
-    }
-    this.pending = rest;
-    return entries;
-  }
-
-  /** The budget triggers: the context share reached autoBudgetThreshold, or jumped by budgetTurnDelta in one turn. */
-  budgetTrigger(tokens: number | null | undefined, contextWindow: number | undefined): FlushReason | undefined {
-    if (tokens === null || tokens === undefined || !contextWindow) return undefined;
-    const fraction = tokens / contextWindow;
-    const previous = this.previousFraction;
-    this.previousFraction = fraction;
-    const { autoBudgetThreshold, budgetTurnDelta } = this.config;
-    if (autoBudgetThreshold !== null && fraction >= autoBudgetThreshold) return "budget";
-    if (budgetTurnDelta !== null && previous !== null && fraction - previous >= budgetTurnDelta) return "budget-delta";
-    return undefined;
+  /** The batches waiting for the summarizer, oldest first. */
+  get pending(): Batch[] {
+    return this.queue.batches;
   }
 
   hasPending(): boolean {
-    return this.pending.length > 0;
+    return this.queue.batches.length > 0;
   }
 
   pendingCallCount(): number {
-    return this.pending.reduce((n, b) => n + b.calls.length, 0);
+    return this.queue.callCount;
   }
+
+  // ---- the request ----
+
+  /** The `context` transform without self-control: the render, then the request's bookkeeping. Fails open: any error gives the messages back untouched. */
+  render(messages: AgentMessage[], controls: ControlState = EMPTY_CONTROLS): AgentMessage[] {
+    try {
+      const sent = this.renderRequest(messages, controls);
+      this.requests.record(messages, sent, controls);
+      return sent;
+    } catch (error) {
+      this.reporter.report(`render:${(error as Error).message}`, `pi-pruner: could not prune this request (${(error as Error).message}); sent it unchanged`, "error");
+      return messages;
+    }
+  }
+
+  /** What the model is sent of `messages`; reads the runtime's state and changes none of it. */
+  private renderRequest(messages: AgentMessage[], controls: ControlState): AgentMessage[] {
+    const result = renderModelView(messages, this.index, this.config, controls);
+    for (const chain of result.stats.unresolvedChains) {
+      // A chain Pi's compaction removed whole is simply gone; anything else is worth one note.
+      if (chain.absent) continue;
+      this.reporter.report(`chain:${chain.blockId}@${chain.startUserTimestamp}`, `pi-pruner: compressed chain ${chain.blockId} was left as it is (${chain.reason})`);
+    }
+    return result.messages;
+  }
+
+  // ---- the turn's end ----
 
   /**
    * The `turn_end` policy. A tool-using turn is captured (oversized results spilled at once). With
@@ -262,20 +319,19 @@ export class PrunerRuntime {
     try {
       if (turn.message.role !== "assistant") return [];
       const finalReply = turn.toolResults.length === 0;
-      if (finalReply) this.completeTask();
+      if (finalReply) this.requests.completeTask();
       if (!this.config.enabled) return [];
       const entries: PersistEntry[] = [];
       const automatic = this.config.pruneOn === "agent-message";
       const controls = host.controls();
       let reason: FlushReason | undefined;
-      let hold: Batch | undefined;
       let keep: readonly Batch[] = [];
       if (!finalReply) {
-        const before = this.pending.length;
+        const before = this.queue.batches.length;
         entries.push(...this.captureTurn(turn.message, turn.toolResults, turn.turnIndex));
-        this.dropControlled(controls);
+        this.queue.dropControlled(controls);
         // The batch just captured reaches the model only with the next request.
-        hold = this.pending.length > before ? this.pending[this.pending.length - 1] : undefined;
+        const hold = this.queue.batches.length > before ? this.queue.batches[this.queue.batches.length - 1] : undefined;
         keep = hold ? [hold] : [];
         const usage = host.contextUsage();
         reason = this.budgetTrigger(usage?.tokens, usage?.contextWindow);
@@ -288,7 +344,7 @@ export class PrunerRuntime {
           }
         }
       } else if (turn.outcome === "completed" && automatic) {
-        this.dropControlled(controls);
+        this.queue.dropControlled(controls);
         // The next request adds the final reply and the person's next prompt.
         if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined, controls, turnBlocks([turn.message]) + 1).decision.flush) reason = "final-reply";
       }
@@ -300,7 +356,7 @@ export class PrunerRuntime {
       const stubsOnly = reason === "pays-back" && !finalReply;
       const compress: CompressScope = reason === "budget" || reason === "budget-delta" || stubsOnly ? "none" : "window";
       const epoch = () => newestTimestamp([turn.message, ...turn.toolResults], false);
-      const done = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, keep, epoch, keepEpoch: stubsOnly });
+      const done = await this.flushes.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, keep, epoch, keepEpoch: stubsOnly });
       entries.push(...done.entries);
       return entries;
     } catch (error) {
@@ -309,294 +365,38 @@ export class PrunerRuntime {
     }
   }
 
-  /** The final reply ends a task: its requests join the finished tasks'. */
-  private completeTask(): void {
-    const h = this.history;
-    if (h.inCurrentTask === 0) return;
-    this.history = { inCurrentTask: 0, completedTasks: h.completedTasks + 1, inCompletedTasks: h.inCompletedTasks + h.inCurrentTask };
+  /** The budget triggers: the context share reached autoBudgetThreshold, or jumped by budgetTurnDelta in one turn. */
+  budgetTrigger(tokens: number | null | undefined, contextWindow: number | undefined): FlushReason | undefined {
+    if (tokens === null || tokens === undefined || !contextWindow) return undefined;
+    const fraction = tokens / contextWindow;
+    const previous = this.previousFraction;
+    this.previousFraction = fraction;
+    const { autoBudgetThreshold, budgetTurnDelta } = this.config;
+    if (autoBudgetThreshold !== null && fraction >= autoBudgetThreshold) return "budget";
+    if (budgetTurnDelta !== null && previous !== null && fraction - previous >= budgetTurnDelta) return "budget-delta";
+    return undefined;
   }
 
-  /**
-   * Asks the cache-aware policy whether flushing what is pending (all but `hold`) pays back now.
-   * Mid-task, when flushing everything over the rest of the task does not, a flush of the newest
-   * batches may: what they remove stays out of every later request, so it counts over the rest of
-   * the session, and recent stubs change history near its end, which the provider's cache keeps
-   * most of. Returns the decision taken and the batches a flush leaves pending.
-   */
-  private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined, controls: ControlState, nextBlocks: number): { decision: FlushDecision; keep: Batch[] } {
-    const held = hold ? [hold] : [];
-    const candidates = this.pending.filter((b) => b !== hold);
-    // A rewind, shrink or cancel since the last request rewrites history from where it applies:
-    // a flush whose change lies after that point rewrites nothing more.
-    const controlChange = controlChangeIn(this.lastSent, this.sentControls, controls);
-    // A final reply's flush also compresses the closed chains that left the rolling window: what
-    // that removes counts with the flush, and its first change may come earlier.
-    const chains = moment === "final-reply" ? estimateChainCompression(this.lastSent, this.index, this.config) : undefined;
-    // Where each candidate's first result sits in the last request, found in one pass.
-    const positions = this.positionsInLastSent(candidates);
-    const evaluate = (batches: readonly Batch[], requestsAhead?: number) => {
-      const pending = this.estimatePending(batches);
-      let first = controlChange;
-      for (const b of batches) first = Math.min(first, positions.get(b) ?? this.lastSent.length);
-      if (chains && chains.removedTokens > 0) {
-        pending.rawTokens += chains.removedTokens;
-        if (this.config.chainCompression.fuseRangeSummary) {
-          pending.summarizerInputTokens += chains.summaryTokens;
-          pending.summarizerOutputTokens += chains.summaryTokens / 2;
-        }
-        first = Math.min(first, chains.firstChange);
-      }
-      // Each batch summarized adds its summary message after the turn: blocks the provider's lookback must cross too.
-      const summaries = batches.filter((b) => b.calls.reduce((n, c) => n + c.resultText.length, 0) >= this.config.minBatchChars).length;
-      return decideFlush({ rules: this.rules, moment, pending, span: this.rewriteSpanOf(first, nextBlocks + summaries), history: this.history, context: usage, requestsAhead });
-    };
-    let choice = { decision: evaluate(candidates), keep: held };
-    if (moment === "mid-task" && !choice.decision.flush) {
-      const restOfSession = requestsAhead(this.history, "final-reply");
-      let best = 0;
-      for (let k = 1; k <= candidates.length && k <= MAX_TAIL_BATCHES; k++) {
-        const newest = candidates.slice(-k);
-        const decision = evaluate(newest, restOfSession);
-        const net = decision.saving - decision.cost;
-        if (decision.flush && net > best) {
-          best = net;
-          choice = { decision, keep: [...candidates.slice(0, -k), ...held] };
-        }
-      }
-    }
+  /** Core's flush choice over the queue and the last request (all but `hold` is a candidate); remembered for /pruner status. */
+  private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined, controls: ControlState, nextBlocks: number) {
+    const { lastSent, sentControls, history } = this.requests;
+    const choice = chooseFlush({
+      moment, pending: this.queue.batches, hold, index: this.index, config: this.config, rules: this.rules, history, context: usage, lastSent,
+      controlChange: controlChangeIn(lastSent, sentControls, controls),
+      nextBlocks, meter: this.bill, summarizedStub, summarizerInputMemo: this.summarizerInput,
+    });
     this.lastDecision = { ...choice.decision, moment };
     return choice;
   }
 
-  /**
-   * What a change from message `first` of the last request on would make the next request write
-   * again: the meter that bills the session knows which of its prefixes are cached; if it cannot
-   * tell, the estimate from the messages' sizes and blocks.
-   */
-  private rewriteSpanOf(first: number, nextBlocks: number): RewriteSpan {
-    if (first >= this.lastSent.length) return rewriteSpan(this.lastSent, first, nextBlocks);
-    try {
-      const after = this.bill.readAfterChange(this.lastSent, first, nextBlocks);
-      const rewritten = Math.max(0, after.totalTokens - after.readTokens);
-      return { tokensFromFirstChange: rewritten, blocksFromFirstChange: 0, messageTokens: rewritten };
-    } catch {
-      return rewriteSpan(this.lastSent, first, nextBlocks);
-    }
+  /** A finished tool-using turn: capture the batch and spill oversized results at once. */
+  captureTurn(message: AssistantMessage, results: readonly ToolResultMessage[], turnIndex: number): PersistEntry[] {
+    return this.config.enabled ? this.queue.capture(message, results, turnIndex, this.index, this.config, this.spill) : [];
   }
 
-  /**
-   * Calls a rewind hides or a shrink replaces leave the pending batches: summarizing them would
-   * bring back what the agent chose to shed, or pay for output the agent already condensed.
-   */
-  dropControlled(controls: ControlState): void {
-    const rewinds = activeRewinds(controls);
-    const shrinks = activeShrinks(controls);
-    if (rewinds.length === 0 && shrinks.length === 0) return;
-    const gone = new Set<string>();
-    for (const r of rewinds) for (const key of r.hidden) gone.add(key);
-    for (const s of shrinks) if (s.targetKey) gone.add(s.targetKey);
-    const keyOf = (c: { toolCallId: string; resultTimestamp: number }) => messageKey({ role: "toolResult", toolCallId: c.toolCallId, timestamp: c.resultTimestamp } as AgentMessage);
-    this.pending = this.pending
-      .map((b) => (b.calls.some((c) => gone.has(keyOf(c))) ? { ...b, calls: b.calls.filter((c) => !gone.has(keyOf(c))) } : b))
-      .filter((b) => b.calls.length > 0);
-  }
-
-  /** What flushing `batches` would replace and what its summarizer calls would cost, in estimated tokens. */
-  private estimatePending(batches: readonly Batch[]): PendingEstimate {
-    const perCall = this.summaryTokensPerCall();
-    const estimate: PendingEstimate = { rawTokens: 0, replacementTokens: 0, summarizerInputTokens: 0, summarizerOutputTokens: 0 };
-    for (const batch of batches) {
-      const chars = batch.calls.reduce((n, c) => n + c.resultText.length, 0);
-      // A batch below minBatchChars gets no summarizer call and stays raw.
-      if (chars < this.config.minBatchChars) continue;
-      estimate.rawTokens += estimateTokens(chars);
-      const summary = batch.calls.length * perCall;
-      for (const c of batch.calls) estimate.replacementTokens += estimateTokens(summarizedStub({ record: { toolCallId: c.toolCallId, toolName: c.toolName }, key: "", shortRef: `t${this.index.lastRefNumber + 1}` } as IndexedCall).length);
-      estimate.replacementTokens += summary;
-      estimate.summarizerInputTokens += this.summarizerInputTokens(batch);
-      estimate.summarizerOutputTokens += summary;
-    }
-    return estimate;
-  }
-
-  /** The summarizer's input for one batch, as the flush would build it (kept per batch: outputs are long). */
-  private summarizerInputTokens(batch: Batch): number {
-    let tokens = this.summarizerInput.get(batch);
-    if (tokens === undefined) {
-      const request = buildBatchRequest(
-        batch.calls.map((c, i) => ({ shortRef: `t${i + 1}`, toolName: c.toolName, args: c.args, resultText: c.resultText, isError: c.isError })),
-        this.config.summarizerInputChars,
-      );
-      tokens = estimateTokens(request.systemPrompt.length + request.prompt.length);
-      this.summarizerInput.set(batch, tokens);
-    }
-    return tokens;
-  }
-
-  /** Summary tokens per pruned call so far in the session; a short bullet each before the first summary. */
-  private summaryTokensPerCall(): number {
-    let chars = 0;
-    let refs = 0;
-    for (const s of this.index.summaries) {
-      chars += s.text.length;
-      refs += s.refs.length;
-    }
-    return refs > 0 ? estimateTokens(chars / refs) : DEFAULT_SUMMARY_TOKENS_PER_CALL;
-  }
-
-  /** Where in the last request each batch begins: the position of the first of its results it sent (a batch not sent yet has none). */
-  private positionsInLastSent(batches: readonly Batch[]): Map<Batch, number> {
-    const batchOf = new Map<string, Batch>();
-    for (const batch of batches) for (const c of batch.calls) batchOf.set(occurrenceKey(c.toolCallId, c.resultTimestamp), batch);
-    const positions = new Map<Batch, number>();
-    const sent = this.lastSent;
-    for (let i = 0; i < sent.length && positions.size < batches.length; i++) {
-      const m = sent[i]!;
-      if (m.role !== "toolResult") continue;
-      const batch = batchOf.get(occurrenceKey(m.toolCallId, m.timestamp));
-      if (batch && !positions.has(batch)) positions.set(batch, i);
-    }
-    return positions;
-  }
-
-  /**
-   * The one flush-then-compress sequence: what is pending (but `keep`) is summarized first, so the
-   * chains about to be compressed have their batch summaries, then closed chains are compressed.
-   * The context is asked for only after the flush. A flush already under way (another caller's)
-   * is not joined: its entries are that caller's to persist. When something was flushed or
-   * compressed, `epoch()` (the newest message's timestamp) becomes the index's epoch, as a rebuild
-   * from the branch would find it.
-   */
-  async flushAndCompress(
-    summarize: Summarizer,
-    contextMessages: () => readonly AgentMessage[],
-    options: { compress: CompressScope; keep?: readonly Batch[]; epoch?: () => number | undefined; keepEpoch?: boolean },
-  ): Promise<FlushAndCompressResult> {
-    const result: FlushAndCompressResult = { entries: [] };
-    if (this.hasPending()) {
-      result.flushed = await this.flush(summarize, options.keep);
-      if (result.flushed) {
-        // Marked in the file, so a rebuild keeps the epoch where this flush left it.
-        if (options.keepEpoch) for (const e of result.flushed.entries) if (e.kind === "custom" && e.customType === PRUNE_FRONTIER) (e.data as FrontierData).keepsEpoch = true;
-        result.entries.push(...result.flushed.entries);
-      }
-      this.emitCost(result.flushed);
-    }
-    if (options.compress !== "none") {
-      result.compressed = await this.compressChains(contextMessages(), summarize, { all: options.compress === "all" });
-      if (result.compressed) result.entries.push(...result.compressed.entries);
-      this.emitCost(result.compressed);
-    }
-    const opensEpoch = !options.keepEpoch && result.entries.some((e) => e.kind === "custom" && (e.customType === PRUNE_FRONTIER || e.customType === PRUNE_CHAIN));
-    const epoch = opensEpoch ? options.epoch?.() : undefined;
-    if (epoch !== undefined) this.index.epoch = epoch;
-    return result;
-  }
-
-  /** `/pruner now`: summarizes every pending batch. */
-  async flushCommand(host: Pick<RuntimeHost, "summarizer" | "contextMessages" | "controls">): Promise<CommandOutcome> {
-    this.dropControlled(host.controls());
-    if (!this.hasPending()) return { entries: [], message: "pi-pruner: nothing pending to summarize" };
-    const { flushed } = await this.flushAndCompress(host.summarizer(), () => [], { compress: "none", epoch: () => newestTimestamp(host.contextMessages(), true) });
-    if (!flushed) return { entries: [], message: "pi-pruner: flush did not run" };
-    const counts = flushed.outcomes.map((o) => `${o.outcome}${o.refs.length ? ` ${o.refs.join(",")}` : ""}`);
-    return { entries: flushed.entries, message: `pi-pruner: flushed ${flushed.outcomes.length} batch(es): ${counts.join("; ") || "nothing new"}` };
-  }
-
-  /** `/pruner compact`: summarizes what is pending, then compresses every closed chain not compressed yet. */
-  async compactCommand(host: Pick<RuntimeHost, "summarizer" | "contextMessages" | "controls">): Promise<CommandOutcome> {
-    if (!this.config.enabled) return { entries: [], message: "pi-pruner is off (/pruner on)" };
-    this.dropControlled(host.controls());
-    if (!this.config.chainCompression.enabled) return { entries: [], message: "pi-pruner: chain compression is off (chainCompression.enabled)" };
-    const { entries, compressed } = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), {
-      compress: "all",
-      epoch: () => newestTimestamp(host.contextMessages(), true),
-    });
-    if (!compressed?.chains.length) return { entries, message: "pi-pruner: no closed chain left to compress" };
-    const fused = compressed.rangesSummarized ? `, ${compressed.rangesSummarized} with a fused range summary` : "";
-    return { entries, message: `pi-pruner: compressed ${compressed.chains.length} chain(s): ${compressed.chains.map((c) => c.blockId).join(", ")}${fused}` };
-  }
-
-  private emitCost(result: { usage: SummarizerUsage } | undefined): void {
-    if (!this.onCost || !result || !(result.usage.cost || result.usage.input || result.usage.output)) return;
-    this.onCost({
-      source: "pi-pruner",
-      cost: result.usage.cost,
-      inputTokens: result.usage.input,
-      outputTokens: result.usage.output,
-      totalCost: this.index.stats.totalCost ?? result.usage.cost,
-    });
-  }
-
-  /** Runs the pre-flush pipeline over everything pending but `keep`. Concurrent calls share one flush. */
-  async flush(summarize: Summarizer, keep: readonly Batch[] = []): Promise<FlushResult | undefined> {
-    if (this.flushing) return this.flushing;
-    const batches = this.pending.filter((b) => !keep.includes(b));
-    if (!batches.length) return undefined;
-    this.pending = this.pending.filter((b) => keep.includes(b));
-    this.flushing = (async () => {
-      try {
-        // Batches left pending that are older than what is flushed keep the frontier below them.
-        const flushedFrom = Math.min(...batches.flatMap((b) => b.calls.map((c) => c.resultTimestamp)));
-        const older = this.pending.flatMap((b) => b.calls.map((c) => c.resultTimestamp)).filter((t) => t < flushedFrom);
-        const result = await flushBatches(batches, this.index, this.config, summarize, older.length ? Math.min(...older) - 1 : undefined);
-        this.pending = [...result.retry, ...this.pending];
-        for (const o of result.outcomes) {
-          if (o.outcome === "failed") {
-            this.reporter.report(`summarizer:${o.error}`, `pi-pruner: summarizer failed (${o.error}); raw outputs stay in context and the batch will be retried`);
-          } else if (o.outcome === "skipped-oversized" && !this.config.quietOversizedSkips) {
-            this.reporter.info(`pi-pruner: summary (${o.summaryChars} chars) was not smaller than the outputs (${o.rawChars} chars); kept them raw`);
-          }
-        }
-        if (result.summarizerCalls > 0 && (result.usage.input || result.usage.output || result.usage.cost)) {
-          result.entries.push(this.statsEntry(result));
-        }
-        return result;
-      } catch (error) {
-        this.pending = [...batches, ...this.pending];
-        this.reporter.report(`flush:${(error as Error).message}`, `pi-pruner: flush failed (${(error as Error).message}); nothing was changed`);
-        return undefined;
-      } finally {
-        this.flushing = undefined;
-      }
-    })();
-    return this.flushing;
-  }
-
-  private statsEntry(delta: { usage: SummarizerUsage; summarizerCalls: number; chainsCompressed?: number; rangesSummarized?: number }): PersistEntry {
-    const previous = this.index.stats;
-    const stats: StatsData = {
-      totalInputTokens: (previous.totalInputTokens ?? 0) + delta.usage.input,
-      totalOutputTokens: (previous.totalOutputTokens ?? 0) + delta.usage.output,
-      totalCost: (previous.totalCost ?? 0) + delta.usage.cost,
-      callCount: (previous.callCount ?? 0) + delta.summarizerCalls,
-      chainsCompressed: (previous.chainsCompressed ?? 0) + (delta.chainsCompressed ?? 0),
-      rangesSummarized: (previous.rangesSummarized ?? 0) + (delta.rangesSummarized ?? 0),
-    };
-    this.index.stats = stats;
-    return { kind: "custom", customType: PRUNE_STATS, data: stats };
-  }
-
-  /**
-   * Compresses the closed chains beyond the rolling window (all of them with `all`), fusing batch
-   * summaries where a chain has two or more. `messages` is the context Pi builds for the branch.
-   * A failed fusion is reported once and the chain is compressed anyway.
-   */
-  async compressChains(messages: readonly AgentMessage[], summarize: Summarizer | undefined, options: { all?: boolean } = {}): Promise<ChainCompressionResult | undefined> {
-    if (!this.config.enabled || !this.config.chainCompression.enabled) return undefined;
-    try {
-      const result = await compressChains(messages, this.index, this.config, summarize, options);
-      for (const failure of result.fusionFailures) {
-        this.reporter.report(`fusion:${failure}`, `pi-pruner: range summary failed (${failure}); the chain was compressed with its batch summaries`);
-      }
-      if (result.chains.length) {
-        result.entries.push(this.statsEntry({ usage: result.usage, summarizerCalls: result.summarizerCalls, chainsCompressed: result.chains.length, rangesSummarized: result.rangesSummarized }));
-      }
-      return result;
-    } catch (error) {
-      this.reporter.report(`chains:${(error as Error).message}`, `pi-pruner: chain compression failed (${(error as Error).message}); nothing was compressed`);
-      return undefined;
-    }
+  /** After a rebuild: what a crash left pending and large enough to spill is spilled now. */
+  spillPending(): PersistEntry[] {
+    return this.config.enabled ? this.queue.spillOversized(this.index, this.config, this.spill) : [];
   }
 
   /** Runs `work`; on an error reports it once under `what` and gives `fallback` back. */
@@ -608,95 +408,9 @@ export class PrunerRuntime {
       return fallback;
     }
   }
-
-  /** Bills the requests not billed yet and gives the session's totals (the bill is fail-open too). */
-  settleBill(): BillTotals | undefined {
-    if (this.billing) clearTimeout(this.billing);
-    this.billing = undefined;
-    try {
-      return this.bill.settle();
-    } catch (error) {
-      this.reporter.report(`bill:${(error as Error).message}`, `pi-pruner: could not estimate the bill (${(error as Error).message})`);
-      return undefined;
-    }
-  }
-
-  /** The `context` transform, with the branch's self-control markers. Fails open: any error gives the messages back untouched. */
-  render(messages: AgentMessage[], controls: ControlState = EMPTY_CONTROLS): AgentMessage[] {
-    try {
-      const result = renderModelView(messages, this.index, this.config, controls);
-      for (const chain of result.stats.unresolvedChains) {
-        // A chain Pi's compaction removed whole is simply gone; anything else is worth one note.
-        if (chain.absent) continue;
-        this.reporter.report(
-          `chain:${chain.blockId}@${chain.startUserTimestamp}`,
-          `pi-pruner: compressed chain ${chain.blockId} was left as it is (${chain.reason})`,
-        );
-      }
-      // When the render changed nothing, what is sent is what Pi counts: there is nothing to measure.
-      if (result.messages !== messages) {
-        this.reclaim = this.sizes.measure(messages, result.messages);
-        this.sentChars = this.reclaim.sentChars;
-      } else this.sentChars = undefined;
-      this.history.inCurrentTask++;
-      this.lastSent = result.messages;
-      this.sentControls = controls;
-      this.bill.record(messages, result.messages);
-      this.billing ??= unref(setTimeout(() => this.settleBill(), 0));
-      return result.messages;
-    } catch (error) {
-      this.reporter.report(`render:${(error as Error).message}`, `pi-pruner: could not prune this request (${(error as Error).message}); sent it unchanged`, "error");
-      return messages;
-    }
-  }
 }
 
-/** The newest pending batches a mid-task flush of the history's end may take alone, at most. */
-const MAX_TAIL_BATCHES = 8;
-
-/** What a summary is expected to take per pruned call before the session has any summary to go by. */
-const DEFAULT_SUMMARY_TOKENS_PER_CALL = 60;
-
-/**
- * The newest message's timestamp. Over a branch's context (`fromContext`), only messages that
- * come from message entries count, as in the index's rebuild: the pruner's summaries and Pi's
- * summaries come from other entries.
- */
-function newestTimestamp(messages: readonly AgentMessage[], fromContext: boolean): number | undefined {
-  let newest: number | undefined;
-  for (const m of messages) {
-    if (fromContext && (m.role === "custom" || m.role === "branchSummary" || m.role === "compactionSummary")) continue;
-    if (typeof m.timestamp === "number" && (newest === undefined || m.timestamp > newest)) newest = m.timestamp;
-  }
-  return newest;
-}
-
-/** Requests (assistant messages) on a branch by task: a final reply, one without tool calls, ends a task. */
-export function requestHistoryOf(branch: readonly AnyEntry[]): RequestHistory {
-  const history: RequestHistory = { inCurrentTask: 0, completedTasks: 0, inCompletedTasks: 0 };
-  for (const entry of branch) {
-    if (entry.type !== "message") continue;
-    const message = (entry as { message: AgentMessage }).message;
-    if (message?.role !== "assistant") continue;
-    history.inCurrentTask++;
-    if (toolCallsOf(message).length === 0) {
-      history.completedTasks++;
-      history.inCompletedTasks += history.inCurrentTask;
-      history.inCurrentTask = 0;
-    }
-  }
-  return history;
-}
-
-/** A timer that does not keep Pi's process alive on its own. */
-function unref<T>(timer: T): T {
-  (timer as { unref?: () => void }).unref?.();
-  return timer;
-}
-
-/** Content blocks of messages as the provider receives them. */
-function turnBlocks(messages: readonly AgentMessage[]): number {
-  let n = 0;
-  for (const m of messages) n += blockCount(m);
-  return n;
+/** Where the session's oversized outputs go: next to its file, named by its id. */
+function spillOf(ctx: ExtensionContext): SpillStorage {
+  return fileSpillStorage(ctx.sessionManager.getSessionFile(), ctx.sessionManager.getSessionId());
 }

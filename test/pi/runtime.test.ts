@@ -8,7 +8,10 @@ import { renderModelView } from "../../core/src/render/render.ts";
 import { cacheMeter } from "../../core/src/cost/cache-rules.ts";
 import type { Summarizer } from "../../core/src/prune/summarizer-prompts.ts";
 import { EMPTY_CONTROLS } from "../../core/src/control/control-entries.ts";
-import { PrunerRuntime, requestHistoryOf, type RuntimeHost, type RuntimeOptions, type SummarizerCost } from "../../pi-extension/src/runtime.ts";
+import { requestHistoryOf } from "../../core/src/prune/pending-batches.ts";
+import { PrunerRuntime, type RuntimeHost, type RuntimeOptions } from "../../pi-extension/src/runtime.ts";
+import type { SummarizerCost } from "../../pi-extension/src/flush-sequence.ts";
+import { compactReply, flushReply } from "../../pi-extension/src/commands.ts";
 import { OnceReporter } from "../../pi-extension/src/once-reporter.ts";
 import { statsReport, statusText } from "../../pi-extension/src/status.ts";
 import { formatQueryResult } from "../../pi-extension/src/query-tool.ts";
@@ -166,12 +169,12 @@ describe("what a turn's end does", () => {
     expect(s.asked).toEqual([]);
     expect(s.contextReads()).toBe(0);
     expect(s.rt.pendingCallCount()).toBe(1);
-    const now = await s.rt.flushCommand(s.host);
-    expect(now.message).toBe("pi-pruner: flushed 1 batch(es): summarized t1");
+    const now = await s.rt.flushes.flushCommand(s.host);
+    expect(flushReply(now.outcome)).toBe("pi-pruner: flushed 1 batch(es): summarized t1");
     expect(types(now.entries)).toContain(PRUNE_SUMMARY);
     expect(types(now.entries)).not.toContain(PRUNE_CHAIN);
     expect(s.rt.pendingCallCount()).toBe(0);
-    expect((await s.rt.flushCommand(s.host)).message).toBe("pi-pruner: nothing pending to summarize");
+    expect(flushReply((await s.rt.flushes.flushCommand(s.host)).outcome)).toBe("pi-pruner: nothing pending to summarize");
   });
 
   it("a failing summarizer leaves the batch pending and persists nothing of it; the next flush retries it", async () => {
@@ -189,7 +192,7 @@ describe("what a turn's end does", () => {
     expect(s.rt.pendingCallCount()).toBe(1);
     expect(s.seen).toEqual(["pi-pruner: summarizer failed (connection refused); raw outputs stay in context and the batch will be retried"]);
     down = false;
-    expect((await s.rt.flushCommand(s.host)).message).toBe("pi-pruner: flushed 1 batch(es): summarized t1");
+    expect(flushReply((await s.rt.flushes.flushCommand(s.host)).outcome)).toBe("pi-pruner: flushed 1 batch(es): summarized t1");
     expect(s.rt.pendingCallCount()).toBe(0);
   });
 
@@ -200,11 +203,11 @@ describe("what a turn's end does", () => {
     await s.toolTurn([{ path: "src/b.ts", text: big("B") }]);
     s.b.assistant("done"); // a final reply the runtime was not told of: its batches are still pending
     expect(s.rt.pendingCallCount()).toBe(2);
-    const compact = await s.rt.compactCommand(s.host);
+    const compact = await s.rt.flushes.compactCommand(s.host);
     expect(s.asked).toEqual(["batch", "batch", "fusion"]);
-    expect(compact.message).toMatch(/^pi-pruner: compressed 1 chain\(s\): \S+, 1 with a fused range summary$/);
+    expect(compactReply(compact.outcome)).toMatch(/^pi-pruner: compressed 1 chain\(s\): \S+, 1 with a fused range summary$/);
     expect(types(compact.entries).indexOf(PRUNE_CHAIN)).toBeGreaterThan(types(compact.entries).lastIndexOf(PRUNE_SUMMARY));
-    expect((await s.rt.compactCommand(s.host)).message).toBe("pi-pruner: no closed chain left to compress");
+    expect(compactReply((await s.rt.flushes.compactCommand(s.host)).outcome)).toBe("pi-pruner: no closed chain left to compress");
   });
 
   it("an oversized result goes to the spill storage at once, and the query tool reads it back from there", async () => {
@@ -322,8 +325,8 @@ describe("what a turn's end does", () => {
       const { rt: reloaded } = runtime({});
       reloaded.startSession(s.b.entries, memorySpillStorage());
       expect(reloaded.pendingCallCount()).toBe(13);
-      const now = await s.rt.flushCommand(s.host);
-      expect(now.message).toContain("flushed 13 batch(es)");
+      const now = await s.rt.flushes.flushCommand(s.host);
+      expect(flushReply(now.outcome)).toContain("flushed 13 batch(es)");
       expect(s.asked).toHaveLength(14);
     });
 
@@ -370,7 +373,7 @@ describe("what a turn's end does", () => {
         request();
         s.b.assistant(`${word}: done`);
       }
-      const bill = s.rt.settleBill()!;
+      const bill = s.rt.bill.settle()!;
       // The same requests billed apart, in order, with two meters of the same rules.
       const raw = cacheMeter("openai");
       const sent = cacheMeter("openai");
@@ -386,7 +389,7 @@ describe("what a turn's end does", () => {
       expect(report).toContain("billed input over 5 request(s), estimated under the openai cache rules");
       expect(report).toContain("the system prompt and tools are the same either way and left out");
       expect(report).toMatch(/without pruning: [\d,]+\n {2}with pruning: [\d,]+ \(requests [\d,]+ \+ summarizer [\d,]+\), -\d+%/);
-      expect(statusText(s.rt.config, s.rt.reclaim, bill)).toMatch(/^prune: \S+→\S+ \(-\d+%\) · \$ -\d+%$/);
+      expect(statusText(s.rt.config, s.rt.requests.reclaim, bill)).toMatch(/^prune: \S+→\S+ \(-\d+%\) · \$ -\d+%$/);
     });
   });
 });

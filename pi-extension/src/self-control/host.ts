@@ -1,8 +1,10 @@
-// What the self-control tools and commands ask of the rest of the extension. The tools write
-// their markers with Pi's own calls (appendEntry, sendMessage, setLabel); everything they read
-// about the session comes through here.
+// What the self-control tools and commands ask of the rest of the extension, and the one host built
+// over the runtime's state. The tools write their markers with Pi's own calls (appendEntry,
+// sendMessage, setLabel); everything they read about the session comes through here.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { AgentMessage, AnyEntry, ContextMessage, ControlState, PruneConfig, RenderStep } from "@pi-pruner/core";
+import type { AgentMessage, AnyEntry, ContextMessage, ControlsReader, ControlState, PruneConfig, PruneIndex, RenderStep } from "@pi-pruner/core";
+import { buildPiContext, nextSeqOf, visibleContext } from "@pi-pruner/core";
+import { branchOf, protectsBy, renderSteps } from "../branch-context.ts";
 
 export interface SelfControlHost {
   /** The effective settings (`selfControl` and the protection lists). */
@@ -25,3 +27,31 @@ export interface SelfControlHost {
 
 /** The one answer every self-control tool and command gives while the feature is off. */
 export const SELF_CONTROL_OFF = "pi-pruner: refused: self-control is off (contextPrune.selfControl.enabled is false).";
+
+/** What the host reads of the pruner's live state; everything about the branch comes from Pi's context. */
+export interface SelfControlState {
+  config(): PruneConfig;
+  index(): PruneIndex;
+  readonly controls: ControlsReader;
+  sentTokens(ctx: ExtensionContext): number | undefined;
+}
+
+/** The host over the runtime's state and the branch Pi's context holds. */
+export function createSelfControlHost(state: SelfControlState): SelfControlHost {
+  return {
+    config: () => state.config(),
+    branch: branchOf,
+    controls: (ctx) => state.controls.read(branchOf(ctx)),
+    nextSeq: (ctx) => nextSeqOf(branchOf(ctx)),
+    visibleContext: (ctx) => {
+      const branch = branchOf(ctx);
+      return visibleContext(buildPiContext(branch), state.controls.read(branch), protectsBy(state.config()));
+    },
+    renderSteps: (ctx) => {
+      const branch = branchOf(ctx);
+      return renderSteps(branch, state.index(), state.config(), state.controls.read(branch));
+    },
+    sentTokens: (ctx) => state.sentTokens(ctx),
+    contextWindow: (ctx) => ctx.getContextUsage()?.contextWindow ?? ctx.model?.contextWindow,
+  };
+}

@@ -1,5 +1,6 @@
 // What self-control does on Pi's live events besides its tools: the nudges that ride requests
-// already being made (never persisted), the per-turn growth metric, and retiring stale shrinks.
+// already being made (never persisted), the per-turn growth metric, retiring stale shrinks, and
+// the reminder on a bloated tool result.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import {
   CANCEL_ENTRY,
@@ -25,9 +26,23 @@ import {
 } from "@pi-pruner/core";
 import type { SelfControlHost } from "./host.ts";
 
+/** A request the render has just made: the markers it was rendered with, what Pi built, what the render sent, and its size when known. */
+export interface RenderedRequest {
+  controls: ControlState;
+  raw: readonly AgentMessage[];
+  rendered: AgentMessage[];
+  /** Estimated tokens of what is sent, as the render measured it (asked only when needed). */
+  sentTokens(): number | undefined;
+}
+
 export interface SelfControlLive {
-  /** After the render, before the request leaves: retires stale shrinks and may add a nudge to what is sent. */
-  onContext(ctx: ExtensionContext, controls: ControlState, raw: readonly AgentMessage[], rendered: AgentMessage[]): AgentMessage[];
+  /**
+   * After the render, before the request leaves: may add a nudge to what is sent, and decides which
+   * stale shrinks to retire. Writes nothing: the retirements are written by `onAnswer`.
+   */
+  onContext(ctx: ExtensionContext, request: RenderedRequest): AgentMessage[];
+  /** The model's answer to a request has arrived, before Pi persists it: writes the retirements decided while it was rendered. */
+  onAnswer(ctx: ExtensionContext): void;
   /** At a turn's end: records how much the agent's own context grew over the turn. */
   onTurnEnd(ctx: ExtensionContext, turn: { turnIndex?: number; message?: AgentMessage; toolResults?: readonly AgentMessage[] }): void;
 }
@@ -53,11 +68,13 @@ export function withNudge(messages: readonly AgentMessage[], note: string): Agen
 
 const OWN_TOOLS = /^context_/;
 
-export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): SelfControlLive {
+export function createSelfControlLive(pi: Pick<ExtensionAPI, "appendEntry">, host: SelfControlHost): SelfControlLive {
   // Renders in a row in which each active shrink's target was missing from what Pi would send.
   const absentFor = new Map<string, number>();
   // Shrinks this process already retired: the cancel is on the branch from the next read on.
   const retiredHere = new Set<string>();
+  // Shrinks retired while a request was rendered, whose cancel is written when its answer arrives.
+  let retiring: string[] = [];
   let highWaterState: HighWaterState = { above: false };
   // The leaf at the last turn's end: a turn on another branch does not continue that run of turns.
   let baseline: { leafId: string | null } | undefined;
@@ -69,12 +86,11 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
   let metricsLooked = 0;
 
   // `controls` are the ones this request was rendered with: the branch is not read a second time.
-  const retireStaleShrinks = (ctx: ExtensionContext, controls: ControlState, raw: readonly AgentMessage[]) => {
+  const retireStaleShrinks = (controls: ControlState, raw: readonly AgentMessage[]) => {
     const config = host.config().selfControl;
     const shrinks = activeShrinks(controls).filter((s) => !retiredHere.has(s.id));
     if (shrinks.length === 0) return;
     const keys = new Set(raw.map(messageKey));
-    let seq: number | undefined;
     const active = new Set<string>();
     for (const shrink of shrinks) {
       active.add(shrink.id);
@@ -83,8 +99,7 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
       absentFor.set(shrink.id, count);
       if (count < config.shrinkStaleAfterRenders) continue;
       // It takes effect from the next request: this one is already rendered.
-      seq ??= host.nextSeq(ctx);
-      pi.appendEntry(CANCEL_ENTRY, cancelData(shrink.id, "stale", seq++, Date.now()));
+      retiring.push(shrink.id);
       retiredHere.add(shrink.id);
       absentFor.delete(shrink.id);
     }
@@ -106,39 +121,30 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
     return note;
   };
 
-  const highWaterNote = (ctx: ExtensionContext): string | undefined => {
+  const highWaterNote = (ctx: ExtensionContext, tokens: number | undefined): string | undefined => {
     // The render has just measured this request (by position, without serialising it again).
-    const tokens = host.sentTokens(ctx);
     if (tokens === undefined) return undefined;
     const result = highWater(highWaterState, tokens, host.contextWindow(ctx), host.config().selfControl.highWaterFraction);
     highWaterState = result.state;
     return result.note;
   };
 
-  pi.on("tool_result", (event, _ctx) => {
-    try {
-      const all = host.config();
-      const config = all.selfControl;
-      if (!config.enabled || !config.bloatReminder || OWN_TOOLS.test(event.toolName)) return undefined;
-      const bytes = contentBytes(event.content);
-      if (bytes <= bloatThreshold(event.toolName, config)) return undefined;
-      // Protected output can be neither shrunk nor rewound: a reminder would offer what is refused.
-      if (isProtected(event.toolName, event.input, all)) return undefined;
-      // The pruner spills a result this large at once and the model is sent a short stub of it.
-      if (all.enabled && contentText(event.content).length >= all.spillThreshold) return undefined;
-      return { content: [...event.content, { type: "text" as const, text: bloatReminder(event.toolName, bytes, event.toolCallId) }] };
-    } catch {
-      // The result goes to the model as the tool gave it.
-      return undefined;
-    }
-  });
-
   return {
-    onContext(ctx, controls, raw, rendered) {
+    onContext(ctx, { controls, raw, rendered, sentTokens }) {
       if (!host.config().selfControl.enabled) return rendered;
-      retireStaleShrinks(ctx, controls, raw);
-      const notes = [driftNote(ctx), highWaterNote(ctx)].filter((n): n is string => n !== undefined);
+      retireStaleShrinks(controls, raw);
+      const notes = [driftNote(ctx), highWaterNote(ctx, sentTokens())].filter((n): n is string => n !== undefined);
       return notes.length ? withNudge(rendered, notes.join("\n")) : rendered;
+    },
+
+    // Written here, not while the request is rendered: the render only reads the session. The cancel
+    // lands where it always has, between the request's messages and its answer.
+    onAnswer(ctx) {
+      if (retiring.length === 0) return;
+      const ids = retiring;
+      retiring = [];
+      let seq = host.nextSeq(ctx);
+      for (const id of ids) pi.appendEntry(CANCEL_ENTRY, cancelData(id, "stale", seq++, Date.now()));
     },
 
     onTurnEnd(ctx, turn) {
@@ -164,4 +170,25 @@ export function createSelfControlLive(pi: ExtensionAPI, host: SelfControlHost): 
       baseline = { leafId: branch[branch.length - 1]?.id ?? null };
     },
   };
+}
+
+/** The reminder added to a tool result large enough to be worth shrinking. */
+export function registerBloatReminder(pi: Pick<ExtensionAPI, "on">, host: Pick<SelfControlHost, "config">): void {
+  pi.on("tool_result", (event, _ctx) => {
+    try {
+      const all = host.config();
+      const config = all.selfControl;
+      if (!config.enabled || !config.bloatReminder || OWN_TOOLS.test(event.toolName)) return undefined;
+      const bytes = contentBytes(event.content);
+      if (bytes <= bloatThreshold(event.toolName, config)) return undefined;
+      // Protected output can be neither shrunk nor rewound: a reminder would offer what is refused.
+      if (isProtected(event.toolName, event.input, all)) return undefined;
+      // The pruner spills a result this large at once and the model is sent a short stub of it.
+      if (all.enabled && contentText(event.content).length >= all.spillThreshold) return undefined;
+      return { content: [...event.content, { type: "text" as const, text: bloatReminder(event.toolName, bytes, event.toolCallId) }] };
+    } catch {
+      // The result goes to the model as the tool gave it.
+      return undefined;
+    }
+  });
 }

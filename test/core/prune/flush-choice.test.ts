@@ -33,7 +33,7 @@ function batch(id: string, chars: number, timestamp: number): Batch {
 
 const user = (timestamp: number): AgentMessage => ({ role: "user", content: "u", timestamp });
 const call = (id: string, timestamp: number): AgentMessage => ({ role: "assistant", content: [{ type: "toolCall", id, name: "read", arguments: {} }], timestamp, stopReason: "toolUse" } as AgentMessage);
-const result = (id: string, timestamp: number): AgentMessage => ({ role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text: "r" }], isError: false, timestamp });
+const result = (id: string, timestamp: number, text = "r"): AgentMessage => ({ role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text }], isError: false, timestamp });
 
 /** A request of 60 messages: `old`'s call and result at 1 and 2, `recent`'s at 57 and 58, prompts between. */
 function lastRequest(): AgentMessage[] {
@@ -150,7 +150,7 @@ describe("chooseFlush", () => {
     const closed: AgentMessage[] = [
       user(1),
       call("c1", 2),
-      { ...result("c1", 3), content: [{ type: "text", text: "r".repeat(8_000) }] },
+      result("c1", 3, "r".repeat(8_000)),
       { role: "assistant", content: [{ type: "text", text: "done" }], timestamp: 4, stopReason: "stop" } as AgentMessage,
       user(5),
       { role: "assistant", content: [{ type: "text", text: "ok" }], timestamp: 6, stopReason: "stop" } as AgentMessage,

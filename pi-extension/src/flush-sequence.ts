@@ -1,0 +1,165 @@
+// The one flush-then-compress sequence that `turn_end`, `/pruner now` and `/pruner compact` share:
+// the queue's flush, then chain compression, each failure reported once, each spend told to Pi and
+// recorded in the session's stats. The runtime decides when and with what; this runs it.
+import type { AgentMessage, ChainCompressionResult, ControlState, FlushResult, FrontierData, PersistEntry, PruneConfig, PruneIndex, Summarizer, SummarizerUsage } from "@pi-pruner/core";
+import { PRUNE_CHAIN, PRUNE_FRONTIER, compressChains, type Batch } from "@pi-pruner/core";
+import type { OnceReporter } from "./once-reporter.ts";
+import { statsEntry, type PendingQueue } from "./pending-queue.ts";
+import type { CompactOutcome, FlushNowOutcome } from "./commands.ts";
+
+/** A summarizer spend as Pi's `cost:external` event carries it; `totalCost` is the session's running total. */
+export interface SummarizerCost {
+  source: "pi-pruner";
+  cost: number;
+  inputTokens: number;
+  outputTokens: number;
+  totalCost: number;
+}
+
+/** What a flush asks of Pi, each only when needed. */
+export interface FlushHost {
+  summarizer(): Summarizer;
+  /** The messages Pi builds for the current branch (after its own compaction), the agent's rewinds and shrinks applied: what chains are found in. */
+  contextMessages(): readonly AgentMessage[];
+  /** The branch's self-control markers now. */
+  controls(): ControlState;
+}
+
+/** Which closed chains the sequence compresses after flushing: those beyond the rolling window, all of them, or none. */
+export type CompressScope = "window" | "all" | "none";
+
+export interface FlushAndCompressResult {
+  /** Everything to persist, in order: the flush's entries before the compression's. */
+  entries: PersistEntry[];
+  flushed?: FlushResult;
+  compressed?: ChainCompressionResult;
+}
+
+/** A command's result: the entries to persist and what it did (commands.ts words it). */
+export interface CommandResult<Outcome> {
+  entries: PersistEntry[];
+  outcome: Outcome;
+}
+
+/** The session's index and settings as they are now (both are replaced as the session goes on). */
+export interface FlushSession {
+  readonly index: PruneIndex;
+  readonly config: PruneConfig;
+}
+
+export class FlushSequence {
+  private readonly queue: PendingQueue;
+  private readonly session: FlushSession;
+  private readonly reporter: OnceReporter;
+  private readonly onCost: ((cost: SummarizerCost) => void) | undefined;
+
+  constructor(queue: PendingQueue, session: FlushSession, reporter: OnceReporter, onCost?: (cost: SummarizerCost) => void) {
+    this.queue = queue;
+    this.session = session;
+    this.reporter = reporter;
+    this.onCost = onCost;
+  }
+
+  /**
+   * What is pending (but `keep`) is summarized first, so the chains about to be compressed have
+   * their batch summaries, then closed chains are compressed. The context is asked for only after
+   * the flush. A flush already under way (another caller's) is not joined: its entries are that
+   * caller's to persist. When something was flushed or compressed, `epoch()` (the newest message's
+   * timestamp) becomes the index's epoch, as a rebuild from the branch would find it.
+   */
+  async flushAndCompress(
+    summarize: Summarizer,
+    contextMessages: () => readonly AgentMessage[],
+    options: { compress: CompressScope; keep?: readonly Batch[]; epoch?: () => number | undefined; keepEpoch?: boolean },
+  ): Promise<FlushAndCompressResult> {
+    const result: FlushAndCompressResult = { entries: [] };
+    if (this.queue.batches.length > 0) {
+      result.flushed = await this.queue.flush(summarize, this.session.index, this.session.config, options.keep);
+      if (result.flushed) {
+        // Marked in the file, so a rebuild keeps the epoch where this flush left it.
+        if (options.keepEpoch) for (const e of result.flushed.entries) if (e.kind === "custom" && e.customType === PRUNE_FRONTIER) (e.data as FrontierData).keepsEpoch = true;
+        result.entries.push(...result.flushed.entries);
+      }
+      this.emitCost(result.flushed);
+    }
+    if (options.compress !== "none") {
+      result.compressed = await this.compressChains(contextMessages(), summarize, { all: options.compress === "all" });
+      if (result.compressed) result.entries.push(...result.compressed.entries);
+      this.emitCost(result.compressed);
+    }
+    const opensEpoch = !options.keepEpoch && result.entries.some((e) => e.kind === "custom" && (e.customType === PRUNE_FRONTIER || e.customType === PRUNE_CHAIN));
+    const epoch = opensEpoch ? options.epoch?.() : undefined;
+    if (epoch !== undefined) this.session.index.epoch = epoch;
+    return result;
+  }
+
+  /** `/pruner now`: summarizes every pending batch. */
+  async flushCommand(host: FlushHost): Promise<CommandResult<FlushNowOutcome>> {
+    this.queue.dropControlled(host.controls());
+    if (this.queue.batches.length === 0) return { entries: [], outcome: { kind: "nothing-pending" } };
+    const { flushed } = await this.flushAndCompress(host.summarizer(), () => [], { compress: "none", epoch: () => newestTimestamp(host.contextMessages(), true) });
+    if (!flushed) return { entries: [], outcome: { kind: "not-run" } };
+    return { entries: flushed.entries, outcome: { kind: "flushed", flushed } };
+  }
+
+  /** `/pruner compact`: summarizes what is pending, then compresses every closed chain not compressed yet. */
+  async compactCommand(host: FlushHost): Promise<CommandResult<CompactOutcome>> {
+    const { config } = this.session;
+    if (!config.enabled) return { entries: [], outcome: { kind: "pruning-off" } };
+    this.queue.dropControlled(host.controls());
+    if (!config.chainCompression.enabled) return { entries: [], outcome: { kind: "compression-off" } };
+    const { entries, compressed } = await this.flushAndCompress(host.summarizer(), () => host.contextMessages(), {
+      compress: "all",
+      epoch: () => newestTimestamp(host.contextMessages(), true),
+    });
+    return { entries, outcome: { kind: "ran", compressed } };
+  }
+
+  /**
+   * Compresses the closed chains beyond the rolling window (all of them with `all`), fusing batch
+   * summaries where a chain has two or more. `messages` is the context Pi builds for the branch.
+   * A failed fusion is reported once and the chain is compressed anyway.
+   */
+  private async compressChains(messages: readonly AgentMessage[], summarize: Summarizer | undefined, options: { all?: boolean }): Promise<ChainCompressionResult | undefined> {
+    const { index, config } = this.session;
+    if (!config.enabled || !config.chainCompression.enabled) return undefined;
+    try {
+      const result = await compressChains(messages, index, config, summarize, options);
+      for (const failure of result.fusionFailures) {
+        this.reporter.report(`fusion:${failure}`, `pi-pruner: range summary failed (${failure}); the chain was compressed with its batch summaries`);
+      }
+      if (result.chains.length) {
+        result.entries.push(statsEntry(index, { usage: result.usage, summarizerCalls: result.summarizerCalls, chainsCompressed: result.chains.length, rangesSummarized: result.rangesSummarized }));
+      }
+      return result;
+    } catch (error) {
+      this.reporter.report(`chains:${(error as Error).message}`, `pi-pruner: chain compression failed (${(error as Error).message}); nothing was compressed`);
+      return undefined;
+    }
+  }
+
+  private emitCost(result: { usage: SummarizerUsage } | undefined): void {
+    if (!this.onCost || !result || !(result.usage.cost || result.usage.input || result.usage.output)) return;
+    this.onCost({
+      source: "pi-pruner",
+      cost: result.usage.cost,
+      inputTokens: result.usage.input,
+      outputTokens: result.usage.output,
+      totalCost: this.session.index.stats.totalCost ?? result.usage.cost,
+    });
+  }
+}
+
+/**
+ * The newest message's timestamp. Over a branch's context (`fromContext`), only messages that
+ * come from message entries count, as in the index's rebuild: the pruner's summaries and Pi's
+ * summaries come from other entries.
+ */
+export function newestTimestamp(messages: readonly AgentMessage[], fromContext: boolean): number | undefined {
+  let newest: number | undefined;
+  for (const m of messages) {
+    if (fromContext && (m.role === "custom" || m.role === "branchSummary" || m.role === "compactionSummary")) continue;
+    if (typeof m.timestamp === "number" && (newest === undefined || m.timestamp > newest)) newest = m.timestamp;
+  }
+  return newest;
+}
