@@ -15,7 +15,7 @@ import { loadPrunerSettings, settingsTarget, writePrunerSetting, type LoadedSett
 import { recordSettings } from "./settings-record.ts";
 import { STATUS_KEY, statsReport, statusReport, statusText } from "./status.ts";
 import { treeNodes, treeReport } from "./tree.ts";
-import type { CommandHost, CompactOutcome, FlushNowOutcome } from "./commands.ts";
+import type { CommandHost } from "./commands.ts";
 import type { QueryHost } from "./query-tool.ts";
 import { createSelfControlHost, type SelfControlHost } from "./self-control/host.ts";
 import { createSelfControlLive, type SelfControlLive } from "./self-control/live.ts";
