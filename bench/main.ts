@@ -7,8 +7,8 @@ import { cpus, freemem, loadavg, totalmem } from "node:os";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { SuiteOutput, Figure } from "./lib/results.ts";
-import { writeReport, type BenchResults } from "./lib/report.ts";
+import type { BenchResults, SuiteOutput, Figure } from "./lib/results.ts";
+import { writeReport } from "./lib/report.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");

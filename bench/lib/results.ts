@@ -46,3 +46,15 @@ export function figure(value: number, unit: string, extra: Omit<Figure, "value" 
 export function spreadFigure(s: Spread, unit: string, extra: Omit<Figure, "value" | "unit" | "min" | "max" | "runs"> = {}, digits = 4): Figure {
   return figure(s.median, unit, { min: s.min, max: s.max, runs: s.runs, ...extra }, digits);
 }
+
+/** Everything one bench run writes to bench/results.json, and what docs/benchmarks.md is made from. */
+export interface BenchResults {
+  generatedAt: string;
+  mode: "full" | "quick";
+  commit: string;
+  sourcesModified: string[];
+  machine: Record<string, unknown> & { loadAverageAtStart?: number[]; loadAverageAtEnd?: number[] };
+  figures: Record<string, Figure>;
+  suites: Record<string, SuiteOutput>;
+  totalSeconds?: number;
+}

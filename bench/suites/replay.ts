@@ -5,10 +5,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parseSessionText, getBranch } from "../../core/src/session/session-reader.ts";
 import { buildPiContext } from "../../core/src/session/pi-context.ts";
-import { CACHE_PRICE, CACHE_RULES, OUTPUT_PRICE, type CacheRules } from "../../core/src/cost/cache-rules.ts";
+import { CACHE_PRICE, CACHE_RULES, OUTPUT_PRICE } from "../../core/src/cost/cache-rules.ts";
 import { codingScript, takeTurns, scriptFromMessages, type ScriptStep } from "../lib/gen.ts";
 import { MASKING_POLICY, PI_CONDENSE_SETTINGS, POLICIES, piCondensePolicy, replayScript, type PiHead, type Policy, type ReplayResult } from "../lib/replay.ts";
 import { MASKING_WINDOW } from "../lib/masking.ts";
+import { RULES_NAME, TABLE_RULES, TARGET_RULES } from "./replay-rules.ts";
 import { loadPiCondense, type PeerInfo } from "../lib/peers.ts";
 import { RECORDED_LONG_META, RECORDED_LONG_SESSION, RECORDED_META, RECORDED_SESSION, type RecordedMeta } from "../record-session.ts";
 import { figure, newSuite, spreadFigure, type Figure, type SuiteOutput } from "../lib/results.ts";
@@ -29,10 +30,6 @@ export const GENERATED_SEED = 42;
 /** Seeds of the generated sessions: the headline is the median over them. */
 export const SEEDS = [GENERATED_SEED, 1, 2, 3, 4, 5, 6, 7, 8];
 export const QUICK_SEEDS = [GENERATED_SEED, 1, 2];
-/** The rules the issue's targets are stated under (the simple model is shown for comparison). */
-export const TARGET_RULES: readonly CacheRules[] = ["anthropic", "openai"];
-/** The order of the price models in tables. */
-export const TABLE_RULES: readonly CacheRules[] = ["simple", "anthropic", "openai"];
 
 /** Pi's head when no recording is there: the short recording's measured sizes. */
 const FALLBACK_HEAD: PiHead = { systemChars: 2790, toolsChars: 2841 };
@@ -216,7 +213,7 @@ export async function runReplay(options: ReplayOptions): Promise<SuiteOutput> {
   }
   for (const rules of TABLE_RULES) {
     out.charts[`replay-cost-${rules}.svg`] = barChart({
-      title: `Billed input relative to no pruning — ${rules === "simple" ? "simple model" : `${rules === "anthropic" ? "Anthropic" : "OpenAI"} rules`}`,
+      title: `Billed input relative to no pruning — ${RULES_NAME[rules]}`,
       yLabel: "× the cost of no pruning",
       labels: (v) => `${v.toFixed(2)}×`,
       guides: rules === "simple" ? [] : [{ y: 0.4, label: "target for defaults: ≤ 0.4×" }, { y: 1, label: "no pruning" }],
