@@ -61,3 +61,7 @@ export * from "./view/spill-recovery.ts";
 export * from "./view/session-search.ts";
 export * from "./view/file-calls.ts";
 export * from "./view/export-markdown.ts";
+export * from "./shapes/fingerprint.ts";
+export * from "./shapes/text.ts";
+export * from "./shapes/read-payloads.ts";
+export * from "./view/call-state.ts";

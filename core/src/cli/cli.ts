@@ -8,13 +8,14 @@ import { resolveConfig, type ConfigWarning } from "../settings/config.ts";
 import { globPatternProblem, protectingPattern } from "../settings/protection.ts";
 import { addProtectedPath, SettingsFileError } from "../settings/settings-writer.ts";
 import { estimateTokens, formatNumber } from "../shapes/size.ts";
-import { buildModelView, modelViewText, NEXT_REQUEST_TITLE, type ModelView } from "../view/model-view.ts";
+import { buildModelView, modelViewText, NEXT_REQUEST_TITLE, sizesLine, type ModelView } from "../view/model-view.ts";
 import { NUDGES_NOT_SHOWN, RequestRenderer, requestTitle, settingsSourceText, type RequestView } from "../view/request-views.ts";
 import { getBranch } from "../session/session-reader.ts";
 import { markerEffectText, markerStateText, noteOneLine, type ControlsView, type MarkerView } from "../view/control-view.ts";
 import { detectSessionWriter, renderedCounts, renderFidelity, writerHeaderLines } from "../view/session-writer.ts";
 import { spillRecovery } from "../view/spill-recovery.ts";
 import type { AnyEntry } from "../shapes/entries.ts";
+import { oneLine } from "../shapes/text.ts";
 
 export interface CliIO {
   out: (text: string) => void;
@@ -247,10 +248,6 @@ function writerHeader(entries: readonly AnyEntry[], model: Parameters<typeof ren
     .join("");
 }
 
-function sizesLine(model: Pick<ModelView, "rawChars" | "modelChars">): string {
-  return `# ${formatNumber(model.rawChars)} chars raw → ${formatNumber(model.modelChars)} chars sent (≈${formatNumber(estimateTokens(model.rawChars))} → ${formatNumber(estimateTokens(model.modelChars))} tokens, estimate); the system prompt is not included\n`;
-}
-
 /** What `view --json --markers --request N` adds: which request, and the settings it was rendered with. */
 function requestJson(model: RequestView) {
   return {
@@ -353,11 +350,6 @@ function markerJson(m: Exclude<MarkerView, { kind: "checkpoint" }>) {
 function pad(text: string | undefined, width: number): string {
   const s = text ?? "";
   return s.length >= width ? s : s + " ".repeat(width - s.length);
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? flat.slice(0, max - 1) + "…" : flat;
 }
 
 export function inspectText(view: SessionView, file: string, spills: ReadonlyMap<string, string> = new Map()): string {

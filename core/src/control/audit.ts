@@ -5,6 +5,7 @@
 import type { AgentMessage } from "../shapes/messages.ts";
 import { contentText, toolCallsOf } from "../shapes/messages.ts";
 import { estimateTokens, formatNumber, messageChars, messagesChars } from "../shapes/size.ts";
+import { oneLine } from "../shapes/text.ts";
 import type { SelfControlConfig } from "../settings/config.ts";
 import { messageKey, type ControlState } from "./control-entries.ts";
 import { bloatThreshold, contentBytes } from "./nudges.ts";
@@ -86,9 +87,9 @@ export interface AuditReport {
 
 const PREVIEW_CHARS = 60;
 
-function oneLine(text: string, max = PREVIEW_CHARS): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+/** A message's text as one line of a preview. */
+function preview(text: string): string {
+  return oneLine(text, PREVIEW_CHARS);
 }
 
 /** The argument that tells one call of a tool from another, when it has one. */
@@ -106,11 +107,11 @@ function previewOf(messages: readonly AgentMessage[], position: number): string 
   switch (m.role) {
     case "toolResult": {
       const subject = subjectOf(callArgumentsOf(messages, position));
-      const text = oneLine(contentText(m.content));
+      const text = preview(contentText(m.content));
       return subject ? `${oneLine(subject, 40)}: ${text}` : text;
     }
     case "assistant": {
-      const text = oneLine(contentText(m.content));
+      const text = preview(contentText(m.content));
       const calls = toolCallsOf(m).map((c) => {
         const subject = subjectOf(c.arguments);
         return subject ? `${c.name}(${oneLine(subject, 30)})` : c.name;
@@ -118,14 +119,14 @@ function previewOf(messages: readonly AgentMessage[], position: number): string 
       return [text, calls.length ? `calls ${calls.join(", ")}` : ""].filter(Boolean).join(" · ");
     }
     case "user":
-      return oneLine(contentText(m.content));
+      return preview(contentText(m.content));
     case "custom":
-      return `${m.customType}: ${oneLine(contentText(m.content))}`;
+      return `${m.customType}: ${preview(contentText(m.content))}`;
     case "bashExecution":
-      return oneLine(`$ ${m.command}`);
+      return preview(`$ ${m.command}`);
     case "branchSummary":
     case "compactionSummary":
-      return oneLine(m.summary);
+      return preview(m.summary);
     default:
       return "";
   }

@@ -1,6 +1,7 @@
 // Reads a branch's self-control markers (see control-entries.ts for their shapes) and resolves
 // each to the messages it names, by identity.
-import type { AnyEntry, CustomEntry, LabelEntry } from "../shapes/entries.ts";
+import type { AnyEntry } from "../shapes/entries.ts";
+import { isCustomEntry, isCustomMessageEntry, isLabelEntry } from "../shapes/entries.ts";
 import { isRecord } from "../shapes/json.ts";
 import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import {
@@ -143,7 +144,7 @@ export function readControls(branch: readonly AnyEntry[]): ControlState {
   let keyOfEntry: Map<string, string> | undefined;
   const keys = () => {
     if (!keyOfEntry) {
-      fullContext = buildPiContext(branch as AnyEntry[]);
+      fullContext = buildPiContext(branch);
       keyOfEntry = new Map(fullContext.map((c) => [c.entryId, messageKey(c.message)]));
     }
     return keyOfEntry;
@@ -152,8 +153,8 @@ export function readControls(branch: readonly AnyEntry[]): ControlState {
 
   for (let i = 0; i < branch.length; i++) {
     const entry = branch[i]!;
-    if (entry.type === "label") {
-      const { targetId, label } = entry as LabelEntry;
+    if (isLabelEntry(entry)) {
+      const { targetId, label } = entry;
       if (str(targetId)) {
         // A label replaces the target's earlier one: the newest checkpoint of a name comes last.
         labels.delete(targetId);
@@ -161,13 +162,13 @@ export function readControls(branch: readonly AnyEntry[]): ControlState {
       }
       continue;
     }
-    if (entry.type === "custom_message" && (entry as { customType?: unknown }).customType === NOTE_MESSAGE) {
-      const details = (entry as { details?: unknown }).details;
+    if (isCustomMessageEntry(entry) && entry.customType === NOTE_MESSAGE) {
+      const details = entry.details;
       if (isRecord(details) && str(details.rewindId)) notes.set(details.rewindId, entry.id);
       continue;
     }
-    if (entry.type !== "custom") continue;
-    const { customType, data } = entry as CustomEntry;
+    if (!isCustomEntry(entry)) continue;
+    const { customType, data } = entry;
     if (typeof customType !== "string" || !customType.startsWith("mulligan:")) continue;
     const unreadable = (problem: string) => state.unreadable.push({ entryId: entry.id, customType, problem });
     if (customType === REWIND_ENTRY) {
@@ -244,7 +245,7 @@ export function readControls(branch: readonly AnyEntry[]): ControlState {
 
 /** The context as the agent saw it just before the entry at `position`, with the controls active then applied. */
 function contextBefore(branch: readonly AnyEntry[], position: number, state: ControlState): ContextMessage[] {
-  const before = buildPiContext(branch.slice(0, position) as AnyEntry[]);
+  const before = buildPiContext(branch.slice(0, position));
   const keyed = new Map(before.map((c) => [c.entryId, messageKey(c.message)]));
   const partial: ControlState = { ...state, markers: state.markers.filter((m) => m.state === "active").map((m) => withKeys(m, keyed)) };
   return visibleContext(before, partial);
@@ -269,8 +270,8 @@ function resolveUnpinnedRewind(branch: readonly AnyEntry[], position: number, da
     // The label may have been cleared since (a rewind consumes its checkpoint): look at the labels written before the marker.
     for (let j = position - 1; j >= 0; j--) {
       const e = branch[j]!;
-      if (e.type === "label" && (e as LabelEntry).label === `${CHECKPOINT_PREFIX}${data.checkpoint ?? ""}`) {
-        checkpointEntryId = (e as LabelEntry).targetId;
+      if (isLabelEntry(e) && e.label === `${CHECKPOINT_PREFIX}${data.checkpoint ?? ""}`) {
+        checkpointEntryId = e.targetId;
         break;
       }
     }
@@ -290,9 +291,10 @@ function resolveUnpinnedShrink(branch: readonly AnyEntry[], position: number, da
  */
 function isControlEntry(entry: AnyEntry): boolean {
   if (entry.type === "label" || entry.type === "compaction" || entry.type === "context_edit") return true;
-  const customType = (entry as { customType?: unknown }).customType;
+  if (!isCustomEntry(entry) && !isCustomMessageEntry(entry)) return false;
+  const { customType } = entry;
   // A turn metric, written every turn, changes no marker: it is not watched.
-  return (entry.type === "custom" || entry.type === "custom_message") && typeof customType === "string" && customType.startsWith("mulligan:") && customType !== TURN_METRIC_ENTRY;
+  return typeof customType === "string" && customType.startsWith("mulligan:") && customType !== TURN_METRIC_ENTRY;
 }
 
 /**
@@ -339,8 +341,8 @@ export class ControlsReader {
 export function nextSeqOf(branch: readonly AnyEntry[]): number {
   let max = 0;
   for (const entry of branch) {
-    if (entry.type !== "custom") continue;
-    const { customType, data } = entry as CustomEntry;
+    if (!isCustomEntry(entry)) continue;
+    const { customType, data } = entry;
     if (typeof customType !== "string" || !customType.startsWith("mulligan:") || !isRecord(data)) continue;
     if (typeof data.seq === "number" && Number.isFinite(data.seq)) max = Math.max(max, data.seq);
   }

@@ -3,8 +3,8 @@
 // or one other message. A unit is hidden whole or not at all, so no call loses its result.
 import type { AgentMessage } from "../shapes/messages.ts";
 import { contentText, occurrenceKey, toolCallsOf } from "../shapes/messages.ts";
-import { PRUNE_SUMMARY, type SummaryDetails } from "../shapes/entries.ts";
-import { isRecord } from "../shapes/json.ts";
+import { PRUNE_SUMMARY } from "../shapes/entries.ts";
+import { readSummaryDetails } from "../shapes/read-payloads.ts";
 import type { ContextMessage } from "../session/pi-context.ts";
 import type { ControlState, Granularity, ShrinkMarker, ShrinkTarget } from "./control-entries.ts";
 import { NOTE_MESSAGE, activeRewinds, activeShrinks, messageKey } from "./control-entries.ts";
@@ -58,9 +58,9 @@ export function searchableText(message: AgentMessage): string {
     case "user":
     case "toolResult":
     case "custom":
-      return contentText(message.content as string | { type: string; text?: string }[]);
+      return contentText(message.content);
     case "assistant":
-      return contentText(message.content as { type: string; text?: string }[]);
+      return contentText(message.content);
     case "bashExecution":
       return `${message.command}\n${message.output}`;
     case "branchSummary":
@@ -258,15 +258,10 @@ function hideOrphanedSummaries(messages: readonly AgentMessage[], summaries: rea
 
 /** The results a pruner summary names: occurrence keys, or bare call ids in sessions from before them. */
 function summaryRefs(message: AgentMessage): string[] {
-  const details = (message as { details?: unknown }).details;
-  const refs: string[] = [];
-  if (!isRecord(details)) return refs;
-  const { toolCallRefs, toolCallIds } = details as SummaryDetails;
-  if (Array.isArray(toolCallRefs)) {
-    for (const r of toolCallRefs) if (isRecord(r) && typeof r.toolCallId === "string") refs.push(occurrenceKey(r.toolCallId, typeof r.resultTimestamp === "number" ? r.resultTimestamp : undefined));
-  }
-  if (Array.isArray(toolCallIds)) for (const id of toolCallIds) if (typeof id === "string") refs.push(id);
-  return refs;
+  const details = readSummaryDetails(message.role === "custom" ? message.details : undefined);
+  if (typeof details === "string") return [];
+  const refs = (details.toolCallRefs ?? []).map((r) => occurrenceKey(r.toolCallId, r.resultTimestamp));
+  return details.toolCallIds ? [...refs, ...details.toolCallIds] : refs;
 }
 
 /** The message with its content replaced by a shrink's, everything that pairs it kept. */

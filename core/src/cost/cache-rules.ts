@@ -27,6 +27,8 @@
 import type { AgentMessage, AssistantMessage, ImageContent, TextContent, ToolResultMessage } from "../shapes/messages.ts";
 import { isFailedTurn } from "../shapes/messages.ts";
 import { CHARS_PER_TOKEN, estimateTokens } from "../shapes/size.ts";
+import { messageFingerprint } from "../shapes/fingerprint.ts";
+import { isRecord } from "../shapes/json.ts";
 
 export type CacheRules = "anthropic" | "openai" | "simple";
 
@@ -94,12 +96,17 @@ export function cacheRulesFor(api: string | undefined): CacheRules {
   return "anthropic";
 }
 
-export function cacheMeter(rules: CacheRules): CacheMeter {
+/**
+ * A meter for one conversation. It converts each message to what the provider receives once, into
+ * `wires`: its own, or one its owner shares between the meters that bill the same messages (the
+ * raw and the sent side of one session, or one conversation under every price model).
+ */
+export function cacheMeter(rules: CacheRules, wires: WireCache = new WireCache()): CacheMeter {
   switch (rules) {
     case "anthropic":
-      return new AnthropicMeter();
+      return new AnthropicMeter(wires);
     case "openai":
-      return new OpenAiMeter();
+      return new OpenAiMeter(wires);
     case "simple":
       return new SimpleMeter();
   }
@@ -142,54 +149,64 @@ interface WireMessage {
   blocks: WireBlock[];
 }
 
-// Serialising and hashing a message costs as much as reading it; the replay bills each message
-// on every request under three models, so a message object is converted once. Messages are
-// not edited in place once sent: a changed message is a new object.
-const wireCache = new WeakMap<AgentMessage, WireMessage | null>();
-// Pi hands the pruner a fresh copy of every message on each request, so the live bill finds its
-// messages again by what survives a copy: role, timestamp, call id and the shape and ends of the
-// content. Bounded: cleared whole when full (an estimate may then convert a message twice).
-const wireByIdentity = new Map<string, WireMessage | null>();
-const MAX_IDENTITIES = 50_000;
+/** How many keys a WireCache keeps before it starts again. */
+const MAX_KEYS = 50_000;
 
 function ends(text: unknown): string {
   if (typeof text !== "string") return "-";
   return text.length <= 48 ? text : `${text.length}:${text.slice(0, 24)}${text.slice(-24)}`;
 }
 
-/** What a message is, computed without serialising it. */
-function identityOf(message: AgentMessage): string {
-  const m = message as { role: string; timestamp?: unknown; toolCallId?: unknown; content?: unknown; customType?: unknown; summary?: unknown; command?: unknown; output?: unknown; isError?: unknown };
-  let key = `${m.role}|${String(m.timestamp)}|${String(m.toolCallId ?? "")}|${String(m.customType ?? "")}|${m.isError === true ? 1 : 0}`;
+/**
+ * What a message is, computed without serialising it: its fingerprint, and what a key that no
+ * position narrows down needs besides (its custom type and error flag, and the ends of its texts,
+ * tool calls and their string arguments).
+ */
+function wireKey(message: AgentMessage): string {
+  const m: { customType?: unknown; isError?: unknown; content?: unknown; summary?: unknown; command?: unknown; output?: unknown } = message;
+  let key = `${messageFingerprint(message)}|${String(m.customType ?? "")}|${m.isError === true ? 1 : 0}`;
   if (typeof m.content === "string") key += `|s${ends(m.content)}`;
   else if (Array.isArray(m.content)) {
-    for (const b of m.content as { type?: string; text?: unknown; thinking?: unknown; data?: unknown; id?: unknown; name?: unknown; arguments?: unknown; thinkingSignature?: unknown }[]) {
-      if (!b) continue;
+    for (const b of m.content) {
+      if (!isRecord(b)) continue;
       if (b.type === "toolCall") {
         key += `|c${String(b.id)}${String(b.name)}`;
-        if (b.arguments && typeof b.arguments === "object") {
-          for (const [name, value] of Object.entries(b.arguments as Record<string, unknown>)) key += `,${name}=${typeof value === "string" ? ends(value) : typeof value}`;
+        if (typeof b.arguments === "object" && b.arguments !== null) {
+          for (const [name, value] of Object.entries(b.arguments)) key += `,${name}=${typeof value === "string" ? ends(value) : typeof value}`;
         }
-      } else key += `|${b.type}${ends(b.text ?? b.thinking ?? b.data)}${typeof b.thinkingSignature === "string" ? b.thinkingSignature.length : ""}`;
+      } else key += `|${String(b.type)}${ends(b.text ?? b.thinking ?? b.data)}${typeof b.thinkingSignature === "string" ? b.thinkingSignature.length : ""}`;
     }
   }
   if (m.summary !== undefined || m.command !== undefined) key += `|${ends(m.summary)}${ends(m.command)}${ends(m.output)}`;
   return key;
 }
 
-function wireMessage(message: AgentMessage): WireMessage | null {
-  let wire = wireCache.get(message);
-  if (wire === undefined) {
-    const identity = identityOf(message);
-    wire = wireByIdentity.get(identity);
+/**
+ * Messages as the provider receives them, each converted once. Serialising and hashing a message
+ * costs as much as reading it, and a meter bills each message again on every request. A message
+ * object is found again by identity (messages are not edited in place once sent: a changed
+ * message is a new object); the fresh copy Pi hands over on each request, by what survives a copy
+ * (wireKey). Bounded: the keys are cleared whole when full (a message may then be converted twice).
+ */
+export class WireCache {
+  private readonly byObject = new WeakMap<AgentMessage, WireMessage | null>();
+  private readonly byKey = new Map<string, WireMessage | null>();
+
+  /** The provider's message for `message`; null for one Pi does not send. */
+  wireOf(message: AgentMessage): WireMessage | null {
+    let wire = this.byObject.get(message);
     if (wire === undefined) {
-      wire = toWire(message);
-      if (wireByIdentity.size >= MAX_IDENTITIES) wireByIdentity.clear();
-      wireByIdentity.set(identity, wire);
+      const key = wireKey(message);
+      wire = this.byKey.get(key);
+      if (wire === undefined) {
+        wire = toWire(message);
+        if (this.byKey.size >= MAX_KEYS) this.byKey.clear();
+        this.byKey.set(key, wire);
+      }
+      this.byObject.set(message, wire);
     }
-    wireCache.set(message, wire);
+    return wire;
   }
-  return wire;
 }
 
 function block(value: unknown, thinking = false): WireBlock {
@@ -329,7 +346,7 @@ const MESSAGE_START = 0x1b873593;
 
 const hasThinking = (w: WireMessage) => w.blocks.some((b) => b.thinking);
 
-function chainOf(request: ProviderRequest, rules: "anthropic" | "openai", keep?: { memo?: ChainMemo }): Chain {
+function chainOf(request: ProviderRequest, wires: WireCache, keep?: { memo?: ChainMemo }): Chain {
   const prev = keep?.memo;
   // Leading messages that are the previous request's own objects (so the same wire messages).
   let shared = -1;
@@ -385,7 +402,7 @@ function chainOf(request: ProviderRequest, rules: "anthropic" | "openai", keep?:
   wireIndexOf.length = carried ? shared : 0;
   for (let i = carried ? shared : 0; i < request.messages.length; i++) {
     wireIndexOf.push(wire.length);
-    const w = wireMessage(request.messages[i]!);
+    const w = wires.wireOf(request.messages[i]!);
     if (w) wire.push(w);
   }
   let lastUserTurn = -1;
@@ -447,10 +464,10 @@ function chainOf(request: ProviderRequest, rules: "anthropic" | "openai", keep?:
  * The chain of `request`: the one the meter built when it billed that very request last (the
  * policy asks about the last request sent, several times a turn), else built anew.
  */
-function chainFor(request: ProviderRequest, rules: "anthropic" | "openai", last: { memo?: ChainMemo }): Chain {
+function chainFor(request: ProviderRequest, wires: WireCache, last: { memo?: ChainMemo }): Chain {
   const memo = last.memo;
   if (memo && memo.tools === request.tools && memo.system === request.system && memo.messages.length === request.messages.length && memo.messages.every((m, i) => m === request.messages[i])) return memo.chain;
-  return chainOf(request, rules);
+  return chainOf(request, wires);
 }
 
 /** Boundaries of `chain` before message `changedFrom` (all of them when it is past the end). */
@@ -461,9 +478,14 @@ function boundariesBefore(chain: Chain, changedFrom: number): number {
 class AnthropicMeter implements CacheMeter {
   private readonly entries = new Set<number>();
   private readonly last: { memo?: ChainMemo } = {};
+  private readonly wires: WireCache;
+
+  constructor(wires: WireCache) {
+    this.wires = wires;
+  }
 
   bill(request: ProviderRequest): RequestBill {
-    const { keys, tokens, total, breakpoints } = chainOf(request, "anthropic", this.last);
+    const { keys, tokens, total, breakpoints } = chainOf(request, this.wires, this.last);
     let read = 0;
     for (const bp of breakpoints) {
       for (let j = bp; j >= 0 && j >= bp - LOOKBACK_BLOCKS; j--) {
@@ -483,7 +505,7 @@ class AnthropicMeter implements CacheMeter {
   }
 
   readAfterChange(request: ProviderRequest, changedFrom: number, nextBlocks: number): ReadAfterChange {
-    const chain = chainFor(request, "anthropic", this.last);
+    const chain = chainFor(request, this.wires, this.last);
     const limit = boundariesBefore(chain, changedFrom);
     // The next request's breakpoints: the head's (system, tools), unchanged, and its last block.
     let read = 0;
@@ -502,9 +524,14 @@ class AnthropicMeter implements CacheMeter {
 class OpenAiMeter implements CacheMeter {
   private readonly seen = new Set<number>();
   private readonly last: { memo?: ChainMemo } = {};
+  private readonly wires: WireCache;
+
+  constructor(wires: WireCache) {
+    this.wires = wires;
+  }
 
   bill(request: ProviderRequest): RequestBill {
-    const { keys, tokens, total, known } = chainOf(request, "openai", this.last);
+    const { keys, tokens, total, known } = chainOf(request, this.wires, this.last);
     // The keys the previous request shares with this one were all seen when it was billed.
     let shared = known > 0 ? tokens[known - 1]! : 0;
     for (let j = known; j < keys.length && this.seen.has(keys[j]!); j++) shared = tokens[j]!;
@@ -513,7 +540,7 @@ class OpenAiMeter implements CacheMeter {
   }
 
   readAfterChange(request: ProviderRequest, changedFrom: number): ReadAfterChange {
-    const chain = chainFor(request, "openai", this.last);
+    const chain = chainFor(request, this.wires, this.last);
     const { keys, tokens, total } = chain;
     const limit = boundariesBefore(chain, changedFrom);
     let shared = 0;
@@ -559,7 +586,7 @@ function simpleMessageText(message: AgentMessage): string {
     case "compactionSummary":
       return JSON.stringify({ role: "user", content: [{ type: "text", text: message.summary }] });
     default:
-      return JSON.stringify({ role: "user", content: textBlocks((message as { content?: unknown }).content) });
+      return JSON.stringify({ role: "user", content: textBlocks(message.content) });
   }
 }
 

@@ -3,7 +3,7 @@
 // and the tools are the same in both and are left out. Billing serialises every message, so it is
 // queued on the request and settled later, off the request's path.
 import type { AgentMessage } from "../shapes/messages.ts";
-import { cacheMeter, type CacheMeter, type CacheRules, type ReadAfterChange } from "./cache-rules.ts";
+import { cacheMeter, WireCache, type CacheMeter, type CacheRules, type ReadAfterChange } from "./cache-rules.ts";
 
 export interface BillTotals {
   rules: CacheRules;
@@ -19,8 +19,10 @@ const MAX_QUEUED = 8;
 
 export class SessionBill {
   private rules: CacheRules = "anthropic";
-  private rawMeter: CacheMeter = cacheMeter("anthropic");
-  private sentMeter: CacheMeter = cacheMeter("anthropic");
+  /** The raw and the sent side share most messages: each is converted once for both meters. */
+  private readonly wires = new WireCache();
+  private rawMeter: CacheMeter = cacheMeter("anthropic", this.wires);
+  private sentMeter: CacheMeter = cacheMeter("anthropic", this.wires);
   private queue: { raw: readonly AgentMessage[]; sent: readonly AgentMessage[] }[] = [];
   private requests = 0;
   private raw = 0;
@@ -31,8 +33,8 @@ export class SessionBill {
     if (rules === this.rules) return;
     this.settle();
     this.rules = rules;
-    this.rawMeter = cacheMeter(rules);
-    this.sentMeter = cacheMeter(rules);
+    this.rawMeter = cacheMeter(rules, this.wires);
+    this.sentMeter = cacheMeter(rules, this.wires);
   }
 
   /** One request: what Pi would have sent and what was sent (the same array when nothing was pruned). */

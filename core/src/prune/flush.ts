@@ -214,7 +214,7 @@ function frontierEntry(batch: Batch, index: PruneIndex, outcome: FrontierOutcome
 export async function flushBatches(batches: readonly Batch[], index: PruneIndex, config: FlushConfig, summarize: Summarizer, frontierCeiling?: number): Promise<FlushResult> {
   const result: FlushResult = { entries: [], outcomes: [], retry: [], usage: { input: 0, output: 0, cost: 0 }, summarizerCalls: 0 };
 
-  type Planned = { batch: Batch; rawChars: number; refs: string[]; calls: CapturedCall[]; aliasEntries: PersistEntry[] };
+  type Planned = { batch: Batch; rawChars: number; refs: string[]; calls: CapturedCall[]; aliasEntries: PersistEntry[]; aliasKeys: string[] };
   const toSummarize: Planned[] = [];
   const ordered: ({ kind: "done"; entries: PersistEntry[] } | { kind: "summarize"; plan: Planned })[] = [];
 
@@ -222,6 +222,8 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
     const batch = trimToFrontier(original, index);
     if (!batch) continue;
     const aliasEntries: PersistEntry[] = [];
+    /** The occurrence keys of the aliases made for this batch: taken back if its summary fails. */
+    const aliasKeys: string[] = [];
     const remaining: CapturedCall[] = [];
     for (const call of batch.calls) {
       const hash = contentHash(call.toolName, call.resultText);
@@ -236,6 +238,7 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
         const newKey = occurrenceKey(call.toolCallId, call.resultTimestamp);
         addAlias(index, { entryId: "", newKey, originalKey: original.key, data });
         aliasEntries.push({ kind: "custom", customType: PRUNE_DEDUP_ALIAS, data });
+        aliasKeys.push(newKey);
       } else remaining.push(call);
     }
     const rawChars = remaining.reduce((n, c) => n + c.resultText.length, 0);
@@ -251,7 +254,7 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
       result.outcomes.push({ batchTurnIndex: batch.turnIndex, outcome: "skipped-trivial", rawChars, summaryChars: 0, refs: [] });
       continue;
     }
-    const plan: Planned = { batch, rawChars, refs: [], calls: remaining, aliasEntries };
+    const plan: Planned = { batch, rawChars, refs: [], calls: remaining, aliasEntries, aliasKeys };
     toSummarize.push(plan);
     ordered.push({ kind: "summarize", plan });
   }
@@ -280,7 +283,7 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
     result.summarizerCalls++;
     if (answer.status === "rejected") {
       // Nothing of this batch is persisted, not even its aliases: it is retried whole next time.
-      for (const e of plan.aliasEntries) removeAlias(index, aliasKeyOf(e));
+      for (const key of plan.aliasKeys) removeAlias(index, key);
       result.retry.push(plan.batch);
       result.outcomes.push({ batchTurnIndex: plan.batch.turnIndex, outcome: "failed", rawChars: plan.rawChars, summaryChars: 0, refs: [], error: String((answer.reason as Error)?.message ?? answer.reason) });
       continue;
@@ -297,7 +300,7 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
         plan.calls.map((c, i) => ({ shortRef: plan.refs[i]!, toolName: c.toolName, args: c.args })),
       );
     } catch (error) {
-      for (const e of plan.aliasEntries) removeAlias(index, aliasKeyOf(e));
+      for (const key of plan.aliasKeys) removeAlias(index, key);
       result.retry.push(plan.batch);
       result.outcomes.push({ batchTurnIndex: plan.batch.turnIndex, outcome: "failed", rawChars: plan.rawChars, summaryChars: 0, refs: [], error: (error as Error).message });
       continue;
@@ -332,9 +335,4 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
   for (const call of index.calls.values()) highest = Math.max(highest, Number(call.shortRef.slice(1)) || 0);
   index.lastRefNumber = highest;
   return result;
-}
-
-function aliasKeyOf(entry: PersistEntry): string {
-  const data = (entry as { data: DedupAliasData }).data;
-  return occurrenceKey(data.newToolCallId, data.newResultTimestamp);
 }

@@ -1,21 +1,11 @@
 // The pruner's index, rebuilt from one branch's entries: which tool results were pruned, under
 // which short ref, by which summary, which were aliased or spilled, and which chains were compressed.
 // Short refs (tN) and block ids (bN) are numbered per branch, so an index is never shared across leaves.
-import type {
-  AnyEntry,
-  ChainData,
-  DedupAliasData,
-  FrontierData,
-  IndexData,
-  StatsData,
-  SummaryDetails,
-  ToolCallRecord,
-  ToolCallRef,
-} from "../shapes/entries.ts";
-import { PRUNE_CHAIN, PRUNE_DEDUP_ALIAS, PRUNE_FRONTIER, PRUNE_INDEX, PRUNE_STATS, PRUNE_SUMMARY } from "../shapes/entries.ts";
+import type { AnyEntry, ChainData, DedupAliasData, FrontierData, StatsData, SummaryDetails, ToolCallRecord, ToolCallRef } from "../shapes/entries.ts";
+import { isCustomEntry, isCustomMessageEntry, isMessageEntry, PRUNE_CHAIN, PRUNE_DEDUP_ALIAS, PRUNE_FRONTIER, PRUNE_INDEX, PRUNE_STATS, PRUNE_SUMMARY } from "../shapes/entries.ts";
 import { createHash } from "node:crypto";
 import { contentText, occurrenceKey } from "../shapes/messages.ts";
-import { isRecord } from "../shapes/json.ts";
+import { readChainData, readDedupAliasData, readFrontierData, readIndexData, readStatsData, readSummaryDetails } from "../shapes/read-payloads.ts";
 
 export interface IndexedCall {
   record: ToolCallRecord;
@@ -118,82 +108,11 @@ function blockNumber(id: string | undefined): number {
   return numberAfter("b", id);
 }
 
-/** Optional record fields and the type each must have; a field of another type is dropped (session files are input). */
-const RECORD_FIELD_TYPES: Readonly<Record<string, "string" | "number" | "boolean" | "object">> = {
-  args: "object",
-  resultText: "string",
-  isError: "boolean",
-  turnIndex: "number",
-  timestamp: "number",
-  resultTimestamp: "number",
-  spillPath: "string",
-  spillBytes: "number",
-  resultPreview: "string",
-  contentHash: "string",
-};
-
-const RECORD_FIELDS = Object.entries(RECORD_FIELD_TYPES);
-
-function asRecord(value: unknown): ToolCallRecord | undefined {
-  if (!isRecord(value) || typeof value.toolCallId !== "string" || typeof value.toolName !== "string") return undefined;
-  let record: Record<string, unknown> | undefined;
-  for (const [field, type] of RECORD_FIELDS) {
-    const v = value[field];
-    if (v === undefined || (type === "object" ? isRecord(v) : typeof v === type)) continue;
-    record ??= { ...value };
-    delete record[field];
-  }
-  return (record ?? value) as unknown as ToolCallRecord;
-}
-
-/** A ref with a string toolCallId; a shortId or resultTimestamp of the wrong type is left out. */
-function asRef(value: unknown): ToolCallRef | undefined {
-  if (!isRecord(value) || typeof value.toolCallId !== "string") return undefined;
-  const ref: ToolCallRef = { toolCallId: value.toolCallId };
-  if (typeof value.shortId === "string" && value.shortId) ref.shortId = value.shortId;
-  if (typeof value.resultTimestamp === "number") ref.resultTimestamp = value.resultTimestamp;
-  return ref;
-}
-
-/** Only the fields of a known type: stats and frontier payloads are summed and shown. */
-function typedFields<T>(data: Record<string, unknown>, types: Readonly<Record<string, "string" | "number">>): T {
-  const out: Record<string, unknown> = {};
-  for (const [field, type] of Object.entries(types)) {
-    const v = data[field];
-    if (typeof v === type && (type !== "number" || Number.isFinite(v))) out[field] = v;
-  }
-  return out as T;
-}
-
-const FRONTIER_FIELD_TYPES = {
-  lastAttemptedToolCallId: "string",
-  lastAttemptedToolName: "string",
-  lastAttemptedTurnIndex: "number",
-  lastAttemptedTimestamp: "number",
-  attemptedBatchCount: "number",
-  attemptedToolCallCount: "number",
-  rawCharCount: "number",
-  summaryCharCount: "number",
-  outcome: "string",
-} as const;
-
-const STATS_FIELD_TYPES = {
-  totalInputTokens: "number",
-  totalOutputTokens: "number",
-  totalCost: "number",
-  callCount: "number",
-  chainsCompressed: "number",
-  rangesSummarized: "number",
-} as const;
-
-function refsOfSummary(details: SummaryDetails | undefined): ToolCallRef[] {
-  if (!details) return [];
-  if (Array.isArray(details.toolCallRefs)) {
-    return details.toolCallRefs.map(asRef).filter((r): r is ToolCallRef => r !== undefined);
-  }
-  if (Array.isArray(details.toolCallIds)) {
-    return details.toolCallIds.filter((id): id is string => typeof id === "string").map((toolCallId) => ({ toolCallId }));
-  }
+/** The results a summary covers: its refs, or the bare ids of sessions written before refs existed. */
+function refsOfSummary(details: SummaryDetails | string): ToolCallRef[] {
+  if (typeof details === "string") return [];
+  if (details.toolCallRefs) return details.toolCallRefs;
+  if (details.toolCallIds) return details.toolCallIds.map((toolCallId) => ({ toolCallId }));
   return [];
 }
 
@@ -317,6 +236,12 @@ class Coverage {
   }
 }
 
+/** The pruner's summaries, aliases and chains, each payload read once, in branch order: what the second pass takes in. */
+type OurEntry =
+  | { kind: "summary"; entryId: string; text: string; details: SummaryDetails | string }
+  | { kind: "alias"; entryId: string; alias: DedupAliasData | string }
+  | { kind: "chain"; entryId: string; chain: ChainData | string };
+
 /**
  * Rebuilds the index from a branch (root → leaf). Tolerant: payloads with missing or wrong
  * fields are skipped, never fatal. Returns the problems it skipped over.
@@ -345,9 +270,9 @@ export class IndexBuilder {
   private readonly pending: PendingRecord[] = [];
   private readonly coverage = new Coverage();
   /** The pruner's entries the second pass reads, in branch order (most of a branch is messages). */
-  private readonly ours: AnyEntry[] = [];
-  private frontierEntry: AnyEntry | undefined;
-  private statsEntry: AnyEntry | undefined;
+  private readonly ours: OurEntry[] = [];
+  private frontier: { entryId: string; data: FrontierData } | undefined;
+  private stats: StatsData | undefined;
   private lastMessageTimestamp: number | undefined;
   private epoch: number | undefined;
   private readonly readProblems: string[] = [];
@@ -371,68 +296,87 @@ export class IndexBuilder {
   }
 
   add(entry: AnyEntry): void {
-    if (entry.type === "message") {
-      const timestamp = (entry as { message?: { timestamp?: unknown } }).message?.timestamp;
+    if (isMessageEntry(entry)) {
+      const timestamp: unknown = entry.message?.timestamp;
       if (typeof timestamp === "number") this.lastMessageTimestamp = timestamp;
       return;
     }
-    if (entry.type !== "custom" && entry.type !== "custom_message") return;
-    const customType = (entry as { customType?: unknown }).customType;
-    // A flush ends with a frontier entry, a compression with a chain entry: either opens an epoch,
-    // but for a flush that changed only stubs near the end (its frontier says so).
-    const keepsEpoch = customType === PRUNE_FRONTIER && isRecord((entry as { data?: unknown }).data) && ((entry as { data: Record<string, unknown> }).data.keepsEpoch === true);
-    if (entry.type === "custom" && (customType === PRUNE_FRONTIER || customType === PRUNE_CHAIN) && !keepsEpoch && this.lastMessageTimestamp !== undefined) {
-      this.epoch = this.lastMessageTimestamp;
-    }
-    if (entry.type === "custom" && customType === PRUNE_FRONTIER) {
-      if (isRecord((entry as { data?: unknown }).data)) this.frontierEntry = entry;
+    if (isCustomMessageEntry(entry)) {
+      if (entry.customType === PRUNE_SUMMARY) this.addSummary(entry.id, contentText(entry.content), readSummaryDetails(entry.details));
       return;
     }
-    if (entry.type === "custom" && customType === PRUNE_STATS) {
-      if (isRecord((entry as { data?: unknown }).data)) this.statsEntry = entry;
-      return;
-    }
-    if (customType === PRUNE_SUMMARY || customType === PRUNE_DEDUP_ALIAS || customType === PRUNE_CHAIN) this.ours.push(entry);
-    if (entry.type === "custom_message" && customType === PRUNE_SUMMARY) {
-      const details = (entry as { details?: unknown }).details;
-      for (const ref of refsOfSummary(isRecord(details) ? (details as SummaryDetails) : undefined)) {
-        if (ref.shortId) {
-          this.name(recordKey(ref), ref.shortId);
-          this.refsInUse.push(ref.shortId);
-        }
-        this.coverage.cover(ref.toolCallId, ref.resultTimestamp === undefined ? undefined : recordKey(ref));
-      }
-    } else if (entry.type === "custom" && customType === PRUNE_INDEX) {
-      const data = (entry as { data?: unknown }).data;
-      if (!isRecord(data) || !Array.isArray((data as IndexData).toolCalls)) {
-        this.readProblems.push(`entry ${entry.id}: ${PRUNE_INDEX} without a toolCalls list`);
+    if (!isCustomEntry(entry)) return;
+    switch (entry.customType) {
+      case PRUNE_FRONTIER: {
+        // A flush ends with a frontier entry: it opens an epoch, but for a flush that changed only
+        // stubs near the end (its frontier says so).
+        const frontier = readFrontierData(entry.data);
+        if (typeof frontier === "string" || frontier.keepsEpoch !== true) this.openEpoch();
+        if (typeof frontier === "string") return;
+        // How the flush was written is not part of what the index shows of it.
+        const { keepsEpoch: _written, ...data } = frontier;
+        this.frontier = { entryId: entry.id, data };
         return;
       }
-      const refs = (data as IndexData).refs;
-      if (Array.isArray(refs)) {
-        for (const ref of refs.map(asRef)) if (ref?.shortId) this.name(recordKey(ref), ref.shortId);
+      case PRUNE_STATS: {
+        const stats = readStatsData(entry.data);
+        if (typeof stats !== "string") this.stats = stats;
+        return;
       }
-      for (const raw of (data as IndexData).toolCalls ?? []) {
-        const record = asRecord(raw);
-        if (!record) {
-          this.readProblems.push(`entry ${entry.id}: a tool-call record without toolCallId/toolName`);
-          continue;
-        }
-        const item: PendingRecord = { record, key: recordKey(record), entryId: entry.id, covered: false };
-        this.pending.push(item);
-        this.coverage.addRecord(item);
+      case PRUNE_INDEX:
+        this.addIndexEntry(entry.id, entry.data);
+        return;
+      case PRUNE_DEDUP_ALIAS:
+        this.ours.push({ kind: "alias", entryId: entry.id, alias: readDedupAliasData(entry.data) });
+        return;
+      case PRUNE_CHAIN: {
+        // A compression ends with a chain entry: it opens an epoch.
+        this.openEpoch();
+        const chain = readChainData(entry.data);
+        this.ours.push({ kind: "chain", entryId: entry.id, chain });
+        if (typeof chain !== "string") this.addChainCoverage(chain);
+        return;
       }
-    } else if (entry.type === "custom" && customType === PRUNE_CHAIN) {
-      const data = (entry as { data?: unknown }).data;
-      if (!isRecord(data)) return;
-      const keys = data.droppedOccurrenceKeys;
-      if (Array.isArray(keys)) {
-        for (const key of keys) if (typeof key === "string") this.coverage.cover(key.includes("@") ? key.slice(0, key.lastIndexOf("@")) : key, key.includes("@") ? key : undefined);
-      } else if (Array.isArray(data.droppedToolCallIds)) {
-        for (const id of data.droppedToolCallIds) if (typeof id === "string") this.coverage.cover(id, undefined);
-      }
-      if (Array.isArray(data.toolRefs)) for (const ref of data.toolRefs) if (typeof ref === "string") this.refsInUse.push(ref);
     }
+  }
+
+  private openEpoch(): void {
+    if (this.lastMessageTimestamp !== undefined) this.epoch = this.lastMessageTimestamp;
+  }
+
+  private addSummary(entryId: string, text: string, details: SummaryDetails | string): void {
+    this.ours.push({ kind: "summary", entryId, text, details });
+    for (const ref of refsOfSummary(details)) {
+      if (ref.shortId) {
+        this.name(recordKey(ref), ref.shortId);
+        this.refsInUse.push(ref.shortId);
+      }
+      this.coverage.cover(ref.toolCallId, ref.resultTimestamp === undefined ? undefined : recordKey(ref));
+    }
+  }
+
+  private addIndexEntry(entryId: string, data: unknown): void {
+    const read = readIndexData(data);
+    if (typeof read === "string" || !read.toolCalls) {
+      this.readProblems.push(`entry ${entryId}: ${PRUNE_INDEX} without a toolCalls list`);
+      return;
+    }
+    for (const ref of read.refs ?? []) if (ref.shortId) this.name(recordKey(ref), ref.shortId);
+    for (let i = 0; i < read.unreadableRecords; i++) this.readProblems.push(`entry ${entryId}: a tool-call record without toolCallId/toolName`);
+    for (const record of read.toolCalls) {
+      const item: PendingRecord = { record, key: recordKey(record), entryId, covered: false };
+      this.pending.push(item);
+      this.coverage.addRecord(item);
+    }
+  }
+
+  private addChainCoverage(chain: ChainData): void {
+    if (chain.droppedOccurrenceKeys) {
+      for (const key of chain.droppedOccurrenceKeys) this.coverage.cover(key.includes("@") ? key.slice(0, key.lastIndexOf("@")) : key, key.includes("@") ? key : undefined);
+    } else if (chain.droppedToolCallIds) {
+      for (const id of chain.droppedToolCallIds) this.coverage.cover(id, undefined);
+    }
+    if (chain.toolRefs) this.refsInUse.push(...chain.toolRefs);
   }
 
   /** A short ref for an occurrence key; a built call whose ref it changes reaches back. */
@@ -451,11 +395,11 @@ export class IndexBuilder {
     }
     // The frontier, stats and epoch are the newest ones: set whole each time.
     if (this.epoch !== undefined) built.epoch = this.epoch;
-    if (this.frontierEntry) {
-      built.frontier = typedFields<FrontierData>((this.frontierEntry as { data: Record<string, unknown> }).data, FRONTIER_FIELD_TYPES);
-      built.frontierEntryId = this.frontierEntry.id;
+    if (this.frontier) {
+      built.frontier = { ...this.frontier.data };
+      built.frontierEntryId = this.frontier.entryId;
     }
-    if (this.statsEntry) built.stats = typedFields<StatsData>((this.statsEntry as { data: Record<string, unknown> }).data, STATS_FIELD_TYPES);
+    if (this.stats) built.stats = { ...this.stats };
     return { ...built };
   }
 
@@ -511,58 +455,43 @@ export class IndexBuilder {
     return true;
   }
 
-  private readOurs(index: PruneIndex, entry: AnyEntry): void {
-    const customType = (entry as { customType?: unknown }).customType;
-    if (entry.type === "custom_message" && customType === PRUNE_SUMMARY) {
-      const e = entry as { id: string; content?: unknown; details?: unknown };
-      const details = isRecord(e.details) ? (e.details as SummaryDetails) : undefined;
-      const refs = refsOfSummary(details);
+  private readOurs(index: PruneIndex, entry: OurEntry): void {
+    const { entryId } = entry;
+    if (entry.kind === "summary") {
+      const { details } = entry;
       const keys: string[] = [];
-      const normalized = refs.map((ref) => {
+      const refs = refsOfSummary(details).map((ref) => {
         const key = recordKey(ref);
         this.summaryNames.add(key).add(ref.toolCallId);
         if (ref.shortId) this.summaryNames.add(ref.shortId);
         const call = lookupRef(index, ref);
         if (call) {
-          call.summaryEntryId ??= e.id;
+          call.summaryEntryId ??= entryId;
           keys.push(call.key);
         } else keys.push(key);
         return { ...ref, shortId: ref.shortId ?? call?.shortRef ?? ref.toolCallId };
       });
-      index.summaries.push({
-        entryId: e.id,
-        text: contentText(e.content as string),
-        refs: normalized,
-        keys,
-        toolNames: Array.isArray(details?.toolNames) ? details.toolNames.filter((n): n is string => typeof n === "string") : [],
-        turnIndex: typeof details?.turnIndex === "number" ? details.turnIndex : undefined,
-        timestamp: typeof details?.timestamp === "number" ? details.timestamp : undefined,
-      });
-    } else if (entry.type === "custom" && customType === PRUNE_DEDUP_ALIAS) {
-      const data = (entry as { data?: unknown }).data;
-      if (!isRecord(data) || typeof data.newToolCallId !== "string" || typeof data.originalToolCallId !== "string") {
-        this.builtProblems.push(`entry ${entry.id}: ${PRUNE_DEDUP_ALIAS} without newToolCallId/originalToolCallId`);
+      const read = typeof details === "string" ? {} : details;
+      index.summaries.push({ entryId, text: entry.text, refs, keys, toolNames: read.toolNames ?? [], turnIndex: read.turnIndex, timestamp: read.timestamp });
+    } else if (entry.kind === "alias") {
+      const { alias } = entry;
+      if (typeof alias === "string") {
+        this.builtProblems.push(`entry ${entryId}: ${PRUNE_DEDUP_ALIAS} ${alias}`);
         return;
       }
-      const alias = data as unknown as DedupAliasData;
-      const newKey = occurrenceKey(alias.newToolCallId, numberOr(alias.newResultTimestamp));
-      const originalKey = occurrenceKey(alias.originalToolCallId, numberOr(alias.originalResultTimestamp));
-      addAlias(index, { entryId: entry.id, newKey, originalKey, data: alias });
-    } else if (entry.type === "custom" && customType === PRUNE_CHAIN) {
-      const data = (entry as { data?: unknown }).data;
-      if (!isRecord(data) || typeof data.blockId !== "string" || typeof data.startUserTimestamp !== "number") {
-        this.builtProblems.push(`entry ${entry.id}: ${PRUNE_CHAIN} without blockId/startUserTimestamp`);
+      const newKey = occurrenceKey(alias.newToolCallId, alias.newResultTimestamp);
+      const originalKey = occurrenceKey(alias.originalToolCallId, alias.originalResultTimestamp);
+      addAlias(index, { entryId, newKey, originalKey, data: alias });
+    } else {
+      const { chain } = entry;
+      if (typeof chain === "string") {
+        this.builtProblems.push(`entry ${entryId}: ${PRUNE_CHAIN} ${chain}`);
         return;
       }
-      const chain = data as unknown as ChainData;
-      index.chains.push({ ...chain, entryId: entry.id });
+      index.chains.push({ ...chain, entryId });
       index.lastBlockNumber = Math.max(index.lastBlockNumber, blockNumber(chain.blockId));
     }
   }
-}
-
-function numberOr(v: unknown): number | undefined {
-  return typeof v === "number" ? v : undefined;
 }
 
 function lookupRef(index: PruneIndex, ref: ToolCallRef): IndexedCall | undefined {

@@ -2,9 +2,10 @@
 // becomes its start user message, one `<compressed-chain>` message, any foreign custom messages
 // of the range, and its final reply. Middle turns and results are dropped, the chain's batch
 // summaries are suppressed, and protected outputs are relocated verbatim into the block.
-import type { AgentMessage, AssistantMessage, CustomMessage } from "../shapes/messages.ts";
+import type { AgentMessage, AssistantMessage, CustomMessage, ToolResultMessage } from "../shapes/messages.ts";
 import { contentText } from "../shapes/messages.ts";
-import type { ChainData, SummaryDetails } from "../shapes/entries.ts";
+import type { ChainData } from "../shapes/entries.ts";
+import { readSummaryDetails } from "../shapes/read-payloads.ts";
 import { PRUNE_CHAIN, PRUNE_SUMMARY } from "../shapes/entries.ts";
 import type { PruneConfig } from "../settings/config.ts";
 import { pathMatcherFor, toolCallPath } from "../settings/protection.ts";
@@ -75,13 +76,14 @@ interface CachedRange {
 const rangeCache = new WeakMap<ChainInfo, CachedRange>();
 const bodyCache = new WeakMap<ChainInfo, { signature: string; body: string; toolRefs: string[] }>();
 
-const NO_RESULT = { role: "toolResult", toolCallId: "", toolName: "", content: [], isError: false, timestamp: 0 } as const;
+/** What a cached call holds in place of its result: nobody reads it (relocated text is read from the current messages). */
+const NO_RESULT: ToolResultMessage = { role: "toolResult", toolCallId: "", toolName: "", content: [], isError: false, timestamp: 0 };
 
 /** A chain call without its message and with only the arguments a block's call line shows. */
 function slimCall(call: ChainCall): ChainCall {
   const args: Record<string, unknown> = {};
   for (const key of TARGET_ARG_KEYS) if (typeof call.args[key] === "string") args[key] = call.args[key];
-  return { ...call, args, result: NO_RESULT as unknown as ChainCall["result"] };
+  return { ...call, args, result: NO_RESULT };
 }
 
 /** Positions and the ids and timestamps of the range's results: equal only for the same range. */
@@ -218,13 +220,10 @@ export function compressedChainText(chain: ChainData, body: string, toolRefs: re
 
 /** Keys of the results a pruner summary message covers (bare ids on old sessions). */
 function summaryMessageKeys(message: CustomMessage): string[] {
-  const details = message.details as SummaryDetails | undefined;
-  if (!details || typeof details !== "object") return [];
-  if (Array.isArray(details.toolCallRefs)) {
-    return details.toolCallRefs.filter((r) => r && typeof r.toolCallId === "string").map((r) => recordKey(r));
-  }
-  if (Array.isArray(details.toolCallIds)) return details.toolCallIds.filter((id): id is string => typeof id === "string");
-  return [];
+  const details = readSummaryDetails(message.details);
+  if (typeof details === "string") return [];
+  if (details.toolCallRefs) return details.toolCallRefs.map(recordKey);
+  return details.toolCallIds ?? [];
 }
 
 function coveredBy(key: string, chain: ResolvedChain): boolean {

@@ -9,7 +9,7 @@
 // rendered prefix stays byte-stable between turns (prompt cache); protected output is never
 // replaced or dropped.
 import type { AgentMessage } from "../shapes/messages.ts";
-import { contentShape } from "../shapes/messages.ts";
+import { messageFingerprint } from "../shapes/fingerprint.ts";
 import { PRUNE_SUMMARY, QUERY_TOOL } from "../shapes/entries.ts";
 import type { PruneIndex } from "../prune/prune-index.ts";
 import { DEFAULT_CONFIG, type PruneConfig } from "../settings/config.ts";
@@ -55,12 +55,16 @@ export interface RenderResult {
 
 /**
  * `controls` are the branch's self-control markers (readControls); they apply only while
- * `selfControl` is enabled, and even with the pruner itself off.
+ * `selfControl` is enabled, and even with the pruner itself off. `memo` is what the caller keeps
+ * of the request it rendered last (createRenderMemo: one per live session, or per pass over a
+ * branch's requests): a request that begins with that one's messages renders only what was
+ * appended. Without one the whole array is rendered (renderWhole) and nothing is remembered.
  */
-export function renderModelView(messages: AgentMessage[], index: PruneIndex, config: RenderConfig, controls?: ControlState): RenderResult {
+export function renderModelView(messages: AgentMessage[], index: PruneIndex, config: RenderConfig, controls?: ControlState, memo?: RenderMemo): RenderResult {
   const active = activeControls(config, controls);
   if (!config.enabled) return active ? renderWhole(messages, index, config, active) : { messages, stats: emptyRenderStats() };
-  return renderIncrementally(messages, index, config, active);
+  if (!memo) return renderWhole(messages, index, config, active);
+  return renderIncrementally(memo, messages, index, config, active);
 }
 
 function activeControls(config: RenderConfig, controls: ControlState | undefined): ControlState | undefined {
@@ -116,21 +120,31 @@ export function renderWhole(
 
 // Pi hands the `context` handler a fresh deep copy of the whole context on every request, and
 // between two requests history only grows at the end. So the render of the previous request is
-// remembered per index, and a request whose messages begin with the same ones (compared by what
-// survives a copy: role, timestamp, tool-call id and the content's shape, never by object) reuses
-// it and renders only what was appended. Anything that could change the earlier part renders the
-// whole array again: another index state or settings, appended messages that reach back into
-// history (a chain boundary or an epoch), a grace window or purge cooldown that the appended turns
-// would run out, or the thinking strip (which moves with every turn).
-interface RenderMemo {
+// remembered, and a request with the same index and settings whose messages begin with the same
+// ones (compared by what survives a copy: messageFingerprint, never by object) reuses it and
+// renders only what was appended. Anything that could change the earlier part renders the whole
+// array again: another index state or settings, appended messages that reach back into history (a
+// chain boundary or an epoch), a grace window or purge cooldown that the appended turns would run
+// out, or the thinking strip (which moves with every turn).
+
+/** What the render remembers between requests: its owner's (see renderModelView), never shared. */
+export interface RenderMemo {
+  /** The request rendered last; undefined before the first. Read and written by the render only. */
+  last: RememberedRender | undefined;
+}
+
+export function createRenderMemo(): RenderMemo {
+  return { last: undefined };
+}
+
+interface RememberedRender {
+  index: PruneIndex;
   config: RenderConfig;
   controls: ControlState | undefined;
   parts: readonly unknown[];
   signature: string;
-  roles: string[];
-  timestamps: number[];
-  ids: (string | undefined)[];
-  shapes: number[];
+  /** messageFingerprint of each input message. */
+  fingerprints: number[];
   /** The remembered request's messages (a copy of the array). */
   input: AgentMessage[];
   output: AgentMessage[];
@@ -149,8 +163,6 @@ interface RenderMemo {
   appendable: boolean;
 }
 
-const memos = new WeakMap<PruneIndex, RenderMemo>();
-
 function settingParts(config: RenderConfig): unknown[] {
   return [config.protectedTools, config.protectedPaths, config.recoveryGraceTurns, config.chainCompression, config.purgeErrors, config.thinkingStrip, config.cacheAware];
 }
@@ -159,12 +171,8 @@ function indexSignature(index: PruneIndex): string {
   return `${index.calls.size}:${index.aliases.size}:${index.chains.length}:${index.summaries.length}:${index.byShortRef.size}:${index.lastRefNumber}:${index.lastBlockNumber}:${index.epoch}`;
 }
 
-function idOf(message: AgentMessage): string | undefined {
-  return message.role === "toolResult" ? message.toolCallId : undefined;
-}
-
-function sameSettings(memo: RenderMemo, config: RenderConfig, index: PruneIndex, controls: ControlState | undefined): boolean {
-  if (memo.controls !== controls) return false;
+function sameSettings(memo: RememberedRender, config: RenderConfig, index: PruneIndex, controls: ControlState | undefined): boolean {
+  if (memo.index !== index || memo.controls !== controls) return false;
   if (memo.config !== config) {
     const parts = settingParts(config);
     if (parts.some((p, i) => p !== memo.parts[i])) return false;
@@ -172,19 +180,19 @@ function sameSettings(memo: RenderMemo, config: RenderConfig, index: PruneIndex,
   return memo.signature === indexSignature(index);
 }
 
-function prefixMatches(memo: RenderMemo, messages: readonly AgentMessage[], length: number): boolean {
-  const { roles, timestamps, ids, shapes, input } = memo;
+function prefixMatches(memo: RememberedRender, messages: readonly AgentMessage[], length: number): boolean {
+  const { fingerprints, input } = memo;
   for (let i = 0; i < length; i++) {
     const m = messages[i]!;
     // The very message remembered (a view's pass hands over the same objects) is what it was.
     if (m === input[i]) continue;
-    if (m.timestamp !== timestamps[i] || m.role !== roles[i] || idOf(m) !== ids[i] || contentShape(m) !== shapes[i]) return false;
+    if (messageFingerprint(m) !== fingerprints[i]) return false;
   }
   return true;
 }
 
 /** The remembered output with every message it passed through taken from this request's copy. */
-function remembered(memo: RenderMemo, messages: AgentMessage[], length: number): AgentMessage[] {
+function remembered(memo: RememberedRender, messages: AgentMessage[], length: number): AgentMessage[] {
   if (memo.unchanged) return messages.slice(0, length);
   const out = memo.output.slice();
   // The very objects it passed through (a view's pass over a branch): nothing to take.
@@ -201,11 +209,31 @@ function copyStats(stats: RenderStats): RenderStats {
   return { ...stats, unresolvedChains: stats.unresolvedChains.slice() };
 }
 
+/** The counts a render reports: every stat but the list of chains it could not place. */
+const RENDER_COUNTS = [
+  "rewoundMessages",
+  "shrunkMessages",
+  "rewindKeptProtected",
+  "stubbed",
+  "keptProtected",
+  "keptInGrace",
+  "purgedArgs",
+  "chainsCompressed",
+  "summariesSuppressed",
+  "protectedRelocated",
+  "orphansDropped",
+  "resultsReattached",
+  "resultsSynthesized",
+  "thinkingStripped",
+] as const satisfies readonly (keyof RenderStats)[];
+// A count a step adds to its stats must be listed above too, or this stops compiling.
+const everyCountListed: Record<Exclude<keyof RenderStats, "unresolvedChains" | (typeof RENDER_COUNTS)[number]>, never> = {};
+
 function addStats(a: RenderStats, b: RenderStats): RenderStats {
-  const sum = copyStats(a) as unknown as Record<string, unknown>;
-  for (const [key, value] of Object.entries(b)) if (typeof value === "number") sum[key] = (sum[key] as number) + value;
-  (sum as unknown as RenderStats).unresolvedChains.push(...b.unresolvedChains);
-  return sum as unknown as RenderStats;
+  const sum = copyStats(a);
+  for (const key of RENDER_COUNTS) sum[key] += b[key];
+  sum.unresolvedChains.push(...b.unresolvedChains);
+  return sum;
 }
 
 function sourcesOf(input: readonly AgentMessage[], output: readonly AgentMessage[], offset: number): Int32Array {
@@ -250,37 +278,20 @@ function flipDistances(messages: readonly AgentMessage[], config: RenderConfig):
 }
 
 /**
- * The memo remembered last. A whole render after a flush (a new index state) mostly begins with
- * the messages it remembered, the same objects when a view passes over a branch's requests: their
- * facts are copied from it instead of read again. Held weakly: it lives as long as its index
- * (the memos' map holds it), so a session the editor let go of is not kept by this.
+ * Remembers a whole render. One after a flush (a new index state) mostly begins with the messages
+ * remembered before, the same objects when a view passes over a branch's requests: their
+ * fingerprints are copied instead of taken again.
  */
-let lastMemo: WeakRef<RenderMemo> | undefined;
-
-function remember(index: PruneIndex, messages: readonly AgentMessage[], config: RenderConfig, controls: ControlState | undefined, result: RenderResult): void {
+function remember(memo: RenderMemo, index: PruneIndex, messages: readonly AgentMessage[], config: RenderConfig, controls: ControlState | undefined, result: RenderResult): void {
   const n = messages.length;
-  const roles = new Array<string>(n);
-  const timestamps = new Array<number>(n);
-  const ids = new Array<string | undefined>(n);
-  const shapes = new Array<number>(n);
+  const fingerprints = new Array<number>(n);
   let i = 0;
-  const last = lastMemo?.deref();
+  const last = memo.last;
   if (last) {
     const shared = Math.min(n, last.input.length);
-    for (; i < shared && messages[i] === last.input[i]; i++) {
-      roles[i] = last.roles[i]!;
-      timestamps[i] = last.timestamps[i]!;
-      ids[i] = last.ids[i];
-      shapes[i] = last.shapes[i]!;
-    }
+    for (; i < shared && messages[i] === last.input[i]; i++) fingerprints[i] = last.fingerprints[i]!;
   }
-  for (; i < n; i++) {
-    const m = messages[i]!;
-    roles[i] = m.role;
-    timestamps[i] = m.timestamp;
-    ids[i] = idOf(m);
-    shapes[i] = contentShape(m);
-  }
+  for (; i < n; i++) fingerprints[i] = messageFingerprint(messages[i]!);
   const boundaries = new Set<number>();
   for (const chain of index.chains) {
     boundaries.add(chain.startUserTimestamp);
@@ -288,15 +299,13 @@ function remember(index: PruneIndex, messages: readonly AgentMessage[], config: 
   }
   const flips = flipDistances(messages, config);
   const unchanged = result.messages === messages;
-  const memo: RenderMemo = {
+  memo.last = {
+    index,
     config,
     controls,
     parts: settingParts(config),
     signature: indexSignature(index),
-    roles,
-    timestamps,
-    ids,
-    shapes,
+    fingerprints,
     input: messages.slice(),
     output: result.messages,
     sources: undefined,
@@ -308,13 +317,11 @@ function remember(index: PruneIndex, messages: readonly AgentMessage[], config: 
     // Active rewinds and shrinks apply by identity anywhere in the array: the whole array renders again.
     appendable: !controls && !(config.thinkingStrip ?? DEFAULT_CONFIG.thinkingStrip).enabled && result.stats.unresolvedChains.every((c) => c.absent),
   };
-  memos.set(index, memo);
-  lastMemo = new WeakRef(memo);
 }
 
 /** Renders only what was appended since the remembered request, or undefined when that is not safe. */
-function renderAppended(memo: RenderMemo, messages: AgentMessage[], index: PruneIndex, config: RenderConfig): RenderResult | undefined {
-  const start = memo.roles.length;
+function renderAppended(memo: RememberedRender, messages: AgentMessage[], index: PruneIndex, config: RenderConfig): RenderResult | undefined {
+  const start = memo.fingerprints.length;
   const first = messages[start]!;
   // A turn that continues across the cut (results or notices of the remembered last turn) pairs with it.
   if (first.role !== "user" && first.role !== "assistant") return undefined;
@@ -337,14 +344,10 @@ function renderAppended(memo: RenderMemo, messages: AgentMessage[], index: Prune
   const output = unchanged ? messages : remembered(memo, messages, start).concat(part.messages);
   const stats = addStats(memo.stats, part.stats);
   // What the next request compares against and reuses.
-  for (let i = start; i < messages.length; i++) {
-    const m = messages[i]!;
-    memo.roles.push(m.role);
-    memo.timestamps.push(m.timestamp);
-    memo.ids.push(idOf(m));
-    memo.shapes.push(contentShape(m));
+  for (const m of appended) {
+    memo.fingerprints.push(messageFingerprint(m));
+    memo.input.push(m);
   }
-  for (const m of appended) memo.input.push(m);
   // Sources carried on only where they were already needed (see `sources`); else worked out when they are.
   if (!unchanged && (memo.sources || memo.unchanged)) {
     const partSources = part.messages === appended ? undefined : sourcesOf(appended, part.messages, start);
@@ -364,21 +367,21 @@ function renderAppended(memo: RenderMemo, messages: AgentMessage[], index: Prune
   return { messages: output, stats };
 }
 
-function renderIncrementally(messages: AgentMessage[], index: PruneIndex, config: RenderConfig, controls: ControlState | undefined): RenderResult {
-  const memo = memos.get(index);
-  if (memo && sameSettings(memo, config, index, controls)) {
-    const length = memo.roles.length;
-    if (length > 0 && messages.length >= length && prefixMatches(memo, messages, length)) {
+function renderIncrementally(memo: RenderMemo, messages: AgentMessage[], index: PruneIndex, config: RenderConfig, controls: ControlState | undefined): RenderResult {
+  const last = memo.last;
+  if (last && sameSettings(last, config, index, controls)) {
+    const length = last.fingerprints.length;
+    if (length > 0 && messages.length >= length && prefixMatches(last, messages, length)) {
       if (messages.length === length) {
-        return { messages: memo.unchanged ? messages : remembered(memo, messages, length), stats: copyStats(memo.stats) };
+        return { messages: last.unchanged ? messages : remembered(last, messages, length), stats: copyStats(last.stats) };
       }
-      if (memo.appendable) {
-        const appended = renderAppended(memo, messages, index, config);
+      if (last.appendable) {
+        const appended = renderAppended(last, messages, index, config);
         if (appended) return appended;
       }
     }
   }
   const result = renderWhole(messages, index, config, controls);
-  remember(index, messages, config, controls, result);
+  remember(memo, index, messages, config, controls, result);
   return result;
 }

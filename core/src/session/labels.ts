@@ -1,7 +1,7 @@
 // What a person reads a session by: its name, its first prompt, the prompt a branch ends with,
 // and markdown turned into the plain words a one-line label can hold.
 import type { AnyEntry } from "../shapes/entries.ts";
-import type { AgentMessage } from "../shapes/messages.ts";
+import { isMessageEntry, isSessionInfoEntry } from "../shapes/entries.ts";
 import { contentText } from "../shapes/messages.ts";
 import type { SessionData } from "./session-reader.ts";
 
@@ -15,19 +15,16 @@ export function sessionLabels(entries: readonly AnyEntry[]): { name?: string; fi
   let name: string | undefined;
   let firstPrompt: string | undefined;
   for (const entry of entries) {
-    if (entry.type === "session_info" && typeof (entry as { name?: unknown }).name === "string") name = (entry as { name: string }).name;
-    if (firstPrompt === undefined && entry.type === "message") {
-      const message = (entry as { message: AgentMessage }).message;
-      if (message.role === "user") firstPrompt = promptLabel(message.content);
-    }
+    if (isSessionInfoEntry(entry) && typeof entry.name === "string") name = entry.name;
+    if (firstPrompt === undefined && isMessageEntry(entry) && entry.message.role === "user") firstPrompt = promptLabel(entry.message.content);
   }
   return { name, firstPrompt };
 }
 
 /** The user prompt of a message entry, as a label; undefined for any other entry. */
 export function userPromptOf(entry: AnyEntry): string | undefined {
-  if (entry.type !== "message") return undefined;
-  const message = (entry as { message?: AgentMessage }).message;
+  if (!isMessageEntry(entry)) return undefined;
+  const message = entry.message;
   return message && message.role === "user" ? promptLabel(message.content) : undefined;
 }
 

@@ -4,7 +4,7 @@
 // the byte range of each line that had one; `withBodies` reads those lines back when a person asks
 // for the text (a call's document, the model view, a chain review).
 import type { AnyEntry } from "../shapes/entries.ts";
-import { PRUNE_INDEX } from "../shapes/entries.ts";
+import { isCustomEntryOf, isMessageEntry, PRUNE_INDEX } from "../shapes/entries.ts";
 import { isRecord } from "../shapes/json.ts";
 import { fileSessionStorage, readFully, type SessionFileStorage } from "./session-file-storage.ts";
 
@@ -64,9 +64,9 @@ function elideContent(message: Record<string, unknown>, withText: boolean): bool
  * whether anything changed.
  */
 export function elideBodies(entry: AnyEntry): boolean {
-  const e = entry as unknown as Record<string, unknown>;
-  if (entry.type === "message" && isRecord(e.message)) {
-    const message = e.message;
+  // The bodies are swapped in the very objects the line was parsed into, read as the plain JSON they are.
+  const message: unknown = isMessageEntry(entry) ? entry.message : undefined;
+  if (isRecord(message)) {
     switch (message.role) {
       case "toolResult":
         return elideContent(message, true);
@@ -89,9 +89,10 @@ export function elideBodies(entry: AnyEntry): boolean {
         return false;
     }
   }
-  if (entry.type === "custom" && e.customType === PRUNE_INDEX && isRecord(e.data) && Array.isArray(e.data.toolCalls)) {
+  const data = isCustomEntryOf(entry, PRUNE_INDEX) ? entry.data : undefined;
+  if (isRecord(data) && Array.isArray(data.toolCalls)) {
     let any = false;
-    for (const record of e.data.toolCalls) if (isRecord(record)) any = elide(record, "resultText") || any;
+    for (const record of data.toolCalls) if (isRecord(record)) any = elide(record, "resultText") || any;
     return any;
   }
   return false;

@@ -1,7 +1,8 @@
 // From a branch of session entries to the messages Pi 1.6 sends for it — the input of the render.
 // Mirrors Pi's buildSessionContext (tested against it as an oracle), minus system messages:
 // Pi's `context` extension event never includes them.
-import type { AnyEntry, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomMessageEntry, MessageEntry } from "../shapes/entries.ts";
+import type { AnyEntry } from "../shapes/entries.ts";
+import { isBranchSummaryEntry, isCompactionEntry, isContextEditEntry, isCustomMessageEntry, isMessageEntry } from "../shapes/entries.ts";
 import type { AgentMessage, AssistantBlock, CustomMessage, ToolResultMessage, UserMessage } from "../shapes/messages.ts";
 import { isRecord } from "../shapes/json.ts";
 
@@ -13,7 +14,7 @@ export interface ContextMessage {
 }
 
 /** `branch` is root → leaf, as returned by getBranch. */
-export function buildPiContext(branch: AnyEntry[]): ContextMessage[] {
+export function buildPiContext(branch: readonly AnyEntry[]): ContextMessage[] {
   const selected = selectContextEntries(branch);
   const edits = latestEdits(selected);
   const context: ContextMessage[] = [];
@@ -33,17 +34,11 @@ export function buildPiContext(branch: AnyEntry[]): ContextMessage[] {
  * before it (a retain-none compaction stores its own id) keeps nothing. (Pi also leaves out the
  * kept system messages here; buildPiContext drops every system message anyway.)
  */
-function selectContextEntries(branch: AnyEntry[]): AnyEntry[] {
-  let compactionIndex = -1;
-  for (let i = branch.length - 1; i >= 0; i--) {
-    if (branch[i].type === "compaction") {
-      compactionIndex = i;
-      break;
-    }
-  }
-  if (compactionIndex < 0) return branch;
+function selectContextEntries(branch: readonly AnyEntry[]): readonly AnyEntry[] {
+  const compactionIndex = branch.findLastIndex(isCompactionEntry);
+  const compaction = branch[compactionIndex];
+  if (!compaction || !isCompactionEntry(compaction)) return branch;
 
-  const compaction = branch[compactionIndex] as CompactionEntry;
   const selected: AnyEntry[] = [compaction];
   const firstKept = branch.findIndex((entry, i) => i < compactionIndex && entry.id === compaction.firstKeptEntryId);
   if (firstKept >= 0) selected.push(...branch.slice(firstKept, compactionIndex));
@@ -58,11 +53,11 @@ type Replacement = { content: string | unknown[] } | null;
  * compaction no longer count). A replacement that is neither null nor `{content: string | array}`
  * is ignored: Pi would crash or blank the message on it.
  */
-function latestEdits(selected: AnyEntry[]): Map<string, Replacement> {
+function latestEdits(selected: readonly AnyEntry[]): Map<string, Replacement> {
   const edits = new Map<string, Replacement>();
   for (const entry of selected) {
-    if (entry.type !== "context_edit") continue;
-    const { targetId, replacement } = entry as ContextEditEntry;
+    if (!isContextEditEntry(entry)) continue;
+    const { targetId, replacement } = entry;
     if (replacement === null) edits.set(targetId, null);
     else if (isRecord(replacement) && (typeof replacement.content === "string" || Array.isArray(replacement.content))) {
       edits.set(targetId, { content: replacement.content });
@@ -96,30 +91,27 @@ function withContent(message: AgentMessage, content: string | unknown[]): AgentM
 
 /** What one entry contributes, before edits (Pi's sessionEntryToContextMessages). */
 function messagesOf(entry: AnyEntry): AgentMessage[] {
-  switch (entry.type) {
-    case "message": {
-      const { message } = entry as MessageEntry;
-      // Hand-edited or old files can lack content; Pi substitutes an empty array.
-      const needsArray = message.role === "user" || message.role === "assistant" || message.role === "toolResult";
-      if (needsArray && message.content == null) return [{ ...message, content: [] }];
-      return [message];
-    }
-    case "custom_message": {
-      const { customType, content, display, details } = entry as CustomMessageEntry;
-      return [{ role: "custom", customType, content: content ?? [], display: display ?? false, details, timestamp: entryTime(entry) }];
-    }
-    case "branch_summary": {
-      const { summary, fromId } = entry as BranchSummaryEntry;
-      // Pi drops a branch summary whose text is empty.
-      return summary ? [{ role: "branchSummary", summary, fromId: fromId ?? null, timestamp: entryTime(entry) }] : [];
-    }
-    case "compaction": {
-      const { summary, tokensBefore } = entry as CompactionEntry;
-      return [{ role: "compactionSummary", summary, tokensBefore: tokensBefore ?? 0, timestamp: entryTime(entry) }];
-    }
-    default:
-      return [];
+  if (isMessageEntry(entry)) {
+    const { message } = entry;
+    // Hand-edited or old files can lack content; Pi substitutes an empty array.
+    const needsArray = message.role === "user" || message.role === "assistant" || message.role === "toolResult";
+    if (needsArray && message.content == null) return [{ ...message, content: [] }];
+    return [message];
   }
+  if (isCustomMessageEntry(entry)) {
+    const { customType, content, display, details } = entry;
+    return [{ role: "custom", customType, content: content ?? [], display: display ?? false, details, timestamp: entryTime(entry) }];
+  }
+  if (isBranchSummaryEntry(entry)) {
+    const { summary, fromId } = entry;
+    // Pi drops a branch summary whose text is empty.
+    return summary ? [{ role: "branchSummary", summary, fromId: fromId ?? null, timestamp: entryTime(entry) }] : [];
+  }
+  if (isCompactionEntry(entry)) {
+    const { summary, tokensBefore } = entry;
+    return [{ role: "compactionSummary", summary, tokensBefore: tokensBefore ?? 0, timestamp: entryTime(entry) }];
+  }
+  return [];
 }
 
 /** Summary and custom messages carry the entry's ISO time as epoch ms, as Pi builds them. */

@@ -395,6 +395,17 @@ function makeWarning(key: string, problem: string, source: string | undefined): 
 }
 
 /**
+ * The list a `contextPrune` block sets itself under `key`, when it is a list of strings; undefined
+ * when it sets none, or something else (then the inherited list applies, and an edit starts from it).
+ * Not validated as patterns: this is the list as written, for an edit to change.
+ */
+export function ownList(block: unknown, key: "protectedPaths" | "protectedTools"): string[] | undefined {
+  if (!isRecord(block) || !Object.hasOwn(block, key)) return undefined;
+  const value = block[key];
+  return Array.isArray(value) && value.every((item): item is string => typeof item === "string") ? value : undefined;
+}
+
+/**
  * Validates one `contextPrune` block. Returns only the keys it sets validly; every invalid key
  * yields exactly one warning. Unknown keys are ignored. Never throws.
  */

@@ -6,7 +6,7 @@ import { basename, dirname, join } from "node:path";
 import { applyEdits, modify, parse as parseJsonc, parseTree, type FormattingOptions, type Node as JsonNode, type ParseError } from "jsonc-parser";
 import { describeParseError, settingsTextProblem } from "./settings-reader.ts";
 import { fileSettingsStorage, type SettingsStorage } from "./settings-storage.ts";
-import { describeValue, SETTINGS_KEY } from "./config.ts";
+import { describeValue, ownList, SETTINGS_KEY } from "./config.ts";
 import { globPatternProblem } from "./protection.ts";
 import { isRecord } from "../shapes/json.ts";
 
@@ -378,14 +378,13 @@ function pruneBlockOf(settings: Record<string, unknown>): Record<string, unknown
 }
 
 /** The file's own protectedPaths when it sets a valid list (of strings). */
-function ownList(settings: Record<string, unknown>): string[] | undefined {
-  const own = pruneBlockOf(settings)?.protectedPaths;
-  return Array.isArray(own) && own.every((item) => typeof item === "string") ? (own as string[]) : undefined;
+function ownPaths(settings: Record<string, unknown>): string[] | undefined {
+  return ownList(pruneBlockOf(settings), "protectedPaths");
 }
 
 /** The file's own list, else the effective one (which an edit then copies into the file). */
 function protectedPathsBase(settings: Record<string, unknown>, effective: readonly string[]): string[] {
-  return [...new Set(ownList(settings) ?? effective)];
+  return [...new Set(ownPaths(settings) ?? effective)];
 }
 
 /**
@@ -393,7 +392,7 @@ function protectedPathsBase(settings: Record<string, unknown>, effective: readon
  * are inserted or removed where they are, and comments between the other items stay.
  */
 function ownEditableList(settings: Record<string, unknown>): string[] | undefined {
-  const own = ownList(settings);
+  const own = ownPaths(settings);
   return own && new Set(own).size === own.length ? own : undefined;
 }
 
@@ -436,7 +435,7 @@ export function addProtectedPath(opts: { file: string; pattern: string; effectiv
     }
     const list = [...base, opts.pattern];
     const own = ownEditableList(settings);
-    outcome = { added: true, list, copied: ownList(settings) ? [] : base };
+    outcome = { added: true, list, copied: ownPaths(settings) ? [] : base };
     if (own) return [{ path: [...PROTECTED_PATHS_KEY_PATH, own.length], value: opts.pattern, insert: true }];
     return [{ path: PROTECTED_PATHS_KEY_PATH, value: list }];
   }, opts.storage ?? fileSettingsStorage);
@@ -455,7 +454,7 @@ export function removeProtectedPath(opts: { file: string; pattern: string; effec
       return [];
     }
     const list = base.filter((item) => item !== opts.pattern);
-    outcome = { removed: true, list, copied: ownList(settings) ? [] : list };
+    outcome = { removed: true, list, copied: ownPaths(settings) ? [] : list };
     // (Not item by item: jsonc-parser's removal of a last item can leave a stray quote behind.)
     return [{ path: PROTECTED_PATHS_KEY_PATH, value: list }];
   }, opts.storage ?? fileSettingsStorage);

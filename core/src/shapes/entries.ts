@@ -78,6 +78,30 @@ export type SessionEntry =
 
 export type AnyEntry = SessionEntry | OtherEntry;
 
+// ---- narrowing an entry by its type ----
+// `OtherEntry`'s type is any string, so `entry.type === "message"` alone does not narrow an
+// `AnyEntry`: these guards do. The type is all they look at: the session reader refuses a known
+// type without the fields it needs (a message entry without a message object and its role, a
+// custom entry without its customType), and Pi's own entries always have them.
+
+function entryGuard<T extends SessionEntry["type"]>(type: T): (entry: AnyEntry) => entry is Extract<SessionEntry, { type: T }> {
+  return (entry): entry is Extract<SessionEntry, { type: T }> => entry.type === type;
+}
+
+export const isMessageEntry = entryGuard("message");
+export const isCustomEntry = entryGuard("custom");
+export const isCustomMessageEntry = entryGuard("custom_message");
+export const isCompactionEntry = entryGuard("compaction");
+export const isBranchSummaryEntry = entryGuard("branch_summary");
+export const isContextEditEntry = entryGuard("context_edit");
+export const isLabelEntry = entryGuard("label");
+export const isSessionInfoEntry = entryGuard("session_info");
+
+/** A `custom` entry (hidden from the model) of this customType: how the pruner's and the markers' payload entries are found. */
+export function isCustomEntryOf(entry: AnyEntry, customType: string): entry is CustomEntry {
+  return isCustomEntry(entry) && entry.customType === customType;
+}
+
 // ---- the pruner's payloads (compatible with pi-condense 2.x) ----
 
 export const PRUNE_SUMMARY = "context-prune-summary";

@@ -162,19 +162,3 @@ export function countAfter(messages: readonly AgentMessage[], role: AgentMessage
 export function occurrenceKey(toolCallId: string, resultTimestamp?: number): string {
   return resultTimestamp === undefined ? toolCallId : `${toolCallId}@${resultTimestamp}`;
 }
-
-/**
- * A message's content shape in one number: a string's length, or the block count with the first
- * block's text and thinking lengths. With role, timestamp and call id it tells a message from
- * another at the same position across the fresh copies Pi hands over on every request (a stub
- * from its output, one turn from another), without serialising anything.
- */
-export function contentShape(message: AgentMessage): number {
-  const content = (message as { content?: unknown }).content;
-  if (typeof content === "string") return content.length;
-  if (!Array.isArray(content)) return -1;
-  const first = content[0] as { text?: unknown; thinking?: unknown } | undefined;
-  const text = first && typeof first.text === "string" ? first.text.length : 0;
-  const thinking = first && typeof first.thinking === "string" ? first.thinking.length : 0;
-  return -2 - content.length * 1_000_003 - text - thinking;
-}

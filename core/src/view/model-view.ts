@@ -11,8 +11,8 @@ import { BodyCache } from "../session/lazy-bodies.ts";
 import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { rebuildIndex, type PruneIndex } from "../prune/prune-index.ts";
 import type { AnyEntry } from "../shapes/entries.ts";
-import { renderModelView, renderWhole, type RenderConfig, type RenderStats } from "../render/render.ts";
-import { messageChars } from "../shapes/size.ts";
+import { renderModelView, type RenderConfig, type RenderMemo, type RenderStats } from "../render/render.ts";
+import { estimateTokens, formatNumber, messageChars } from "../shapes/size.ts";
 import { PRUNE_SUMMARY } from "../shapes/entries.ts";
 import { readControls } from "../control/read-controls.ts";
 import { EMPTY_CONTROLS, type ControlState } from "../control/control-entries.ts";
@@ -37,14 +37,22 @@ export interface ModelView {
 export function buildModelView(data: SessionData, options: { leafId?: string; config: RenderConfig }): ModelView {
   if (data.elided?.size) throw new Error("this session was read with lazyBodies: its model view needs buildModelViewWithBodies");
   const branch = getBranch(data, options.leafId);
-  return { leafId: branch.leafId, ...renderBranch(branch.entries, rebuildIndex(branch.entries).index, options.config, { once: true }) };
+  return { leafId: branch.leafId, ...renderBranch(branch.entries, rebuildIndex(branch.entries).index, options.config) };
 }
 
 /** The model view of a session read from `path`, with any bodies left on disk read back first (through `cache`, when given). */
 export async function buildModelViewWithBodies(path: string, data: SessionData, options: { leafId?: string; config: RenderConfig; cache?: BodyCache }): Promise<ModelView> {
   const branch = getBranch(data, options.leafId);
   const entries = await (options.cache ?? new BodyCache()).withBodies(path, data.elided, branch.entries);
-  return { leafId: branch.leafId, ...renderBranch(entries, rebuildIndex(entries).index, options.config, { once: true }) };
+  return { leafId: branch.leafId, ...renderBranch(entries, rebuildIndex(entries).index, options.config) };
+}
+
+/**
+ * The header line of a text view of a request with its two sizes: what Pi alone would send and
+ * what is sent, in characters and in estimated tokens (characters / 4).
+ */
+export function sizesLine(view: Pick<ModelView, "rawChars" | "modelChars">): string {
+  return `# ${formatNumber(view.rawChars)} chars raw → ${formatNumber(view.modelChars)} chars sent (≈${formatNumber(estimateTokens(view.rawChars))} → ${formatNumber(estimateTokens(view.modelChars))} tokens, estimate); the system prompt is not included\n`;
 }
 
 /** What a leaf's model view is, in a person's words (its header says so). */
@@ -52,11 +60,11 @@ export const NEXT_REQUEST_TITLE = "the next request: what the model is sent when
 
 /**
  * Pi's context for a branch and what the model is sent of it, for callers that already hold the
- * branch's index. `once`: the index is the caller's own and renders nothing else, so nothing is
- * remembered for a next request (renderModelView's memory would cost a pass and go unused).
+ * branch's index. With `memo`, the render remembers this request for the next one (see
+ * renderModelView); without it nothing is remembered, which is what a render made once wants.
  */
-export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig, options: { once?: boolean } = {}): Omit<ModelView, "leafId"> {
-  return renderContext(buildPiContext(branch as AnyEntry[]), index, config, () => readControls(branch), undefined, options.once === true);
+export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig, memo?: RenderMemo): Omit<ModelView, "leafId"> {
+  return renderContext(buildPiContext(branch), index, config, () => readControls(branch), { memo });
 }
 
 /**
@@ -97,17 +105,18 @@ export class MessageSizes {
 
 /**
  * What the model is sent of Pi's context `piContext`, with `index`, `config` and the markers
- * `controls()` reads. `sizes` carries message sizes across calls that share messages (a pass
- * over the requests of one branch); without it each call measures afresh. `once`: see renderBranch.
+ * `controls()` reads. What a pass over the requests of one branch carries from one call to the
+ * next: `sizes`, the sizes of the messages they share (without it each call measures afresh), and
+ * `memo`, the render of the previous request (without it each call renders the whole context).
  */
 export function renderContext(
   piContext: readonly ContextMessage[],
   index: PruneIndex,
   config: RenderConfig,
   controls: () => ControlState,
-  sizes?: MessageSizes,
-  once = false,
+  carried: { sizes?: MessageSizes; memo?: RenderMemo } = {},
 ): Omit<ModelView, "leafId"> {
+  const { sizes, memo } = carried;
   const context = piContext.map((c) => c.message);
   // As live: a render that throws (on a message no Pi would write) sends the messages unchanged.
   let messages: AgentMessage[];
@@ -116,8 +125,7 @@ export function renderContext(
   let stats: RenderStats | undefined;
   try {
     markers = controls();
-    // renderModelView without a remembered request is renderWhole, then remembers this one.
-    const rendered = once ? renderWhole(context, index, config, markers) : renderModelView(context, index, config, markers);
+    const rendered = renderModelView(context, index, config, markers, memo);
     messages = rendered.messages;
     stats = rendered.stats;
   } catch (error) {
@@ -188,7 +196,7 @@ function bodyOf(message: AgentMessage): string {
     case "compactionSummary":
       return str(message.summary);
     default:
-      return contentText((message as { content?: string }).content);
+      return contentText(message.content);
   }
 }
 

@@ -3,8 +3,8 @@
 // writing extension's version when known, else today's. A settings edit must never rewrite what a
 // past request is shown to have sent.
 import type { AnyEntry, PersistEntry, SettingsData } from "../shapes/entries.ts";
-import { PRUNE_SETTINGS } from "../shapes/entries.ts";
-import { isRecord } from "../shapes/json.ts";
+import { isCustomEntryOf, PRUNE_SETTINGS } from "../shapes/entries.ts";
+import { readSettingsData } from "../shapes/read-payloads.ts";
 import { DEFAULT_CONFIG, mergeConfigLayers, validateConfig, type PruneConfig } from "../settings/config.ts";
 import type { RenderConfig } from "../render/render.ts";
 
@@ -50,13 +50,9 @@ export const WRITER_DEFAULTS: Readonly<Record<string, Readonly<Record<string, un
 
 /** A settings entry's payload, when the entry is one. */
 export function settingsEntryData(entry: AnyEntry): SettingsData | undefined {
-  if (entry.type !== "custom" || (entry as { customType?: unknown }).customType !== PRUNE_SETTINGS) return undefined;
-  const data = (entry as { data?: unknown }).data;
-  if (!isRecord(data)) return undefined;
-  const out: SettingsData = {};
-  if (typeof data.version === "string") out.version = data.version;
-  if (isRecord(data.config)) out.config = data.config;
-  return out;
+  if (!isCustomEntryOf(entry, PRUNE_SETTINGS)) return undefined;
+  const data = readSettingsData(entry.data);
+  return typeof data === "string" ? undefined : data;
 }
 
 /** The newest settings entry on a branch (root → leaf), with its payload. */

@@ -9,9 +9,8 @@
 import type { AnyEntry } from "../shapes/entries.ts";
 import { ControlsReader } from "../control/read-controls.ts";
 import { CANCEL_ENTRY, type ControlState } from "../control/control-entries.ts";
-import type { AgentMessage } from "../shapes/messages.ts";
 import { toolCallsOf } from "../shapes/messages.ts";
-import { PRUNE_SETTINGS } from "../shapes/entries.ts";
+import { isCustomEntry, isCustomEntryOf, isCustomMessageEntry, isMessageEntry, PRUNE_SETTINGS } from "../shapes/entries.ts";
 import { isRecord } from "../shapes/json.ts";
 import type { SessionData } from "../session/session-reader.ts";
 import { getBranch } from "../session/session-reader.ts";
@@ -19,7 +18,7 @@ import { BodyCache } from "../session/lazy-bodies.ts";
 import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { promptLabel } from "../session/labels.ts";
 import { emptyIndex, IndexBuilder, type PruneIndex } from "../prune/prune-index.ts";
-import type { RenderConfig } from "../render/render.ts";
+import { createRenderMemo, type RenderConfig } from "../render/render.ts";
 import { MessageSizes, renderContext, type ModelView } from "./model-view.ts";
 import { configOfRecord, settingsEntryData } from "./recorded-settings.ts";
 
@@ -81,8 +80,8 @@ export function modelRequests(branch: readonly AnyEntry[]): ModelRequestRef[] {
   const requests: ModelRequestRef[] = [];
   let prompt: { label: string; entryId: string } | undefined;
   branch.forEach((entry, position) => {
-    if (entry.type !== "message") return;
-    const message = (entry as { message?: AgentMessage }).message;
+    if (!isMessageEntry(entry)) return;
+    const message = entry.message;
     // Session files are input: a message entry may hold anything.
     if (!message || typeof message !== "object") return;
     if (message.role === "user") prompt = { label: promptLabel(message.content), entryId: entry.id };
@@ -93,7 +92,7 @@ export function modelRequests(branch: readonly AnyEntry[]): ModelRequestRef[] {
       ref.prompt = prompt.label;
       ref.promptEntryId = prompt.entryId;
     }
-    const stopReason = (message as { stopReason?: unknown }).stopReason;
+    const stopReason: unknown = message.stopReason;
     if (typeof stopReason === "string") ref.stopReason = stopReason;
     requests.push(ref);
   });
@@ -107,8 +106,8 @@ export function renderRequest(branch: readonly AnyEntry[], n: number, options: R
 
 /** Entries that change the pruner's index: everything it writes but its settings record. */
 function changesIndex(entry: AnyEntry): boolean {
-  if (entry.type !== "custom" && entry.type !== "custom_message") return false;
-  const customType = (entry as { customType?: unknown }).customType;
+  if (!isCustomEntry(entry) && !isCustomMessageEntry(entry)) return false;
+  const customType: unknown = entry.customType;
   return typeof customType === "string" && customType.startsWith("context-prune-") && customType !== PRUNE_SETTINGS;
 }
 
@@ -122,8 +121,8 @@ function reshapesContext(entry: AnyEntry): boolean {
  * request's render, so it takes effect from the next request on.
  */
 function isStaleCancel(entry: AnyEntry): boolean {
-  if (entry.type !== "custom" || (entry as { customType?: unknown }).customType !== CANCEL_ENTRY) return false;
-  const data = (entry as { data?: unknown }).data;
+  if (!isCustomEntryOf(entry, CANCEL_ENTRY)) return false;
+  const data = entry.data;
   return isRecord(data) && data.reason === "stale";
 }
 
@@ -151,7 +150,8 @@ export class RequestRenderer {
   private edited = false;
   private readonly recorded = new Map<AnyEntry, RequestSettings>();
   private current: RequestSettings | undefined;
-  private readonly sizes = new MessageSizes();
+  /** What one request's render and sizes leave for the next's. */
+  private readonly carried = { sizes: new MessageSizes(), memo: createRenderMemo() };
 
   constructor(branch: readonly AnyEntry[], options: RequestViewOptions) {
     this.branch = branch;
@@ -181,7 +181,7 @@ export class RequestRenderer {
     if (!Number.isInteger(n) || !request) throw new RangeError(`request ${n} is not on this branch (it has ${this._requests.length})`);
     this.advanceTo(request.position);
     const settings = this.settingsNow();
-    const view = renderContext(this.context, this.index, settings.config, () => this.controlsNow(request.position), this.sizes);
+    const view = renderContext(this.context, this.index, settings.config, () => this.controlsNow(request.position), this.carried);
     return { ...view, request, requestCount: this._requests.length, settings };
   }
 
@@ -210,11 +210,11 @@ export class RequestRenderer {
       if (settingsEntryData(entry)) this.settingsEntry = entry;
       this.indexBuilder.add(entry);
     }
-    if (rebuildContext) this.context = buildPiContext(this.branch.slice(0, end) as AnyEntry[]);
+    if (rebuildContext) this.context = buildPiContext(this.branch.slice(0, end));
     else if (end > this.consumed) {
       // An entry that neither compacts nor edits only adds its own messages at the end (in place:
       // a view keeps none of this array).
-      for (const c of buildPiContext(this.branch.slice(this.consumed, end) as AnyEntry[])) this.context.push(c);
+      for (const c of buildPiContext(this.branch.slice(this.consumed, end))) this.context.push(c);
     }
     // A new index object, as a rebuild gives: the render's memory of the previous index does not apply to it.
     if (indexChanged) this.index = this.indexBuilder.index();

@@ -4,13 +4,14 @@
 // compaction dropped is not sent at all. The entries say what a writer decided; this says what
 // came of it.
 import type { AnyEntry, ChainData } from "../shapes/entries.ts";
-import { PRUNE_CHAIN, QUERY_TOOL } from "../shapes/entries.ts";
+import { isCompactionEntry, isMessageEntry, PRUNE_CHAIN, QUERY_TOOL } from "../shapes/entries.ts";
 import type { AgentMessage } from "../shapes/messages.ts";
 import { occurrenceKey } from "../shapes/messages.ts";
 import { isRecord } from "../shapes/json.ts";
 import type { ChainInfo } from "../prune/prune-index.ts";
 import type { RenderConfig, RenderStats } from "../render/render.ts";
 import { DEFAULT_CONFIG } from "../settings/config.ts";
+import { isPrunedState, type CallState } from "./call-state.ts";
 
 /** What a chain's block was built from, and whether a summarizer had a part in it. */
 export interface ChainBody {
@@ -72,14 +73,14 @@ export class BranchPositions {
   constructor(branch: readonly AnyEntry[]) {
     branch.forEach((entry, i) => {
       this.at.set(entry.id, i);
-      if (entry.type === "message") {
-        const message = (entry as { message?: AgentMessage }).message;
+      if (isMessageEntry(entry)) {
+        const message = entry.message;
         if (message?.role === "user" && typeof message.timestamp === "number" && !this.userAt.has(message.timestamp)) this.userAt.set(message.timestamp, i);
       }
     });
     branch.forEach((entry, i) => {
-      if (entry.type !== "compaction") return;
-      const first = (entry as { firstKeptEntryId?: unknown }).firstKeptEntryId;
+      if (!isCompactionEntry(entry)) return;
+      const first: unknown = entry.firstKeptEntryId;
       const kept = typeof first === "string" ? this.at.get(first) : undefined;
       // A kept entry that is not before the compaction (Pi's "keep nothing") keeps nothing before it.
       this.compactions.push({ entryId: entry.id, position: i, keptFrom: kept !== undefined && kept < i ? kept : i });
@@ -148,7 +149,7 @@ export interface SentCall {
   toolCallId: string;
   toolName: string;
   occurrenceKey: string;
-  state: string;
+  state: CallState;
   resultEntryId?: string;
   chainBlockId?: string;
 }
@@ -160,8 +161,6 @@ function resultsByKey(messages: readonly AgentMessage[]): Map<string, AgentMessa
   }
   return out;
 }
-
-const PRUNED_STATES = new Set(["summarized", "deduped", "spilled"]);
 
 /**
  * For each call (by occurrence key) whose sending differs from what its state says: not in the
@@ -199,7 +198,7 @@ export function callSentStates(
       else out.set(call.occurrenceKey, { as: "left-out", text: "left out of what is sent" });
       continue;
     }
-    if (!PRUNED_STATES.has(call.state)) continue;
+    if (!isPrunedState(call.state)) continue;
     if (after === before) {
       out.set(call.occurrenceKey, { as: "raw", text: call.toolName === QUERY_TOOL ? "sent raw: recovered output in its grace window" : "sent raw: the render left it as it was" });
     } else if (!after) out.set(call.occurrenceKey, { as: "left-out", text: "left out of what is sent" });

@@ -3,6 +3,7 @@
 // document, or the model view at the request that first sent the message). Pure: the entries come
 // in read with their bodies; the caller indexes the parts and lets them go.
 import type { AnyEntry } from "../shapes/entries.ts";
+import { isMessageEntry } from "../shapes/entries.ts";
 import { contentText, occurrenceKey } from "../shapes/messages.ts";
 import { isRecord } from "../shapes/json.ts";
 import { modelRequests } from "./request-views.ts";
@@ -53,9 +54,9 @@ export function sessionSearchParts(entries: readonly AnyEntry[], options: Search
     parts.push({ ...part, text: trimmed.length > maxChars ? trimmed.slice(0, maxChars) : trimmed, ...(request !== undefined ? { request } : {}) });
   };
   for (const entry of entries) {
-    if (entry.type !== "message") continue;
+    if (!isMessageEntry(entry)) continue;
     // Session files are input: a message entry may hold anything.
-    const held: unknown = (entry as { message?: unknown }).message;
+    const held: unknown = entry.message;
     if (!isRecord(held)) continue;
     const message = held as Record<string, unknown> & { role?: unknown; content?: unknown };
     const timestamp = typeof message.timestamp === "number" ? { timestamp: message.timestamp } : {};
@@ -101,8 +102,8 @@ export function sessionSearchParts(entries: readonly AnyEntry[], options: Search
 function callKeys(entries: readonly AnyEntry[]): Map<string, string> {
   const keys = new Map<string, string>();
   for (const entry of entries) {
-    if (entry.type !== "message") continue;
-    const message: unknown = (entry as { message?: unknown }).message;
+    if (!isMessageEntry(entry)) continue;
+    const message: unknown = entry.message;
     if (!isRecord(message) || message.role !== "toolResult" || typeof message.toolCallId !== "string") continue;
     keys.set(message.toolCallId, occurrenceKey(message.toolCallId, typeof message.timestamp === "number" ? message.timestamp : undefined));
   }

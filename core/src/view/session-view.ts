@@ -3,7 +3,8 @@
 // shapes), compactions and sizes.
 // Shared by the command line, the VS Code trees and `/pruner tree`.
 import type { AnyEntry, SessionHeader, StatsData, FrontierData } from "../shapes/entries.ts";
-import type { AgentMessage, ToolCallBlock, ToolResultMessage } from "../shapes/messages.ts";
+import { isCompactionEntry, isCustomMessageEntry, isMessageEntry } from "../shapes/entries.ts";
+import type { ToolCallBlock, ToolResultMessage } from "../shapes/messages.ts";
 import { occurrenceKey } from "../shapes/messages.ts";
 import type { BadLine, SessionData } from "../session/session-reader.ts";
 import { getBranch } from "../session/session-reader.ts";
@@ -19,8 +20,7 @@ import { PRUNE_SUMMARY } from "../shapes/entries.ts";
 import { chainWrittenByPiPruner, detectSessionWriter, renderedCounts, renderFidelity, type RenderFidelity, type SessionWriter } from "./session-writer.ts";
 import { writerDiagnostics, type DiagnosticView } from "./writer-diagnostics.ts";
 import { BranchPositions, callSentStates, chainBodyOf, chainSentStates, type CallSent, type ChainSent, type ChainSentState } from "./sent-states.ts";
-
-export type CallState = "raw" | "summarized" | "deduped" | "spilled" | "compressed" | "protected";
+import { isPrunedState, type CallState } from "./call-state.ts";
 
 export interface CallView {
   toolCallId: string;
@@ -175,8 +175,8 @@ export function pairToolCalls(branch: readonly AnyEntry[]): BranchCall[] {
   const calls = new Map<string, ToolCallBlock>();
   let assistantEntryId = "";
   for (const entry of branch) {
-    if (entry.type !== "message") continue;
-    const message = (entry as { message: AgentMessage }).message;
+    if (!isMessageEntry(entry)) continue;
+    const message = entry.message;
     if (message.role === "assistant") {
       if (calls.size > 0) calls.clear();
       assistantEntryId = entry.id;
@@ -240,12 +240,12 @@ function promptsOnBranch(branch: readonly AnyEntry[]): Map<string, { text: strin
   const out = new Map<string, { text: string; number: number }>();
   let current: { text: string; number: number } | undefined;
   for (const entry of branch) {
-    const role = entry.type === "message" ? (entry as { message?: AgentMessage }).message?.role : undefined;
+    const role = isMessageEntry(entry) ? entry.message?.role : undefined;
     if (role === "user") {
       const prompt = userPromptOf(entry);
       if (prompt !== undefined) current = { text: prompt, number: (current?.number ?? 0) + 1 };
     }
-    if (current && (role === "assistant" || entry.type === "custom_message")) out.set(entry.id, current);
+    if (current && (role === "assistant" || isCustomMessageEntry(entry))) out.set(entry.id, current);
   }
   return out;
 }
@@ -329,7 +329,7 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
   const branch = getBranch(data, options.leafId);
   const { index, problems } = rebuildIndex(branch.entries);
   const membership = chainMembership(index);
-  const model = renderBranch(branch.entries, index, options.config, { once: true });
+  const model = renderBranch(branch.entries, index, options.config);
 
   const calls: CallView[] = [];
   /** The index's call for each of `calls`, by position. */
@@ -411,15 +411,15 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
 
   const compactions: CompactionView[] = [];
   for (const entry of branch.entries) {
-    if (entry.type === "compaction") {
-      const c = entry as { id: string; summary?: unknown; tokensBefore?: unknown; firstKeptEntryId?: unknown };
-      compactions.push({
-        entryId: c.id,
-        summary: typeof c.summary === "string" ? c.summary : "",
-        tokensBefore: typeof c.tokensBefore === "number" ? c.tokensBefore : undefined,
-        firstKeptEntryId: typeof c.firstKeptEntryId === "string" ? c.firstKeptEntryId : undefined,
-      });
-    }
+    if (!isCompactionEntry(entry)) continue;
+    // The session reader does not check the size: it is narrowed here.
+    const tokensBefore: unknown = entry.tokensBefore;
+    compactions.push({
+      entryId: entry.id,
+      summary: typeof entry.summary === "string" ? entry.summary : "",
+      tokensBefore: typeof tokensBefore === "number" ? tokensBefore : undefined,
+      firstKeptEntryId: typeof entry.firstKeptEntryId === "string" ? entry.firstKeptEntryId : undefined,
+    });
   }
 
   return {
@@ -467,8 +467,6 @@ function markSent(branch: readonly AnyEntry[], calls: CallView[], chains: readon
   }
 }
 
-const PRUNED = new Set<CallState>(["summarized", "deduped", "spilled", "compressed"]);
-
 /**
  * A pruned call whose output the model cannot be given back: no record holds it, or its record
  * holds no text and names no spill file. (Whether a spill file is still there is a question for
@@ -477,7 +475,7 @@ const PRUNED = new Set<CallState>(["summarized", "deduped", "spilled", "compress
 function markUnrecoverable(calls: CallView[], foundCalls: readonly ReturnType<typeof findCallForResult>[]): void {
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!;
-    if (!PRUNED.has(call.state)) continue;
+    if (!isPrunedState(call.state)) continue;
     const found = foundCalls[i];
     if (!found) {
       call.unrecoverable = "no record of its output was kept: context_tree_query cannot return it";

@@ -6,11 +6,11 @@
 //
 // Only entries that are not plain messages are read (custom entries, custom messages, labels, and
 // the assistant turn a marker was written for): an appended message never changes the answer.
-import type { AnyEntry } from "../shapes/entries.ts";
-import { PRUNE_CHAIN, PRUNE_DEDUP_ALIAS, PRUNE_FRONTIER, PRUNE_INDEX, PRUNE_SETTINGS, PRUNE_STATS, PRUNE_SUMMARY } from "../shapes/entries.ts";
-import type { AgentMessage } from "../shapes/messages.ts";
+import type { AnyEntry, CustomEntry, CustomMessageEntry } from "../shapes/entries.ts";
+import { isCustomEntry, isCustomMessageEntry, isLabelEntry, isMessageEntry, PRUNE_CHAIN, PRUNE_DEDUP_ALIAS, PRUNE_FRONTIER, PRUNE_INDEX, PRUNE_SETTINGS, PRUNE_STATS, PRUNE_SUMMARY } from "../shapes/entries.ts";
 import { contentText, toolCallsOf } from "../shapes/messages.ts";
 import { isRecord } from "../shapes/json.ts";
+import { readChainData, readFrontierData, readIndexData, readSettingsData } from "../shapes/read-payloads.ts";
 import { stripFooter } from "../prune/summarizer-prompts.ts";
 import { CANCEL_ENTRY, CHECKPOINT_PREFIX, NOTE_MESSAGE, REWIND_ENTRY, SHRINK_ENTRY, TURN_METRIC_ENTRY } from "../control/control-entries.ts";
 import type { RenderStats } from "../render/render.ts";
@@ -79,8 +79,8 @@ function sign(tally: Tally, writer: WriterName, position: number, text: string):
 function turnToolNames(branch: readonly AnyEntry[], position: number): string[] {
   for (let i = position - 1; i >= 0 && i >= position - 8; i--) {
     const entry = branch[i]!;
-    if (entry.type !== "message") continue;
-    const message = (entry as { message?: AgentMessage }).message;
+    if (!isMessageEntry(entry)) continue;
+    const message = entry.message;
     if (message?.role === "assistant") return toolCallsOf(message).map((c) => String(c.name));
     if (message?.role === "user") return [];
   }
@@ -99,22 +99,22 @@ export function detectSessionWriter(branch: readonly AnyEntry[]): SessionWriter 
   const rewindIds = new Set<string>();
   let piSystemEntry = false;
   branch.forEach((entry, position) => {
-    if (entry.type === "message") {
-      if ((entry as { message?: AgentMessage }).message?.role === "system") piSystemEntry = true;
+    if (isMessageEntry(entry)) {
+      if (entry.message?.role === "system") piSystemEntry = true;
       return;
     }
-    if (entry.type === "label") {
-      const label = (entry as { label?: unknown }).label;
+    if (isLabelEntry(entry)) {
+      const label: unknown = entry.label;
       if (typeof label === "string" && label.startsWith(CHECKPOINT_PREFIX)) tally.control++;
       return;
     }
-    if (entry.type !== "custom" && entry.type !== "custom_message") return;
-    const customType = (entry as { customType?: unknown }).customType;
+    if (!isCustomEntry(entry) && !isCustomMessageEntry(entry)) return;
+    const customType: unknown = entry.customType;
     if (typeof customType !== "string") return;
-    const data = (entry as { data?: unknown }).data;
+    const data = isCustomEntry(entry) ? entry.data : undefined;
     if (customType === PRUNE_SETTINGS) {
-      const version = isRecord(data) && typeof data.version === "string" ? data.version : undefined;
-      tally.version ??= version;
+      const settings = readSettingsData(data);
+      tally.version ??= typeof settings === "string" ? undefined : settings.version;
       sign(tally, "pi-pruner", position, "its settings entry");
       return;
     }
@@ -129,7 +129,8 @@ export function detectSessionWriter(branch: readonly AnyEntry[]): SessionWriter 
       tally.control++;
       if (customType === NOTE_MESSAGE) {
         // pi-mulligan's note names its rewind by the marker's entry id, pi-pruner's by the marker's id.
-        const rewindId = (entry as { details?: { rewindId?: unknown } }).details?.rewindId;
+        const details = isCustomMessageEntry(entry) ? entry.details : undefined;
+        const rewindId = isRecord(details) ? details.rewindId : undefined;
         if (typeof rewindId === "string" && markerEntryIds.has(rewindId)) sign(tally, "pi-mulligan", position, "a note naming its rewind's entry");
         else if (typeof rewindId === "string" && rewindIds.has(rewindId)) sign(tally, "pi-pruner", position, "a note naming its rewind's id");
         return;
@@ -145,20 +146,24 @@ export function detectSessionWriter(branch: readonly AnyEntry[]): SessionWriter 
   return summarise(tally, piSystemEntry);
 }
 
-function prunerSigns(tally: Tally, customType: string, entry: AnyEntry, position: number): void {
-  const data = (entry as { data?: unknown }).data;
-  if (customType === PRUNE_SUMMARY && entry.type === "custom_message") {
-    const text = contentText((entry as { content?: string }).content);
+function prunerSigns(tally: Tally, customType: string, entry: CustomEntry | CustomMessageEntry, position: number): void {
+  if (isCustomMessageEntry(entry)) {
+    if (customType !== PRUNE_SUMMARY) return;
+    const text = contentText(entry.content);
     if (text.includes(CONDENSE_FOOTER)) sign(tally, "pi-condense", position, "its summary footer");
     else if (stripFooter(text) !== text) sign(tally, "pi-pruner", position, "its summary footer");
-  } else if (customType === PRUNE_CHAIN && isRecord(data)) {
-    if (typeof data.bodySource === "string" && OUR_BODY_SOURCES.has(data.bodySource)) sign(tally, "pi-pruner", position, `chain bodies of its kinds (${data.bodySource})`);
-    else if (data.bodySource === "deterministic") sign(tally, "pi-condense", position, "a deterministic chain body");
-    else if (data.bodySource === undefined) sign(tally, "pi-condense", position, "chains without a bodySource");
-  } else if (customType === PRUNE_INDEX && isRecord(data) && data.backfilled === true) {
-    sign(tally, "pi-condense", position, "a backfilled index entry");
-  } else if (customType === PRUNE_FRONTIER && isRecord(data) && data.keepsEpoch === true) {
-    sign(tally, "pi-pruner", position, "a frontier that keeps its epoch");
+  } else if (customType === PRUNE_CHAIN) {
+    const chain = readChainData(entry.data);
+    if (typeof chain === "string") return;
+    if (chain.bodySource !== undefined && OUR_BODY_SOURCES.has(chain.bodySource)) sign(tally, "pi-pruner", position, `chain bodies of its kinds (${chain.bodySource})`);
+    else if (chain.bodySource === "deterministic") sign(tally, "pi-condense", position, "a deterministic chain body");
+    else if (chain.bodySource === undefined) sign(tally, "pi-condense", position, "chains without a bodySource");
+  } else if (customType === PRUNE_INDEX) {
+    const index = readIndexData(entry.data);
+    if (typeof index !== "string" && index.backfilled === true) sign(tally, "pi-condense", position, "a backfilled index entry");
+  } else if (customType === PRUNE_FRONTIER) {
+    const frontier = readFrontierData(entry.data);
+    if (typeof frontier !== "string" && frontier.keepsEpoch === true) sign(tally, "pi-pruner", position, "a frontier that keeps its epoch");
   }
 }
 

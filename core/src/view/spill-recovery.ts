@@ -4,15 +4,14 @@
 // disk; the session view answers the rest from the entries (CallView.unrecoverable).
 import { locateSpillFile } from "../session/blobs.ts";
 import type { CallView } from "./session-view.ts";
-
-const PRUNED = new Set(["spilled", "deduped", "compressed", "summarized"]);
+import { isPrunedState } from "./call-state.ts";
 
 /** For each spilled call (by occurrence key) whose file cannot be read back, why. */
 export async function spillRecovery(calls: readonly Pick<CallView, "occurrenceKey" | "spillPath" | "state">[], sessionFile: string, sessionId: string | undefined): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const checks = new Map<string, Promise<{ ok: true } | { ok: false; reason: string }>>();
   for (const call of calls) {
-    if (!call.spillPath || !PRUNED.has(call.state)) continue;
+    if (!call.spillPath || !isPrunedState(call.state)) continue;
     let check = checks.get(call.spillPath);
     if (!check) checks.set(call.spillPath, (check = locateSpillFile(sessionFile, sessionId, call.spillPath)));
     const found = await check;

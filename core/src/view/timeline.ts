@@ -6,12 +6,13 @@
 // summarizer's own calls cost. One pass over the branch: the requests are rendered in order, a
 // piece at a time if the caller wants, and a branch Pi appended to is carried on, not rebuilt.
 import type { AnyEntry } from "../shapes/entries.ts";
-import { PRUNE_CHAIN, PRUNE_FRONTIER, PRUNE_STATS } from "../shapes/entries.ts";
+import { isCompactionEntry, isCustomEntry, isCustomEntryOf, isMessageEntry, PRUNE_CHAIN, PRUNE_FRONTIER, PRUNE_STATS } from "../shapes/entries.ts";
 import { REWIND_ENTRY, SHRINK_ENTRY } from "../control/control-entries.ts";
-import type { AgentMessage, AssistantMessage } from "../shapes/messages.ts";
+import type { AssistantMessage } from "../shapes/messages.ts";
 import { isRecord } from "../shapes/json.ts";
+import { readFrontierData, readStatsData } from "../shapes/read-payloads.ts";
 import { estimateTokens } from "../shapes/size.ts";
-import { cacheMeter, cacheRulesFor, OUTPUT_PRICE, type CacheMeter, type CacheRules, type RequestBill } from "../cost/cache-rules.ts";
+import { cacheMeter, cacheRulesFor, OUTPUT_PRICE, WireCache, type CacheMeter, type CacheRules, type RequestBill } from "../cost/cache-rules.ts";
 import { RequestRenderer, type RequestViewOptions } from "./request-views.ts";
 
 /** What the provider reported for one request (Pi's `usage` on the assistant message). */
@@ -97,8 +98,8 @@ export const DEFAULT_INPUT_PRICE: Record<CacheRules, number> = { anthropic: 3e-6
 const finite = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
 /** Pi's `usage` of an assistant message, narrowed; undefined when absent or all zero (mock providers, aborted requests). */
-export function usageOf(message: AgentMessage): RequestUsage | undefined {
-  const usage = (message as { usage?: unknown }).usage;
+export function usageOf(message: AssistantMessage): RequestUsage | undefined {
+  const usage = message.usage;
   if (!isRecord(usage)) return undefined;
   const input = finite(usage.input) ?? 0;
   const output = finite(usage.output) ?? 0;
@@ -112,8 +113,8 @@ export function usageOf(message: AgentMessage): RequestUsage | undefined {
 }
 
 /** Dollars per input token for a message: its own cost over its tokens when it has both, else the price model's default. */
-function inputPriceOf(message: AgentMessage, rules: CacheRules): number {
-  const usage = (message as { usage?: unknown }).usage;
+function inputPriceOf(message: AssistantMessage, rules: CacheRules): number {
+  const usage = message.usage;
   if (isRecord(usage) && isRecord(usage.cost)) {
     const cost = finite(usage.cost.input);
     const tokens = finite(usage.input);
@@ -123,13 +124,14 @@ function inputPriceOf(message: AgentMessage, rules: CacheRules): number {
 }
 
 function markOf(entry: AnyEntry, options: TimelineOptions): { kind: TimelineMarkKind; label: string } | undefined {
-  if (entry.type === "compaction") return { kind: "compaction", label: "Pi compacted the context" };
-  if (entry.type === "custom") {
-    const customType = (entry as { customType?: unknown }).customType;
-    const data = (entry as { data?: unknown }).data;
+  if (isCompactionEntry(entry)) return { kind: "compaction", label: "Pi compacted the context" };
+  if (isCustomEntry(entry)) {
+    const { customType } = entry;
     if (customType === PRUNE_FRONTIER) {
-      const outcome = isRecord(data) && typeof data.outcome === "string" ? data.outcome : "flush";
-      const calls = isRecord(data) ? finite(data.attemptedToolCallCount) : undefined;
+      const frontier = readFrontierData(entry.data);
+      const read = typeof frontier === "string" ? {} : frontier;
+      const outcome = read.outcome ?? "flush";
+      const calls = read.attemptedToolCallCount;
       return { kind: "flush", label: `flush: ${outcome}${calls !== undefined ? ` (${calls} call${calls === 1 ? "" : "s"})` : ""}` };
     }
     if (customType === PRUNE_CHAIN) return { kind: "chain", label: "a chain compressed" };
@@ -141,11 +143,11 @@ function markOf(entry: AnyEntry, options: TimelineOptions): { kind: TimelineMark
 }
 
 function summarizerOf(entry: AnyEntry): SummarizerCalls | undefined {
-  if (entry.type !== "custom" || (entry as { customType?: unknown }).customType !== PRUNE_STATS) return undefined;
-  const data = (entry as { data?: unknown }).data;
-  if (!isRecord(data)) return undefined;
+  if (!isCustomEntryOf(entry, PRUNE_STATS)) return undefined;
+  const stats = readStatsData(entry.data);
+  if (typeof stats === "string") return undefined;
   // Each stats entry holds the session's running totals: the newest one counts.
-  return { calls: finite(data.callCount) ?? 0, inputTokens: finite(data.totalInputTokens) ?? 0, outputTokens: finite(data.totalOutputTokens) ?? 0, cost: finite(data.totalCost) ?? 0 };
+  return { calls: stats.callCount ?? 0, inputTokens: stats.totalInputTokens ?? 0, outputTokens: stats.totalOutputTokens ?? 0, cost: stats.totalCost ?? 0 };
 }
 
 /** The timeline of a branch (root → leaf), its long bodies read in. */
@@ -169,6 +171,8 @@ export class TimelineBuilder {
   private readonly marks: TimelineMark[] = [];
   private summarizer: SummarizerCalls = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
   private meters: { rules: CacheRules; raw: CacheMeter; sent: CacheMeter } | undefined;
+  /** The raw and the sent side share most messages: each is converted once for both meters. */
+  private readonly wires = new WireCache();
   /** Entries whose marks and stats are collected. */
   private next = 0;
 
@@ -250,11 +254,13 @@ export class TimelineBuilder {
     const request = this.renderer.requests[n - 1]!;
     this.collect(request.position, request.n);
     const view = this.renderer.render(request.n);
+    const entry = this.branch[request.position]!;
     // modelRequests keeps only assistant messages.
-    const answer = (this.branch[request.position] as { message: AssistantMessage }).message;
+    const answer = isMessageEntry(entry) && entry.message.role === "assistant" ? entry.message : undefined;
+    if (!answer) throw new Error(`request ${request.n} is not an assistant message`);
     const rules = cacheRulesFor(typeof answer.api === "string" ? answer.api : undefined);
     // A new provider starts with an empty cache.
-    if (this.meters?.rules !== rules) this.meters = { rules, raw: cacheMeter(rules), sent: cacheMeter(rules) };
+    if (this.meters?.rules !== rules) this.meters = { rules, raw: cacheMeter(rules, this.wires), sent: cacheMeter(rules, this.wires) };
     const sentBill: RequestBill = this.meters.sent.bill({ system: "", tools: "", messages: view.messages });
     const rawBill: RequestBill = this.meters.raw.bill({ system: "", tools: "", messages: view.rawMessages });
     const usage = usageOf(answer);
@@ -288,7 +294,7 @@ export function branchPointsOf(entries: readonly AnyEntry[]): Set<string> {
   const children = new Map<string, number>();
   const points = new Set<string>();
   for (const entry of entries) {
-    const parent = (entry as { parentId?: unknown }).parentId;
+    const parent: unknown = entry.parentId;
     if (typeof parent !== "string") continue;
     const count = (children.get(parent) ?? 0) + 1;
     children.set(parent, count);

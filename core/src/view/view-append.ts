@@ -4,7 +4,8 @@
 // and declines (returns undefined → rebuild) whenever the new entries could change anything but
 // the tail: pruner payloads, markers, compactions, edits, a new branch, or a tool-call id seen before.
 import type { AnyEntry } from "../shapes/entries.ts";
-import type { AgentMessage, AssistantMessage, ToolCallBlock, ToolResultMessage } from "../shapes/messages.ts";
+import { isMessageEntry } from "../shapes/entries.ts";
+import type { AssistantMessage, ToolCallBlock } from "../shapes/messages.ts";
 import type { SessionData } from "../session/session-reader.ts";
 import { callViewOf, protectedViewOf, type CallView, type ProtectedView, type SessionView } from "./session-view.ts";
 import { promptLabel } from "../session/labels.ts";
@@ -44,19 +45,22 @@ function callIdsOf(view: SessionView): Set<string> {
 
 /** The assistant turn a tool result at the end of the branch answers: the latest assistant message before it. */
 function latestAssistant(data: SessionData, appended: readonly AnyEntry[], before: number, leafId: string): { entryId: string; calls: Map<string, ToolCallBlock> } | undefined | null {
-  const callsOf = (entry: AnyEntry) => {
-    const message = (entry as { message: AssistantMessage }).message;
+  const callsOf = (entryId: string, message: AssistantMessage) => {
     const calls = new Map<string, ToolCallBlock>();
     if (Array.isArray(message.content)) for (const block of message.content) if (block && block.type === "toolCall") calls.set(block.id, block);
-    return { entryId: entry.id, calls };
+    return { entryId, calls };
   };
-  const isAssistant = (entry: AnyEntry) => entry.type === "message" && (entry as { message: AgentMessage }).message.role === "assistant";
-  for (let i = before - 1; i >= 0; i--) if (isAssistant(appended[i]!)) return callsOf(appended[i]!);
+  const assistantOf = (entry: AnyEntry) => (isMessageEntry(entry) && entry.message.role === "assistant" ? entry.message : undefined);
+  for (let i = before - 1; i >= 0; i--) {
+    const message = assistantOf(appended[i]!);
+    if (message) return callsOf(appended[i]!.id, message);
+  }
   let id: string | null = leafId;
   for (let steps = 0; id !== null && steps < MAX_LOOKBACK; steps++) {
     const entry = data.byId.get(id);
     if (!entry) return undefined;
-    if (isAssistant(entry)) return callsOf(entry);
+    const message = assistantOf(entry);
+    if (message) return callsOf(entry.id, message);
     id = entry.parentId;
   }
   // No assistant turn within reach: the full rebuild decides (null = the root was reached).
@@ -83,8 +87,8 @@ export function appendToSessionView(view: SessionView, data: SessionData, append
     if (entry.parentId !== parentId) return undefined; // a new branch or a re-parented entry
     parentId = entry.id;
     if (!PLAIN_ENTRY_TYPES.has(entry.type)) return undefined;
-    if (entry.type !== "message") continue;
-    const message = (entry as { message: AgentMessage }).message;
+    if (!isMessageEntry(entry)) continue;
+    const message = entry.message;
     if (message.role === "system") continue; // never part of the context
     // Other roles (shell commands, summaries) have rules of their own in the context builder.
     if (message.role !== "user" && message.role !== "assistant" && message.role !== "toolResult") return undefined;
@@ -97,22 +101,21 @@ export function appendToSessionView(view: SessionView, data: SessionData, append
     addedChars += messageChars(message);
     if (message.role !== "toolResult") continue;
 
-    const result = message as ToolResultMessage;
     // Odd shapes (ids that are not strings, a missing timestamp) are normalised by the full build.
-    if (typeof result.toolCallId !== "string" || typeof result.toolName !== "string" || typeof result.timestamp !== "number") return undefined;
-    if (ids.has(result.toolCallId) || seenHere.has(result.toolCallId)) return undefined;
-    seenHere.add(result.toolCallId);
+    if (typeof message.toolCallId !== "string" || typeof message.toolName !== "string" || typeof message.timestamp !== "number") return undefined;
+    if (ids.has(message.toolCallId) || seenHere.has(message.toolCallId)) return undefined;
+    seenHere.add(message.toolCallId);
     const turn = latestAssistant(data, appended, i, view.leafId);
     if (turn === undefined) return undefined;
-    const toolCall = turn?.calls.get(result.toolCallId);
+    const toolCall = turn?.calls.get(message.toolCallId);
     const args = (toolCall?.arguments && typeof toolCall.arguments === "object" ? toolCall.arguments : {}) as Record<string, unknown>;
     // A call seen for the first time is in no index, summary, alias or chain: raw, or protected.
     newCalls.push(
       callViewOf({
-        toolCallId: result.toolCallId,
-        toolName: result.toolName,
-        resultTimestamp: result.timestamp,
-        result,
+        toolCallId: message.toolCallId,
+        toolName: message.toolName,
+        resultTimestamp: message.timestamp,
+        result: message,
         args,
         resultEntryId: entry.id,
         assistantEntryId: turn?.entryId,

@@ -5,8 +5,9 @@
 // reply, the person, a budget; and its outcome: summarized, skipped, or an error such as a failed
 // summarizer call). pi-pruner reports such things to the person as they happen and persists none.
 import type { AnyEntry } from "../shapes/entries.ts";
-import { PRUNE_INDEX } from "../shapes/entries.ts";
+import { isCustomEntry, isCustomEntryOf, PRUNE_INDEX } from "../shapes/entries.ts";
 import { isRecord } from "../shapes/json.ts";
+import { readIndexData } from "../shapes/read-payloads.ts";
 import type { PruneIndex } from "../prune/prune-index.ts";
 import { CONDENSE_DIAGNOSTIC, CONDENSE_FLUSH_METRICS } from "./session-writer.ts";
 
@@ -129,9 +130,8 @@ export function writerDiagnostics(branch: readonly AnyEntry[], calls: readonly D
   const out: DiagnosticView[] = [];
   const flushes: Flush[] = [];
   branch.forEach((entry, i) => {
-    if (entry.type !== "custom") return;
-    const customType = (entry as { customType?: unknown }).customType;
-    const data = (entry as { data?: unknown }).data;
+    if (!isCustomEntry(entry)) return;
+    const { customType, data } = entry;
     if (!isRecord(data)) return;
     if (customType === CONDENSE_DIAGNOSTIC) {
       const kind = typeof data.kind === "string" ? data.kind : "diagnostic";
@@ -168,9 +168,9 @@ export function writerDiagnostics(branch: readonly AnyEntry[], calls: readonly D
 function backfilledEntries(branch: readonly AnyEntry[]): Set<string> {
   const out = new Set<string>();
   for (const entry of branch) {
-    if (entry.type !== "custom" || (entry as { customType?: unknown }).customType !== PRUNE_INDEX) continue;
-    const data = (entry as { data?: unknown }).data;
-    if (isRecord(data) && data.backfilled === true) out.add(entry.id);
+    if (!isCustomEntryOf(entry, PRUNE_INDEX)) continue;
+    const index = readIndexData(entry.data);
+    if (typeof index !== "string" && index.backfilled === true) out.add(entry.id);
   }
   return out;
 }

@@ -29,7 +29,7 @@ import { pairingProblem } from "../../helpers/provider-pairing.ts";
 import { DEFAULT_CONFIG, type PruneConfig } from "../../../core/src/settings/config.ts";
 import { captureBatch, flushBatches, type Batch } from "../../../core/src/prune/flush.ts";
 import { rebuildIndex } from "../../../core/src/prune/prune-index.ts";
-import { renderModelView } from "../../../core/src/render/render.ts";
+import { createRenderMemo, renderModelView } from "../../../core/src/render/render.ts";
 import { readControls } from "../../../core/src/control/read-controls.ts";
 import { buildPiContext } from "../../../core/src/session/pi-context.ts";
 import type { AnyEntry } from "../../../core/src/shapes/entries.ts";
@@ -376,7 +376,8 @@ async function check(spec: SessionSpec): Promise<string[]> {
   const before = JSON.stringify(input);
   const controls = readControls(entries);
   const index = rebuildIndex(entries).index;
-  const rendered = renderModelView(input, index, config, controls);
+  const memo = createRenderMemo();
+  const rendered = renderModelView(input, index, config, controls, memo);
   const out = rendered.messages;
   const problems: string[] = [];
   const pairing = pairingProblem(out);
@@ -415,7 +416,7 @@ async function check(spec: SessionSpec): Promise<string[]> {
   if (JSON.stringify(input) !== before) problems.push("the input was changed");
   const bytes = JSON.stringify(out);
   // Pi hands over a fresh copy of the same messages on every request.
-  if (JSON.stringify(renderModelView(structuredClone(input), index, config, controls).messages) !== bytes) problems.push("a second render gave other bytes");
+  if (JSON.stringify(renderModelView(structuredClone(input), index, config, controls, memo).messages) !== bytes) problems.push("a second render gave other bytes");
   const clone = structuredClone(entries);
   const again = renderModelView(buildPiContext(clone).map((c) => c.message), rebuildIndex(clone).index, config, readControls(clone)).messages;
   if (JSON.stringify(again) !== bytes) problems.push("the same session read again gave other bytes");

@@ -1,5 +1,6 @@
 // Pi hands the `context` handler a fresh deep copy of the context on every request, and the render
-// remembers the previous request by what survives a copy (role, timestamp, call id, content shape).
+// remembers the previous request (in the memo its caller keeps) by what survives a copy (its
+// messages' fingerprints).
 // This checks that what is remembered never changes what is sent: request after request, with
 // turns appended, flushes and chain compressions growing the same index in place, and settings
 // changed in between, rendering a fresh copy gives exactly what the whole render of the original
@@ -12,7 +13,7 @@ import { DEFAULT_CONFIG, type PruneConfig } from "../../../core/src/settings/con
 import { captureBatch, flushBatches, type Batch } from "../../../core/src/prune/flush.ts";
 import { compressChains } from "../../../core/src/prune/chain-plan.ts";
 import { emptyIndex } from "../../../core/src/prune/prune-index.ts";
-import { renderModelView, renderWhole } from "../../../core/src/render/render.ts";
+import { createRenderMemo, renderModelView, renderWhole } from "../../../core/src/render/render.ts";
 import { QUERY_TOOL } from "../../../core/src/shapes/entries.ts";
 import type { AssistantMessage, ToolResultMessage } from "../../../core/src/shapes/messages.ts";
 
@@ -56,13 +57,15 @@ describe("rendering fresh copies, request after request", () => {
         const b = new SessionBuilder();
         // One index for the whole session, grown in place by flushes and compressions as the live pruner does.
         const index = emptyIndex();
+        // And one memory of the previous request, as the live pruner keeps.
+        const memo = createRenderMemo();
         let pending: Batch[] = [];
         let requests = 0;
         const request = () => {
           const original = piContext(b);
           const expected = renderWhole(original, index, config);
           const copy = structuredClone(original);
-          const got = renderModelView(copy, index, config);
+          const got = renderModelView(copy, index, config, undefined, memo);
           expect(got.messages).toEqual(expected.messages);
           expect(got.stats).toEqual(expected.stats);
           if (expected.messages === original) {

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { DEFAULT_CONFIG, type PruneConfig } from "../../../core/src/settings/config.ts";
 import { rebuildIndex } from "../../../core/src/prune/prune-index.ts";
-import { renderModelView } from "../../../core/src/render/render.ts";
+import { createRenderMemo, renderModelView } from "../../../core/src/render/render.ts";
 import { compressChains } from "../../../core/src/prune/chain-plan.ts";
 import { buildPiContext } from "../../../core/src/session/pi-context.ts";
 import type { AnyEntry, ChainData, ToolCallRecord, ToolCallRef } from "../../../core/src/shapes/entries.ts";
@@ -410,7 +410,8 @@ function check(entries: AnyEntry[], config: PruneConfig, exercised: Exercised): 
   const input = contextOf(entries);
   const before = JSON.stringify(input);
   const { index } = rebuildIndex(entries);
-  const rendered = renderModelView(input, index, config);
+  const memo = createRenderMemo();
+  const rendered = renderModelView(input, index, config, undefined, memo);
   const out = rendered.messages;
   for (const key of RENDER_STEPS) if (rendered.stats[key] > 0) exercised[key]++;
   if (rendered.stats.unresolvedChains.length > 0) exercised.unresolvedChains++;
@@ -420,7 +421,7 @@ function check(entries: AnyEntry[], config: PruneConfig, exercised: Exercised): 
   );
   if (JSON.stringify(input) !== before) problems.push("the input was mutated");
   const bytes = JSON.stringify(out);
-  if (JSON.stringify(renderModelView(input, index, config).messages) !== bytes) problems.push("a second render gave other bytes");
+  if (JSON.stringify(renderModelView(input, index, config, undefined, memo).messages) !== bytes) problems.push("a second render gave other bytes");
   const clone = structuredClone(entries);
   if (JSON.stringify(renderModelView(contextOf(clone), rebuildIndex(clone).index, config).messages) !== bytes) problems.push("a rebuild from a copy of the session gave other bytes");
   return problems;

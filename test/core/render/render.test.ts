@@ -8,7 +8,7 @@ import { big, chainBlocks, compressedSession, echoSummarizer, freshIndex, lastBa
 import { DEFAULT_CONFIG, type PruneConfig } from "../../../core/src/settings/config.ts";
 import { flushBatches } from "../../../core/src/prune/flush.ts";
 import { emptyIndex, rebuildIndex } from "../../../core/src/prune/prune-index.ts";
-import { renderModelView } from "../../../core/src/render/render.ts";
+import { createRenderMemo, renderModelView } from "../../../core/src/render/render.ts";
 import { MISSING_RESULT_TEXT } from "../../../core/src/render/orphan-sweep.ts";
 import type { AgentMessage, AssistantMessage, ToolCallBlock } from "../../../core/src/shapes/messages.ts";
 
@@ -22,8 +22,10 @@ const toolCallsOf = (messages: readonly AgentMessage[], name: string): ToolCallB
 describe("render", () => {
   it("rendering twice gives the same bytes, and a rebuild from the session renders identically", async () => {
     const { b, index } = await summarizedReads(config);
-    const first = JSON.stringify(renderModelView(piContext(b), index, config).messages);
-    const second = JSON.stringify(renderModelView(piContext(b), index, config).messages);
+    // The second request with the first one remembered, as live.
+    const memo = createRenderMemo();
+    const first = JSON.stringify(renderModelView(piContext(b), index, config, undefined, memo).messages);
+    const second = JSON.stringify(renderModelView(piContext(b), index, config, undefined, memo).messages);
     const rebuilt = JSON.stringify(renderModelView(piContext(b), rebuildIndex(b.entries).index, config).messages);
     expect(second).toBe(first);
     expect(rebuilt).toBe(first);

@@ -10,6 +10,7 @@ import { rebuildIndex } from "../../../core/src/prune/prune-index.ts";
 import { messageChars } from "../../../core/src/shapes/size.ts";
 import type { AgentMessage } from "../../../core/src/shapes/messages.ts";
 import { buildModelView, messagesAsText, renderBranch } from "../../../core/src/view/model-view.ts";
+import { createRenderMemo } from "../../../core/src/render/render.ts";
 
 const config = DEFAULT_CONFIG;
 const summaries = (messages: readonly AgentMessage[]) => messages.filter((m) => m.role === "custom" && m.customType === "context-prune-summary");
@@ -49,8 +50,8 @@ describe("buildModelView", () => {
   it("a render made once, remembering nothing for a next request, sends and measures the same as the render that remembers", () => {
     const b = prunedSessionBuilder();
     const index = rebuildIndex(b.entries).index;
-    const alone = renderBranch(b.entries, index, config, { once: true });
-    const shared = renderBranch(b.entries, rebuildIndex(b.entries).index, config);
+    const alone = renderBranch(b.entries, index, config);
+    const shared = renderBranch(b.entries, rebuildIndex(b.entries).index, config, createRenderMemo());
     expect([alone.rawChars, alone.modelChars]).toEqual([shared.rawChars, shared.modelChars]);
     expect(alone.messages).toEqual(shared.messages);
     expect(alone.stats).toEqual(shared.stats);
