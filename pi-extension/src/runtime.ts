@@ -4,7 +4,7 @@
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
 import type { ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, ConfigWarning, ControlState, FlushDecision, FlushMoment, PersistEntry, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
-import { DEFAULT_CONFIG, EMPTY_CONTROLS, ControlsReader, cacheRulesFor, chooseFlush, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, turnBlocks, unflushedBatches } from "@pi-pruner/core";
+import { DEFAULT_CONFIG, EMPTY_CONTROLS, ControlsReader, cacheRulesFor, chooseFlush, createRenderMemo, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, turnBlocks, unflushedBatches } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
 import { LiveBill } from "./live-bill.ts";
 import { RequestLedger } from "./request-ledger.ts";
@@ -81,6 +81,8 @@ export class PrunerRuntime {
   private settings: LoadedSettings | undefined;
   private previousFraction: number | null = null;
   private readonly summarizerInput = new WeakMap<Batch, number>();
+  /** The render of the last request, which the next one reuses when it only appends to it. */
+  private readonly renderMemo = createRenderMemo();
   private readonly pi: PiOperations;
   private readonly live: SelfControlLive;
   private readonly queue: PendingQueue;
@@ -293,9 +295,9 @@ export class PrunerRuntime {
     }
   }
 
-  /** What the model is sent of `messages`; reads the runtime's state and changes none of it. */
+  /** What the model is sent of `messages`; of the runtime's state it changes only the render's own memo. */
   private renderRequest(messages: AgentMessage[], controls: ControlState): AgentMessage[] {
-    const result = renderModelView(messages, this.index, this.config, controls);
+    const result = renderModelView(messages, this.index, this.config, controls, this.renderMemo);
     for (const chain of result.stats.unresolvedChains) {
       // A chain Pi's compaction removed whole is simply gone; anything else is worth one note.
       if (chain.absent) continue;
