@@ -5,7 +5,7 @@
 // thinking in and before the latest user turn, failed turns, a system prompt and tools that change.
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { CACHE_RULES, cacheMeter, type ProviderRequest } from "../../../core/src/cost/cache-rules.ts";
+import { CACHE_RULES, cacheMeter, WireCache, type ProviderRequest } from "../../../core/src/cost/cache-rules.ts";
 import type { AgentMessage } from "../../../core/src/shapes/messages.ts";
 
 type Op =
@@ -90,6 +90,32 @@ describe("a cache meter carried on over a conversation's shared messages", () =>
         }
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe("meters that share one WireCache", () => {
+  it("bill, and price a change, as meters that each convert the messages themselves", () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { minLength: 1, maxLength: 40 }), fc.nat(), (ops, changedFrom) => {
+        const requests = conversation(ops);
+        const wires = new WireCache();
+        for (const rules of CACHE_RULES) {
+          // Two meters on one cache, as a session's raw and sent side are: one sees copies of the other's messages.
+          const shared = cacheMeter(rules, wires);
+          const sharedCopies = cacheMeter(rules, wires);
+          const own = cacheMeter(rules);
+          for (const request of requests) {
+            const copy = { ...request, messages: structuredClone(request.messages) };
+            const bill = own.bill(request);
+            expect(shared.bill(request)).toEqual(bill);
+            expect(sharedCopies.bill(copy)).toEqual(bill);
+            const at = changedFrom % (request.messages.length + 1);
+            expect(shared.readAfterChange(request, at, 2)).toEqual(own.readAfterChange(request, at, 2));
+          }
+        }
+      }),
+      { numRuns: 200 },
     );
   });
 });

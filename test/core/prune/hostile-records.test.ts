@@ -96,6 +96,17 @@ describe("rebuildIndex after an interrupted flush", () => {
     expect([...index.byShortRef.keys()]).toEqual(["t1", "t2"]);
   });
 
+  it("a chain entry that cannot be read (no block id) vouches for nothing: the records it names stay raw", () => {
+    const { b, t1, t2 } = turn();
+    b.custom("context-prune-index", { toolCalls: [record("c1", t1), record("c2", t2)], refs: [ref("t1", "c1", t1), ref("t2", "c2", t2)] });
+    b.custom("context-prune-chain", { startUserTimestamp: 1, droppedOccurrenceKeys: [`c1@${t1}`, `c2@${t2}`], toolRefs: ["t1", "t2"] });
+    const { index, problems } = rebuildIndex(b.entries);
+    expect(index.calls.size).toBe(0);
+    expect(index.chains).toEqual([]);
+    expect(problems).toEqual([expect.stringContaining(`c1@${t1} was indexed but no summary covers it`), expect.stringContaining(`c2@${t2}`), expect.stringContaining("context-prune-chain without blockId/startUserTimestamp")]);
+    expect(resultsSent(b)).toEqual(["A".repeat(2000), "B".repeat(2000)]);
+  });
+
   it("older sessions: a summary naming bare ids covers keyed records, also when the index comes after it", () => {
     const { b, t1, t2 } = turn();
     b.customMessage("context-prune-summary", "- c1 and c2", { toolCallIds: ["c1", "c2"] });

@@ -31,6 +31,21 @@ describe("render", () => {
     expect(rebuilt).toBe(first);
   });
 
+  it("what a render remembers is in the memo its caller holds, and nowhere else", async () => {
+    const { b, index } = await summarizedReads(config);
+    const mine = createRenderMemo();
+    const other = createRenderMemo();
+    const first = renderModelView(piContext(b), index, config, undefined, mine);
+    expect(mine.last).toBeDefined();
+    expect(other.last).toBeUndefined();
+    // Another caller's memo knows nothing of it: its first request renders whole, to the same bytes.
+    expect(JSON.stringify(renderModelView(piContext(b), index, config, undefined, other).messages)).toBe(JSON.stringify(first.messages));
+    // Without a memo nothing is remembered, and the render is the whole one.
+    const again = renderModelView(piContext(b), index, config);
+    expect(JSON.stringify(again.messages)).toBe(JSON.stringify(first.messages));
+    expect(again.stats).toEqual(first.stats);
+  });
+
   it("nothing to prune gives back the very same array", () => {
     const b = new SessionBuilder().user("hi").toolUse("read", { path: "a" }, "x").assistant("ok");
     const input = piContext(b);

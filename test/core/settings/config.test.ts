@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { agentDirFrom, loadConfig, settingsPaths } from "../../../core/src/settings/settings-reader.ts";
 import {
   DEFAULT_CONFIG,
+  ownList,
   PRUNE_ON_MODES,
   resolveConfig,
   THINKING_LEVELS,
@@ -338,6 +339,21 @@ function assertWellTyped(config: PruneConfig): void {
   expect(typeof config.thinkingStrip.enabled).toBe("boolean");
   expect(Number.isInteger(config.thinkingStrip.keepLastTurns) && config.thinkingStrip.keepLastTurns >= 1).toBe(true);
 }
+
+describe("ownList", () => {
+  it("is the list a block sets itself under the key, when it is a list of strings", () => {
+    expect(ownList({ protectedPaths: ["a/**", "b"] }, "protectedPaths")).toEqual(["a/**", "b"]);
+    expect(ownList({ protectedTools: [] }, "protectedTools")).toEqual([]);
+  });
+
+  it("is undefined for a block that sets none, or something else, and for what is no block", () => {
+    expect(ownList({ protectedTools: ["bash"] }, "protectedPaths")).toBeUndefined();
+    expect(ownList({ protectedPaths: ["a", 1] }, "protectedPaths")).toBeUndefined();
+    expect(ownList({ protectedPaths: "a/**" }, "protectedPaths")).toBeUndefined();
+    expect(ownList(Object.create({ protectedPaths: ["inherited"] }), "protectedPaths")).toBeUndefined();
+    for (const block of [undefined, null, ["a"], "a"]) expect(ownList(block, "protectedPaths")).toBeUndefined();
+  });
+});
 
 describe("resolveConfig property", () => {
   const knownKeys = Object.keys(DEFAULT_CONFIG);

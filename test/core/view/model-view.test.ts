@@ -9,7 +9,7 @@ import { parseSessionText } from "../../../core/src/session/session-reader.ts";
 import { rebuildIndex } from "../../../core/src/prune/prune-index.ts";
 import { messageChars } from "../../../core/src/shapes/size.ts";
 import type { AgentMessage } from "../../../core/src/shapes/messages.ts";
-import { buildModelView, messagesAsText, renderBranch } from "../../../core/src/view/model-view.ts";
+import { buildModelView, messagesAsText, renderBranch, sizesLine } from "../../../core/src/view/model-view.ts";
 import { createRenderMemo } from "../../../core/src/render/render.ts";
 
 const config = DEFAULT_CONFIG;
@@ -86,6 +86,12 @@ describe("renderBranch", () => {
     expect(view.renderError).toBe("index damaged");
     expect(view.messages).toEqual(piContext(b));
     expect(resultTexts(view.messages)[1]).toBe("A".repeat(1200));
+  });
+});
+
+describe("sizesLine", () => {
+  it("one header line with both sizes in characters and in estimated tokens", () => {
+    expect(sizesLine({ rawChars: 12_000, modelChars: 4_000 })).toBe("# 12,000 chars raw → 4,000 chars sent (≈3,000 → 1,000 tokens, estimate); the system prompt is not included\n");
   });
 });
 
