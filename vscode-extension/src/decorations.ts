@@ -2,14 +2,12 @@
 // tooltip naming the pattern; files whose reads were pruned in the selected session get a quieter mark.
 import { isAbsolute, resolve } from "node:path";
 import * as vscode from "vscode";
-import type { CallView, SessionView } from "@pi-pruner/core";
+import { isPrunedState, type CallView, type SessionView } from "@pi-pruner/core";
 import { editorSetting } from "./settings/editor-settings.ts";
 import type { PruneSettings } from "./settings/prune-settings.ts";
 
 export const PROTECTED_BADGE = "P";
 export const PRUNED_BADGE = "•";
-
-const PRUNED_STATES = new Set<CallView["state"]>(["summarized", "deduped", "spilled", "compressed"]);
 
 export class PrunerDecorations implements vscode.FileDecorationProvider, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<vscode.Uri | vscode.Uri[] | undefined>();
@@ -46,7 +44,7 @@ export class PrunerDecorations implements vscode.FileDecorationProvider, vscode.
     const next = grew ? new Map(this.pruned) : new Map<string, CallView[]>();
     for (let i = grew ? previous.calls.length : 0; i < calls.length; i++) {
       const call = calls[i]!;
-      if (!call.path || !PRUNED_STATES.has(call.state)) continue;
+      if (!call.path || !isPrunedState(call.state)) continue;
       if (!isAbsolute(call.path) && !sessionCwd) continue;
       const absolute = resolve(sessionCwd ?? "/", call.path);
       // Only files the explorer can show: a session's `../../etc/passwd` or `/etc/hosts` is not marked.

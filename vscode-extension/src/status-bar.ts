@@ -1,9 +1,10 @@
 // The status-bar item: the reclaim of the session last selected in the Sessions view.
 import * as vscode from "vscode";
+import { formatSaving } from "@pi-pruner/core";
 import { SHOW_MODEL_VIEW_COMMAND } from "./command-ids.ts";
 import { sessionLabel } from "./session-names.ts";
 import type { SessionState } from "./store/session-store.ts";
-import { formatNumber, formatReclaim, formatSaving } from "./text.ts";
+import { formatNumber, formatReclaim } from "./text.ts";
 
 export class ReclaimStatus implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("piPruner.reclaim", vscode.StatusBarAlignment.Left, 50);

@@ -2,7 +2,7 @@
 // safe to put in a label, a description or a tooltip, and format sizes and ages the same way
 // everywhere in the extension.
 import * as vscode from "vscode";
-import { estimateTokens, formatCount, formatNumber } from "@pi-pruner/core";
+import { estimateTokens, formatCount, formatNumber, oneLine as oneLineOf } from "@pi-pruner/core";
 
 export { formatNumber };
 
@@ -24,9 +24,7 @@ export function plainText(text: string): string {
 
 /** One line of plain text: escapes and controls removed, whitespace collapsed, at most `max` characters. */
 export function oneLine(text: string | undefined, max = 80): string {
-  if (!text) return "";
-  const flat = plainText(text).replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return text ? oneLineOf(plainText(text), max) : "";
 }
 
 /** Text for a document body: escape sequences and controls other than tab and newline removed. */
@@ -70,12 +68,6 @@ export function formatAge(thenMs: number, nowMs = Date.now()): string {
 export function formatReclaim(rawChars: number, modelChars: number | undefined, options: { compact?: boolean } = {}): string {
   if (modelChars === undefined) return formatCount(estimateTokens(rawChars));
   return `${formatCount(estimateTokens(rawChars))}${options.compact ? "→" : " → "}${formatCount(estimateTokens(modelChars))}`;
-}
-
-/** `-85%`, or "" when nothing was saved. */
-export function formatSaving(rawChars: number, modelChars: number | undefined): string {
-  if (modelChars === undefined || rawChars <= 0 || modelChars >= rawChars) return "";
-  return `-${Math.round(((rawChars - modelChars) / rawChars) * 100)}%`;
 }
 
 /** A local date and time, "2025-01-06 09:00" ("09:00:12" with seconds), without Intl, whose first use is slow. */

@@ -12,7 +12,7 @@ import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { rebuildIndex, type PruneIndex } from "../prune/prune-index.ts";
 import type { AnyEntry } from "../shapes/entries.ts";
 import { renderModelView, type RenderConfig, type RenderMemo, type RenderStats } from "../render/render.ts";
-import { estimateTokens, formatNumber, messageChars } from "../shapes/size.ts";
+import { estimateTokens, formatNumber, formatSaving, messageChars } from "../shapes/size.ts";
 import { PRUNE_SUMMARY } from "../shapes/entries.ts";
 import { readControls } from "../control/read-controls.ts";
 import { EMPTY_CONTROLS, type ControlState } from "../control/control-entries.ts";
@@ -52,7 +52,11 @@ export async function buildModelViewWithBodies(path: string, data: SessionData, 
  * what is sent, in characters and in estimated tokens (characters / 4).
  */
 export function sizesLine(view: Pick<ModelView, "rawChars" | "modelChars">): string {
-  return `# ${formatNumber(view.rawChars)} chars raw → ${formatNumber(view.modelChars)} chars sent (≈${formatNumber(estimateTokens(view.rawChars))} → ${formatNumber(estimateTokens(view.modelChars))} tokens, estimate); the system prompt is not included\n`;
+  const saving = formatSaving(view.rawChars, view.modelChars);
+  return (
+    `# Characters raw ${formatNumber(view.rawChars)} → sent ${formatNumber(view.modelChars)}${saving ? ` (${saving})` : ""}; ` +
+    `tokens ≈ ${formatNumber(estimateTokens(view.rawChars))} → ${formatNumber(estimateTokens(view.modelChars))} (estimated as characters / 4); the system prompt is not included\n`
+  );
 }
 
 /** What a leaf's model view is, in a person's words (its header says so). */

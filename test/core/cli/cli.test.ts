@@ -107,7 +107,7 @@ describe("pi-pruner view", () => {
     const file = prunedSessionBuilder().writeTo(join(dir, "s.jsonl"));
     const r = run(["view", file]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/chars raw → [\d,]+ chars sent/);
+    expect(r.stdout).toMatch(/^# Characters raw [\d,]+ → sent [\d,]+ \(-\d+%\); tokens ≈ [\d,]+ → [\d,]+ \(estimated as characters \/ 4\); the system prompt is not included$/m);
     expect(r.stdout).toContain("tool result · read · c2");
   });
 });

@@ -91,7 +91,8 @@ describe("renderBranch", () => {
 
 describe("sizesLine", () => {
   it("one header line with both sizes in characters and in estimated tokens", () => {
-    expect(sizesLine({ rawChars: 12_000, modelChars: 4_000 })).toBe("# 12,000 chars raw → 4,000 chars sent (≈3,000 → 1,000 tokens, estimate); the system prompt is not included\n");
+    expect(sizesLine({ rawChars: 12_000, modelChars: 4_000 })).toBe("# Characters raw 12,000 → sent 4,000 (-67%); tokens ≈ 3,000 → 1,000 (estimated as characters / 4); the system prompt is not included\n");
+    expect(sizesLine({ rawChars: 4_000, modelChars: 4_000 })).toBe("# Characters raw 4,000 → sent 4,000; tokens ≈ 1,000 → 1,000 (estimated as characters / 4); the system prompt is not included\n");
   });
 });
 

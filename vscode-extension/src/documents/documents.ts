@@ -11,11 +11,11 @@ import { buildModelViewWithBodies, modelViewText, NEXT_REQUEST_TITLE, NUDGES_NOT
 import { markerEffectText, markerStateText, type MarkerView } from "@pi-pruner/core";
 import { fileSpillStorage } from "@pi-pruner/core";
 import type { RenderConfig } from "@pi-pruner/core";
-import { estimateTokens } from "@pi-pruner/core";
+import { estimateTokens, sizesLine } from "@pi-pruner/core";
 import type { CallView, SessionView } from "@pi-pruner/core";
 import { buildChainReview } from "@pi-pruner/core";
 import type { SessionState, SessionStore } from "../store/session-store.ts";
-import { documentText, formatDateTime, formatNumber, formatSaving, oneLine } from "../text.ts";
+import { documentText, formatDateTime, formatNumber, oneLine } from "../text.ts";
 import { findCall, findChain, findCompaction, findMarker, findSummary, requestCount } from "../view-lookup.ts";
 import { parseDocumentUri, SCHEME, type DocumentRequest } from "./document-uri.ts";
 import { requestChoiceOf, requestNumber, RequestViews } from "./model-requests.ts";
@@ -105,13 +105,6 @@ async function callDocument(state: SessionState, call: CallView, bodies: BodyCac
 }
 
 /** The characters line of a model document's header. */
-function sizesLine(view: Pick<ModelView, "rawChars" | "modelChars">): string {
-  const saving = formatSaving(view.rawChars, view.modelChars);
-  return (
-    `# Characters raw ${formatNumber(view.rawChars)} → sent ${formatNumber(view.modelChars)}${saving ? ` (${saving})` : ""}; ` +
-    `tokens ≈ ${formatNumber(estimateTokens(view.rawChars))} → ${formatNumber(estimateTokens(view.modelChars))} (estimated as characters / 4)\n`
-  );
-}
 
 const STEPPING_LINE = "# Other requests: Previous Request, Next Request and Go to Request… in this editor's title bar.\n";
 

@@ -3,7 +3,7 @@
 // project's `.pi/settings.json` comes with the repository, so it is read only in a trusted workspace.
 import { existsSync, statSync } from "node:fs";
 import * as vscode from "vscode";
-import { agentDirFrom, expandHome, loadConfig, resolveConfig, settingsPaths, type LoadedConfig } from "@pi-pruner/core";
+import { agentDirFrom, expandHome, loadConfig, ownList, resolveConfig, settingsPaths, type LoadedConfig } from "@pi-pruner/core";
 import { createPathMatcher } from "@pi-pruner/core";
 
 export type AgentDirSource = "setting" | "environment" | "default";
@@ -56,11 +56,6 @@ export interface EffectiveSettings {
   match(path: string): string | undefined;
 }
 
-function ownList(block: unknown, key: "protectedPaths" | "protectedTools"): string[] | undefined {
-  if (typeof block !== "object" || block === null || Array.isArray(block)) return undefined;
-  const value = (block as Record<string, unknown>)[key];
-  return Array.isArray(value) && value.every((v) => typeof v === "string") ? (value as string[]) : undefined;
-}
 
 /** VS Code's workspace trust as the settings need it (a test can hand in its own). */
 export interface WorkspaceTrust {

@@ -1,7 +1,7 @@
 // One session's parsed data and the view model built from it: built in full, or extended by what
 // Pi appends (the fast path where decideAppend allows it and appendToSessionView agrees). Pure: the
 // store decides when to build and times it.
-import { appendToSessionView, buildSessionView, decideAppend, defaultLeafId, type ReclaimTotals, type RenderConfig, type SessionData, type SessionView, type TailResult } from "@pi-pruner/core";
+import { appendToSessionView, buildSessionView, decideAppend, defaultLeafId, isPrunedState, type ReclaimTotals, type RenderConfig, type SessionData, type SessionView, type TailResult } from "@pi-pruner/core";
 
 /** What stays known about a session after its parsed data is dropped. */
 export interface SessionSummary {
@@ -47,7 +47,7 @@ export function summaryOf(view: SessionView): SessionSummary {
     modelChars: view.totals.modelChars,
     badLines: view.errors.length,
     calls: view.calls.length,
-    pruned: view.calls.filter((c) => c.state !== "raw" && c.state !== "protected").length,
+    pruned: view.calls.filter((c) => isPrunedState(c.state)).length,
     reclaim: { rewoundChars: view.totals.rewoundChars, rewindsNotApplied: view.totals.rewindsNotApplied, cutAt: view.totals.cutAt, excess: view.totals.excess },
   };
 }

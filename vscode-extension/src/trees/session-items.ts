@@ -3,11 +3,11 @@
 // state and view model. The provider (sessions-tree.ts) hands nodes and their state in.
 import * as vscode from "vscode";
 import type { CallState, CallView, MarkerView, SessionView } from "@pi-pruner/core";
-import { firstWords, markerEffectText, markerStateText } from "@pi-pruner/core";
+import { firstWords, formatSaving, isPrunedState, markerEffectText, markerStateText } from "@pi-pruner/core";
 import { CHOOSE_BRANCH_COMMAND, OPEN_DOCUMENT_COMMAND, REVIEW_CHAIN_COMMAND, SHOW_MODEL_VIEW_COMMAND } from "../command-ids.ts";
 import { callTitle, sessionName } from "../session-names.ts";
 import type { SessionState } from "../store/session-store.ts";
-import { formatAge, formatDateTime, formatNumber, formatSaving, oneLine, safeTooltip } from "../text.ts";
+import { formatAge, formatDateTime, formatNumber, oneLine, safeTooltip } from "../text.ts";
 import { findCall, findChain, findCompaction, findMarker, findSummary, requestCount } from "../view-lookup.ts";
 import { callNotes, chainNotes, spillReason, writerItem } from "./diagnostic-items.ts";
 import { branchDescription, branchLabel, reclaimText, sendsMoreThanRaw, sessionRowLabel, summaryLabel } from "./session-labels.ts";
@@ -52,7 +52,7 @@ function callLabel(call: CallView): string {
 
 function callDescription(call: CallView): string {
   // A pruned call no entry gave a short ref is named by its tool-call id, as its writer named it.
-  const ref = call.shortRef ?? (call.state === "raw" || call.state === "protected" ? "" : call.toolCallId);
+  const ref = call.shortRef ?? (isPrunedState(call.state) ? call.toolCallId : "");
   const parts = [ref, call.state === "deduped" && call.aliasOf ? `duplicate of ${call.aliasOf}` : call.state];
   if (call.isError) parts.push("error");
   parts.push(`${formatNumber(call.rawChars)} chars`);
