@@ -60,24 +60,24 @@ export function argsChars(args: unknown): number {
   }
 }
 
-/** A rough token figure: characters / 4. Callers label it as an estimate. */
 /** The one characters-per-token ratio of every estimate. */
 export const CHARS_PER_TOKEN = 4;
 
+/** A rough token figure: characters / 4. Callers label it as an estimate. */
 export function estimateTokens(chars: number): number {
   return Math.ceil(chars / CHARS_PER_TOKEN);
 }
 
-/**
- * 1234567 → "1,234,567", as `toLocaleString("en-US")` writes it, but without Intl for integers: the
- * first Intl call in a process costs milliseconds (an editor's first paint makes it).
- */
 /** How much smaller `modelChars` is than `rawChars`, as "-67%"; empty when it is not smaller. */
 export function formatSaving(rawChars: number, modelChars: number | undefined): string {
   if (modelChars === undefined || rawChars <= 0 || modelChars >= rawChars) return "";
   return `-${Math.round(((rawChars - modelChars) / rawChars) * 100)}%`;
 }
 
+/**
+ * 1234567 → "1,234,567", as `toLocaleString("en-US")` writes it, but without Intl for integers: the
+ * first Intl call in a process costs milliseconds (an editor's first paint makes it).
+ */
 export function formatNumber(n: number): string {
   if (!Number.isSafeInteger(n)) return n.toLocaleString("en-US");
   const digits = String(Math.abs(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
