@@ -1,67 +1,70 @@
-// The public entry of core: the one way the Pi extension and the VS Code extension reach it.
-// Tests and benchmarks may import a module directly; the extensions may not (the dependency check says so).
-export * from "./shapes/messages.ts";
-export * from "./shapes/entries.ts";
-export * from "./shapes/json.ts";
-export * from "./shapes/size.ts";
-export * from "./cost/cache-rules.ts";
-export * from "./cost/flush-economics.ts";
-export * from "./cost/session-bill.ts";
-export * from "./settings/config.ts";
-export * from "./settings/settings-reader.ts";
-export * from "./settings/settings-writer.ts";
-export * from "./settings/settings-storage.ts";
-export * from "./settings/protection.ts";
-export * from "./session/session-reader.ts";
-export * from "./session/lazy-bodies.ts";
-export * from "./session/session-file-storage.ts";
-export * from "./session/pi-context.ts";
-export * from "./session/session-files.ts";
-export * from "./session/labels.ts";
-export * from "./session/blobs.ts";
-export * from "./control/control-entries.ts";
-export * from "./control/read-controls.ts";
-export * from "./control/spans.ts";
-export * from "./control/ledger.ts";
-export * from "./control/note.ts";
-export * from "./control/rewind-guards.ts";
-export * from "./control/nudges.ts";
-export * from "./control/shrink-guards.ts";
-export * from "./control/audit.ts";
-export * from "./prune/prune-index.ts";
-export * from "./prune/flush.ts";
-export * from "./prune/summarizer-prompts.ts";
-export * from "./prune/summarizer-input.ts";
-export * from "./prune/chains.ts";
-export * from "./prune/chain-plan.ts";
-export * from "./prune/flush-policy.ts";
-export * from "./prune/pending-batches.ts";
-export * from "./prune/flush-choice.ts";
-export * from "./render/render.ts";
-export * from "./render/stubs.ts";
-export * from "./render/error-purge.ts";
-export * from "./render/chain-blocks.ts";
-export * from "./render/orphan-sweep.ts";
-export * from "./render/thinking-strip.ts";
-export * from "./render/epoch.ts";
-export * from "./render/self-control.ts";
-export * from "./view/session-view.ts";
-export * from "./view/view-append.ts";
-export * from "./view/append-decision.ts";
-export * from "./view/model-view.ts";
-export * from "./view/request-views.ts";
-export * from "./view/timeline.ts";
-export * from "./view/recorded-settings.ts";
-export * from "./view/control-view.ts";
-export * from "./view/chain-review.ts";
-export * from "./view/session-writer.ts";
-export * from "./view/writer-diagnostics.ts";
-export * from "./view/sent-states.ts";
-export * from "./view/spill-recovery.ts";
-export * from "./view/session-search.ts";
-export * from "./view/file-calls.ts";
-export * from "./view/export-markdown.ts";
-export * from "./shapes/fingerprint.ts";
-export * from "./shapes/text.ts";
-export * from "./shapes/read-payloads.ts";
-export * from "./view/call-state.ts";
+// The public API of @pi-pruner/core: what the Pi extension and the editor use, by name and by
+// concern. Tests and the bench reach modules directly; everything here has a user outside core.
+
+// Shapes of Pi's messages and session entries, sizes, text
+export { type AnyEntry, type FrontierData, type PersistEntry, PRUNE_CHAIN, PRUNE_FRONTIER, PRUNE_STATS, QUERY_TOOL, type SpillStorage, type StatsData } from "./shapes/entries.ts";
+export { messageFingerprint } from "./shapes/fingerprint.ts";
+export { type AgentMessage, type AssistantMessage, contentText, type ToolResultMessage } from "./shapes/messages.ts";
+export { estimateTokens, formatCount, formatNumber, formatSaving, messageChars, messagesChars } from "./shapes/size.ts";
+export { oneLine } from "./shapes/text.ts";
+
+// Settings: reading, validating, protection, writing
+export { type ConfigWarning, DEFAULT_CONFIG, ownList, type PruneConfig, resolveConfig, THINKING_LEVELS, validateConfig } from "./settings/config.ts";
+export { createPathMatcher, isProtected, type ProtectionConfig } from "./settings/protection.ts";
+export { agentDirFrom, expandHome, loadConfig, type LoadedConfig, settingsPaths } from "./settings/settings-reader.ts";
+export { addProtectedPath, removeProtectedPath, revertSettingsFileChange, setPruneSetting, type SettingsFileChange, SettingsFileError } from "./settings/settings-writer.ts";
+
+// How providers bill the prompt cache
+export { type CacheRules, cacheRulesFor, type ReadAfterChange } from "./cost/cache-rules.ts";
+export { summarizerCost } from "./cost/flush-economics.ts";
+export { type BillTotals, SessionBill } from "./cost/session-bill.ts";
+
+// Session files: reading, locating, spills
+export { fileSpillStorage } from "./session/blobs.ts";
+export { firstWords, lastPromptOf } from "./session/labels.ts";
+export { BodyCache, withBodies } from "./session/lazy-bodies.ts";
+export { buildPiContext, type ContextMessage } from "./session/pi-context.ts";
+export { listAllSessionFiles, listSessionFiles, readSessionHead, sessionDirFor, type SessionFileInfo, type SessionHead, sessionsRoot } from "./session/session-files.ts";
+export { defaultLeafId, getBranch, readSessionFile, readSessionTail, type SessionData, type TailResult } from "./session/session-reader.ts";
+
+// The agent's self-control: rewinds, shrinks, notes, nudges, audits
+export { auditReport, formatAudit } from "./control/audit.ts";
+export { activeRewinds, activeShrinks, CANCEL_ENTRY, type CancelData, CHECKPOINT_NAME, CHECKPOINT_PREFIX, CONTROL_SCHEMA, CONTROL_VERSION, type ControlMarker, type ControlState, EMPTY_CONTROLS, GRANULARITIES, type Granularity, keyTimestamp, messageKey, NOTE_MESSAGE, REWIND_ENTRY, type RewindData, SHRINK_ENTRY, type ShrinkTarget, TURN_METRIC_ENTRY, type TurnMetricData } from "./control/control-entries.ts";
+export { extractLedger, hasMutations } from "./control/ledger.ts";
+export { MUTATION_WARNING, renderNote, validateNote } from "./control/note.ts";
+export { agentAttributableTokens, bloatReminder, bloatThreshold, contentBytes, driftNudge, highWater, type HighWaterState, turnGrowthOf } from "./control/nudges.ts";
+export { ControlsReader, nextSeqOf, readShrinkTarget } from "./control/read-controls.ts";
+export { checkRewind } from "./control/rewind-guards.ts";
+export { cancelData, capForNotice, describeShrinkTarget, shrinkData, shrinkRefusal, shrinksOverCap } from "./control/shrink-guards.ts";
+export { resolveShrinkTarget, searchableText, visibleContext } from "./control/spans.ts";
+
+// Pruning: batches, flushes, the index, chains, the summarizer
+export { type ChainCompressionResult, compressChains } from "./prune/chain-plan.ts";
+export { type CacheReadMeter, chooseFlush, turnBlocks } from "./prune/flush-choice.ts";
+export { afterRequest, afterTask, type FlushDecision, type FlushMoment, type RequestHistory } from "./prune/flush-policy.ts";
+export { type Batch, captureBatch, flushBatches, type FlushResult, spillOversized } from "./prune/flush.ts";
+export { requestHistoryOf, unflushedBatches } from "./prune/pending-batches.ts";
+export { emptyIndex, type IndexedCall, type PruneIndex, rebuildIndex, resolveRequest } from "./prune/prune-index.ts";
+export { describeTarget, stripFooter, type Summarizer, type SummarizerAnswer, type SummarizerUsage } from "./prune/summarizer-prompts.ts";
+
+// The render: what the model is sent
+export { createRenderMemo, type RenderConfig, renderModelView, type RenderStep, renderWhole } from "./render/render.ts";
+export { summarizedStub } from "./render/stubs.ts";
+
+// Views for people: the session view, model views, requests, timeline, search
+export { decideAppend } from "./view/append-decision.ts";
+export { type CallState, isPrunedState } from "./view/call-state.ts";
+export { buildChainReview } from "./view/chain-review.ts";
+export { markerEffectText, markerStateText, type MarkerView } from "./view/control-view.ts";
+export { type ExportSource, modelViewMarkdown, summariesMarkdown } from "./view/export-markdown.ts";
+export { callsNamingFile, type FileCall, type FileQuery, rewoundEntries } from "./view/file-calls.ts";
+export { buildModelViewWithBodies, type ModelView, modelViewText, NEXT_REQUEST_TITLE, sizesLine } from "./view/model-view.ts";
+export { settingsToRecord } from "./view/recorded-settings.ts";
+export { type ModelRequestRef, modelRequests, NUDGES_NOT_SHOWN, RequestRenderer, type RequestView, settingsSourceText } from "./view/request-views.ts";
+export { type SearchPart, type SearchPartKind, searchSnippet, sessionSearchParts } from "./view/session-search.ts";
+export { buildSessionView, type CallView, type ChainView, type CompactionView, type ReclaimTotals, type SessionView, type SummaryView } from "./view/session-view.ts";
+export { renderedCounts, renderFidelity, writerHeaderLines } from "./view/session-writer.ts";
+export { spillRecovery } from "./view/spill-recovery.ts";
+export { branchPointsOf, type Timeline, TimelineBuilder, type TimelineMark, type TimelinePoint } from "./view/timeline.ts";
+export { appendToSessionView } from "./view/view-append.ts";
+export { type DiagnosticView } from "./view/writer-diagnostics.ts";
