@@ -28,6 +28,8 @@ run("build", process.execPath, ["scripts/build.mjs"]);
 run("typecheck", process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json", "--noEmit"]);
 // Import rules (no circle, core layered, extensions through @pi-pruner/core): .dependency-cruiser.cjs.
 run("imports", process.execPath, [join(root, "node_modules/dependency-cruiser/bin/dependency-cruiser.mjs"), ...IMPORT_CHECK_ROOTS, "--config", ".dependency-cruiser.cjs"]);
+// No unused export, file or dependency anywhere (knip.json says what the entry points are).
+run("unused", process.execPath, [join(root, "node_modules/knip/bin/knip.js"), "--no-progress"]);
 
 const report = join(mkdtempSync(join(tmpdir(), "pi-pruner-test-")), "vitest.json");
 run("vitest", process.execPath, [join(root, "node_modules/vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`]);

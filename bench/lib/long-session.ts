@@ -15,13 +15,13 @@ type Call = { name: string; arguments: Record<string, unknown> };
 
 export const think = (seed: number, words: number) => prose(new Rng(seed), words);
 export const read = (path: string): Call => ({ name: "read", arguments: { path } });
-export const readRange = (path: string, offset: number, limit: number): Call => ({ name: "read", arguments: { path, offset, limit } });
+const readRange = (path: string, offset: number, limit: number): Call => ({ name: "read", arguments: { path, offset, limit } });
 export const bash = (command: string): Call => ({ name: "bash", arguments: { command } });
-export const edit = (path: string, ...edits: [oldText: string, newText: string][]): Call => ({
+const edit = (path: string, ...edits: [oldText: string, newText: string][]): Call => ({
   name: "edit",
   arguments: { path, edits: edits.map(([oldText, newText]) => ({ oldText, newText })) },
 });
-export const write = (path: string, content: string): Call => ({ name: "write", arguments: { path, content } });
+const write = (path: string, content: string): Call => ({ name: "write", arguments: { path, content } });
 
 /** One tool turn of the scripted model: thinking (of a length set by the seed), optional text, the calls. */
 export function turn(seed: number, calls: Call[], text?: string): Reply {

@@ -41,7 +41,7 @@ export function piCondensePolicy(factory: ExtensionFactory, info: PeerInfo): Pol
 }
 
 /** What a session costs under one price model. */
-export interface PolicyCost {
+interface PolicyCost {
   /** Billed input-token equivalents: main requests + the summarizer's input (1×) and output (at the output price). */
   billed: number;
   mainBilled: number;
@@ -82,7 +82,7 @@ export interface ReplayResult {
   notes: string[];
 }
 
-export interface Composition {
+interface Composition {
   thinking: number;
   toolArgs: number;
   toolResults: number;
@@ -91,7 +91,7 @@ export interface Composition {
 }
 
 /** Tokens of the messages by kind (content only, without the JSON envelope). */
-export function composition(messages: readonly AgentMessage[]): Composition {
+function composition(messages: readonly AgentMessage[]): Composition {
   const c: Composition = { thinking: 0, toolArgs: 0, toolResults: 0, summaries: 0, text: 0 };
   const len = (content: unknown) =>
     typeof content === "string" ? content.length : Array.isArray(content) ? content.reduce((n, b) => n + (b?.type === "text" ? String(b.text).length : 0), 0) : 0;
@@ -142,7 +142,7 @@ export interface PiHead {
 }
 
 /** A stable stand-in of a given length for text the replay does not have verbatim (Pi's own system prompt and tools). */
-export function placeholderText(label: string, chars: number): string {
+function placeholderText(label: string, chars: number): string {
   const unit = `${label} (a stand-in of the recorded length). `;
   return unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
 }

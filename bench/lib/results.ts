@@ -3,7 +3,7 @@
 import type { Spread } from "./stats.ts";
 import { round } from "./stats.ts";
 
-export interface Target {
+interface Target {
   /** The figure must be at most (`<=`) or at least (`>=`) this value. */
   op: "<=" | ">=";
   value: number;

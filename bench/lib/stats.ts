@@ -33,12 +33,6 @@ export function timeMs(fn: () => unknown): number {
   return performance.now() - t0;
 }
 
-export async function timeMsAsync(fn: () => Promise<unknown>): Promise<number> {
-  const t0 = performance.now();
-  await fn();
-  return performance.now() - t0;
-}
-
 /**
  * CPU time of this thread in ms (falls back to the process). The kernel accounts it in scheduler
  * ticks, so it is only good over many calls: a batch's total divided by its calls is the mean CPU

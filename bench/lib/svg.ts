@@ -61,7 +61,7 @@ function scale(axis: Axis, value: number, from: number, to: number): number {
   return from + t * (to - from);
 }
 
-export interface LineSeries {
+interface LineSeries {
   name: string;
   points: [number, number][];
   dashed?: boolean;
@@ -141,7 +141,7 @@ export function lineChart(o: LineChartOptions): string {
   return out.join("\n") + "\n";
 }
 
-export interface Bar {
+interface Bar {
   name: string;
   value: number;
   min?: number;

@@ -70,7 +70,7 @@ function readKey(config: PruneConfig, dotted: string): unknown {
 }
 
 /** Parses what a person typed: JSON when it parses (numbers, booleans, null, arrays), else the text. */
-export function parseSettingValue(text: string): unknown {
+function parseSettingValue(text: string): unknown {
   const trimmed = text.trim();
   try {
     return JSON.parse(trimmed);
@@ -80,7 +80,7 @@ export function parseSettingValue(text: string): unknown {
 }
 
 /** Validates one key's new value with core's rules; returns the problem or undefined. */
-export function validateSetting(dotted: string, value: unknown): string | undefined {
+function validateSetting(dotted: string, value: unknown): string | undefined {
   const parts = dotted.split(".");
   const block: Record<string, unknown> = {};
   if (parts.length === 1) block[parts[0]!] = value;
@@ -95,7 +95,7 @@ function notifyError(ctx: ExtensionCommandContext, error: unknown): void {
 }
 
 /** Validates, writes and reloads; one path for every setting change. */
-export function changeSetting(ctx: ExtensionCommandContext, host: CommandHost, dotted: string, value: unknown): boolean {
+function changeSetting(ctx: ExtensionCommandContext, host: CommandHost, dotted: string, value: unknown): boolean {
   if (!EDITABLE_KEYS.includes(dotted)) {
     ctx.ui.notify(`pi-pruner: unknown setting "${dotted}"`, "error");
     return false;
@@ -223,9 +223,9 @@ const BASE_SUBCOMMANDS: Record<string, Subcommand> = {
 };
 
 /** The `/pruner` subcommands of the settings and the pruner itself. */
-export const SUBCOMMANDS: Record<string, Subcommand> = BASE_SUBCOMMANDS;
+const SUBCOMMANDS: Record<string, Subcommand> = BASE_SUBCOMMANDS;
 
-export function helpText(table: Record<string, Subcommand> = SUBCOMMANDS): string {
+function helpText(table: Record<string, Subcommand> = SUBCOMMANDS): string {
   return ["/pruner <subcommand>:", ...Object.entries(table).map(([name, s]) => `  ${name.padEnd(16)} ${s.description}`)].join("\n");
 }
 

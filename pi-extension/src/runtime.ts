@@ -21,7 +21,7 @@ import { createSelfControlHost, type SelfControlHost } from "./self-control/host
 import { createSelfControlLive, type SelfControlLive } from "./self-control/live.ts";
 import { PendingQueue } from "./pending-queue.ts";
 import { FlushSequence, newestTimestamp, type CommandResult, type CompressScope, type FlushHost, type SummarizerCost } from "./flush-sequence.ts";
-export type { SummarizerCost } from "./flush-sequence.ts";
+;
 
 export type FlushReason = "final-reply" | "command" | "budget" | "budget-delta" | "pays-back" | "window-cap";
 

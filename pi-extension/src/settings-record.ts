@@ -8,7 +8,7 @@ import { persistEntries } from "./entry-drafts.ts";
 import type { OnceReporter } from "./once-reporter.ts";
 
 /** This package's version, named in the entry: what its defaults were follows from it. */
-export const PRUNER_VERSION = packageVersion();
+const PRUNER_VERSION = packageVersion();
 
 function packageVersion(): string | undefined {
   try {

@@ -7,7 +7,7 @@ import type { Summarizer, SummarizerAnswer } from "@pi-pruner/core";
 
 type Model = NonNullable<ExtensionContext["model"]>;
 
-export function resolveSummarizerModel(ctx: ExtensionContext, config: Pick<PruneConfig, "summarizerModel">): Model | undefined {
+function resolveSummarizerModel(ctx: ExtensionContext, config: Pick<PruneConfig, "summarizerModel">): Model | undefined {
   const wanted = config.summarizerModel.trim();
   if (!wanted || wanted === "default") return ctx.model;
   const slash = wanted.indexOf("/");
@@ -15,7 +15,7 @@ export function resolveSummarizerModel(ctx: ExtensionContext, config: Pick<Prune
   return ctx.modelRegistry.find(wanted.slice(0, slash), wanted.slice(slash + 1)) ?? undefined;
 }
 
-export class SummarizerError extends Error {}
+class SummarizerError extends Error {}
 
 export function createSummarizer(
   ctx: ExtensionContext,

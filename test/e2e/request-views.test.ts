@@ -5,7 +5,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startModelServer, type ModelServer, type Reply } from "../helpers/model-server.ts";
 import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";

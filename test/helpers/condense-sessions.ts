@@ -27,7 +27,7 @@ import { SessionBuilder } from "./session-builder.ts";
 
 export const CONDENSE_SESSION_ID = "condense-2-9-1";
 
-export const CONDENSE_TEXT = {
+const CONDENSE_TEXT = {
   parser: ["export function parse(input: string) {", "  const rules = loadRules();", ...Array.from({ length: 40 }, (_, i) => `  // rule ${i}: see rules.ts`), "  return apply(rules, input);", "}"].join("\n"),
   testLog: Array.from({ length: 1400 }, (_, i) => `FAIL test/parser.test.ts > rule ${i} > matches (expected a token, got none)`).join("\n"),
   readme: "# Parser\n\n" + "The parser reads a rule table and applies it.\n".repeat(30),

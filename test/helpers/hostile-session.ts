@@ -17,9 +17,9 @@ import type { SessionBuilder } from "./session-builder.ts";
 const ISO = "2025-01-01T12:00:00.000Z";
 
 // Small pools, so random references often hit something that exists.
-export const CALL_IDS = ["c1", "c2", "c3", "call_1"] as const;
-export const TOOL_NAMES = ["read", "bash", "grep", "context_tree_query", "fetch_page"] as const;
-export const RESULT_TIMESTAMPS = [1_000, 2_000, 3_000] as const;
+const CALL_IDS = ["c1", "c2", "c3", "call_1"] as const;
+const TOOL_NAMES = ["read", "bash", "grep", "context_tree_query", "fetch_page"] as const;
+const RESULT_TIMESTAMPS = [1_000, 2_000, 3_000] as const;
 const SHORT_IDS = ["t1", "t2", "t3", "t10"] as const;
 const PATHS = ["src/a.ts", "skills/x/SKILL.md", "../../etc/passwd", "/abs/path.txt", "C:\\u\\skills\\x\\SKILL.md"] as const;
 export const PRUNE_TYPES = [
@@ -33,7 +33,7 @@ export const PRUNE_TYPES = [
 const MULLIGAN_TYPES = ["mulligan:rewind", "mulligan:shrink", "mulligan:cancel", "mulligan:turn-metric", "mulligan:note"] as const;
 
 /** A marker replaced by raw invalid UTF-8 bytes after JSON encoding (it only ever sits inside a JSON string). */
-export const BAD_UTF8_MARK = "@@BAD-UTF8@@";
+const BAD_UTF8_MARK = "@@BAD-UTF8@@";
 /** A string value replaced by `[[[…"bottom"…]]]` nested this deep after encoding (JSON.stringify itself overflows at a few thousand). */
 const DEEP_MARK = /"@@DEEP:(\d+)@@"/;
 const BAD_UTF8_SEQUENCES = [[0xff], [0xfe, 0xfe], [0xc3], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xc0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]];
@@ -206,10 +206,10 @@ const garbage: fc.Arbitrary<Uint8Array> = fc.oneof(
   fc.uint8Array({ maxLength: 80 }).map((bytes) => new Uint8Array([0xff, ...bytes.filter((b) => b !== 0x0a)])),
 );
 
-export type IdChoice = { fresh: true } | { duplicate: number };
-export type ParentChoice = "root" | "previous" | "self" | { earlier: number } | { forward: number } | { dangling: string };
+type IdChoice = { fresh: true } | { duplicate: number };
+type ParentChoice = "root" | "previous" | "self" | { earlier: number } | { forward: number } | { dangling: string };
 
-export type LineRecipe =
+type LineRecipe =
   | { kind: "header"; version: unknown; cwd: unknown }
   | { kind: "entry"; fields: { type: string } & Record<string, unknown>; id: IdChoice; parent: ParentChoice; badUtf8: number; crlf: boolean; timestamp: unknown }
   | { kind: "coherent"; calls: number; summarize: boolean; spill: boolean }
@@ -272,7 +272,7 @@ export const hostileFile: fc.Arbitrary<HostileFileRecipe> = fc.record({
 
 // ------------------------------------------------------------------------------------ assembly
 
-export interface ExpectedLine {
+interface ExpectedLine {
   /** 1-based line number. */
   line: number;
   /** The entry id this line must produce. */

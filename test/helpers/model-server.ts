@@ -28,7 +28,7 @@ import { estimateTokens } from "../../core/src/shapes/size.ts";
 // Script types
 // ---------------------------------------------------------------------------------------------
 
-export interface ToolCallSpec {
+interface ToolCallSpec {
   /** Provider tool-call id; defaults to `call_<request>_<index>`. Providers repeat ids across responses, so tests may too. */
   id?: string;
   name: string;
@@ -36,16 +36,16 @@ export interface ToolCallSpec {
   arguments: Record<string, unknown> | string;
 }
 
-export type ReasoningField = "reasoning_content" | "reasoning" | "reasoning_text";
+type ReasoningField = "reasoning_content" | "reasoning" | "reasoning_text";
 
-export interface UsageSpec {
+interface UsageSpec {
   prompt_tokens?: number;
   completion_tokens?: number;
   cached_tokens?: number;
 }
 
 /** A normal streamed answer: optional thinking, then text, then tool calls. */
-export interface ContentReply {
+interface ContentReply {
   text?: string;
   toolCalls?: ToolCallSpec[];
   /** Reasoning text, streamed in the `thinkingField` delta field (Pi reads it into a `thinking` block). */
@@ -67,7 +67,7 @@ export interface ContentReply {
 }
 
 /** An HTTP error instead of a stream. */
-export interface ErrorReply {
+interface ErrorReply {
   status: number;
   /** JSON body; default `{error: {message, type, code}}`. A string is sent verbatim. */
   body?: unknown;
@@ -75,20 +75,20 @@ export interface ErrorReply {
 }
 
 /** A stream with no content at all, then a finish_reason. */
-export interface EmptyReply {
+interface EmptyReply {
   empty: true;
   finishReason?: string;
 }
 
 /** A stream whose chunk after `afterChunks` content chunks is not JSON. */
-export interface MalformedReply {
+interface MalformedReply {
   malformed: true;
   afterChunks?: number;
   text?: string;
 }
 
 /** The socket is destroyed after `afterChunks` chunks (a connection reset mid-stream). */
-export interface DropReply {
+interface DropReply {
   drop: true;
   afterChunks?: number;
   text?: string;
@@ -96,7 +96,7 @@ export interface DropReply {
 
 export type Reply = ContentReply | ErrorReply | EmptyReply | MalformedReply | DropReply;
 
-export type ReplyFn = (req: ModelRequest) => Reply | undefined | Promise<Reply | undefined>;
+type ReplyFn = (req: ModelRequest) => Reply | undefined | Promise<Reply | undefined>;
 
 // ---------------------------------------------------------------------------------------------
 // Request view
@@ -153,7 +153,7 @@ export function messageText(m: ChatMessage): string {
 }
 
 /** System prompt text of a request body. */
-export function systemText(body: ChatRequestBody): string {
+function systemText(body: ChatRequestBody): string {
   return (body.messages ?? [])
     .filter((m) => m.role === "system" || m.role === "developer")
     .map(messageText)
@@ -161,19 +161,19 @@ export function systemText(body: ChatRequestBody): string {
 }
 
 /** Text of the last user message of a request body. */
-export function lastUserText(body: ChatRequestBody): string {
+function lastUserText(body: ChatRequestBody): string {
   const msgs = body.messages ?? [];
   for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i].role === "user") return messageText(msgs[i]);
   return "";
 }
 
 /** Tool names offered by a request body. */
-export function toolNames(body: ChatRequestBody): string[] {
+function toolNames(body: ChatRequestBody): string[] {
   return (body.tools ?? []).map((t) => t.function?.name ?? (t as { custom?: { name?: string } }).custom?.name ?? "").filter(Boolean);
 }
 
 /** All message text of a request body (content plus tool-call arguments). */
-export function allText(body: ChatRequestBody): string {
+function allText(body: ChatRequestBody): string {
   const parts: string[] = [];
   for (const m of body.messages ?? []) {
     parts.push(messageText(m));

@@ -75,7 +75,7 @@ export class MulliganMarkers {
 }
 
 /** Entry ids of the story's messages and markers, to assert on. */
-export interface MulliganStoryIds {
+interface MulliganStoryIds {
   /** Pi 1.6 only: the persisted system prompt. */
   system?: string;
   task1User: string;
@@ -121,7 +121,7 @@ export interface MulliganSession {
   ids: MulliganStoryIds;
 }
 
-export interface MulliganStoryOptions {
+interface MulliganStoryOptions {
   host: "pi-0.84" | "pi-1.6";
   /** false: the markers of a pi-mulligan from before pinning. Default true. */
   pinned?: boolean;

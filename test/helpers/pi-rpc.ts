@@ -15,7 +15,7 @@ export interface StartPiRpcOptions extends PiLaunchOptions {
   onDialog?: (req: JsonRecord) => Record<string, unknown> | undefined;
 }
 
-export interface PromptOutcome {
+interface PromptOutcome {
   response: JsonRecord;
   /** Records that arrived from the prompt's sending until it settled. */
   events: JsonRecord[];

@@ -3,7 +3,6 @@
 // the provider received and what a model view says was sent.
 import type { ModelRequest, Reply } from "./model-server.ts";
 import type { ChatMessage, ChatRequestBody } from "./model-server.ts";
-import { messageText } from "./model-server.ts";
 import type { AgentMessage } from "../../core/src/shapes/messages.ts";
 import { convertToLlm } from "@earendil-works/pi-coding-agent";
 import { transformMessages } from "@earendil-works/pi-ai/api/transform-messages";

@@ -12,20 +12,20 @@ import { assertRunOk, runPi, type RunPiResult } from "./run-pi.ts";
 /** Where test/fixtures/pi lives (probe extension, stored session). */
 export const PI_FIXTURES_DIR = join(REPO_ROOT, "test", "fixtures", "pi");
 
-export const REAL_SESSION_FILES: Record<string, string> = {
+const REAL_SESSION_FILES: Record<string, string> = {
   "notes.txt": "Project notes\n- the build uses esbuild\n- NOTES-MARKER-7f3a\n",
   "skills/demo/SKILL.md": "---\nname: demo\ndescription: A demo skill used by the harness.\n---\n\n# Demo skill\n\n1. Always run the tests before committing (SKILL-MARKER-91c2).\n",
   "src/app.ts": "export const answer = 42;\n",
 };
 
-export const REAL_SESSION_PROMPTS = ["Look at the notes and the demo skill, then check the source folder.", "Thanks. Anything else?"];
+const REAL_SESSION_PROMPTS = ["Look at the notes and the demo skill, then check the source folder.", "Thanks. Anything else?"];
 
 /**
  * The main agent's script: per user prompt (REAL_SESSION_PROMPTS[i]), the n-th main-agent
  * request after it gets REAL_SESSION_SCRIPT[i][n]. Requests that offer no `read` tool (an
  * extension's summarizer) never consume it.
  */
-export const REAL_SESSION_SCRIPT: Reply[][] = [
+const REAL_SESSION_SCRIPT: Reply[][] = [
   [
     {
       text: "Reading both files.",

@@ -19,7 +19,7 @@ import type {
   ToolResultMessage,
 } from "../../core/src/shapes/messages.ts";
 
-export interface ToolCallSpec {
+interface ToolCallSpec {
   name: string;
   args?: Record<string, unknown>;
   /** Default: the next call_N. */

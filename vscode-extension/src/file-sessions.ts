@@ -16,24 +16,24 @@ export interface FileSessionsContext {
 }
 
 /** A session that named the file, with its calls that did. */
-export interface FileSession {
+interface FileSession {
   state: SessionState;
   calls: FileCall[];
 }
 
-export interface FileCallItem extends vscode.QuickPickItem {
+interface FileCallItem extends vscode.QuickPickItem {
   file?: string;
   key?: string;
 }
 
 /** The file as core matches it: its absolute path, and its path inside the workspace folder holding it. */
-export function fileQueryOf(uri: vscode.Uri): FileQuery {
+function fileQueryOf(uri: vscode.Uri): FileQuery {
   const folder = vscode.workspace.getWorkspaceFolder(uri);
   return folder ? { absolute: uri.fsPath, relative: vscode.workspace.asRelativePath(uri, false) } : { absolute: uri.fsPath };
 }
 
 /** Reads every listed session (newest first) and keeps those with calls naming the file. */
-export async function sessionsNamingFile(store: SessionStore, file: FileQuery, token?: vscode.CancellationToken, progress?: (done: number, total: number) => void): Promise<FileSession[]> {
+async function sessionsNamingFile(store: SessionStore, file: FileQuery, token?: vscode.CancellationToken, progress?: (done: number, total: number) => void): Promise<FileSession[]> {
   const sessions = store.sessions();
   const found: FileSession[] = [];
   for (const [i, listed] of sessions.entries()) {
@@ -51,7 +51,7 @@ export async function sessionsNamingFile(store: SessionStore, file: FileQuery, t
 }
 
 /** The quick pick's rows: a separator per session, then a row per call. */
-export function fileCallItems(found: readonly FileSession[]): FileCallItem[] {
+function fileCallItems(found: readonly FileSession[]): FileCallItem[] {
   const items: FileCallItem[] = [];
   for (const { state, calls } of found) {
     items.push({ label: `${sessionLabel(state)} · ${formatDateTime(state.file.mtimeMs)}`, kind: vscode.QuickPickItemKind.Separator });

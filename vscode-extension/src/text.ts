@@ -18,7 +18,7 @@ const ESCAPE_SEQUENCES =
   /(?:\u001b[\]PX^_]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u001b\u009c\n]*(?:\u0007|\u001b\\|\u009c)?|(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]?|\u001b[ -/]*[0-~]?/g;
 
 /** Text without terminal escape sequences and unsafe characters (tab and newline stay). */
-export function plainText(text: string): string {
+function plainText(text: string): string {
   return text.replace(ESCAPE_SEQUENCES, "").replace(UNSAFE_CHARACTERS, "");
 }
 

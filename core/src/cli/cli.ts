@@ -257,7 +257,7 @@ function requestJson(model: RequestView) {
 }
 
 /** `view --json --markers`: the sent messages and the agent's markers at that leaf. */
-export function viewJson(model: Pick<ModelView, "messages" | "controls">) {
+function viewJson(model: Pick<ModelView, "messages" | "controls">) {
   const { rewinds, shrinks, checkpoints, rewoundSpans } = model.controls;
   return {
     messages: model.messages,

@@ -11,7 +11,7 @@ import { messageKey, type ControlState } from "./control-entries.ts";
 import { bloatThreshold, contentBytes } from "./nudges.ts";
 import { describeShrinkTarget, callArgumentsOf } from "./shrink-guards.ts";
 
-export const DEFAULT_AUDIT_TOP = 8;
+const DEFAULT_AUDIT_TOP = 8;
 
 export interface AuditInput {
   /** The messages Pi would send. */
@@ -26,14 +26,14 @@ export interface AuditInput {
   contextWindow?: number;
 }
 
-export interface AuditStage {
+interface AuditStage {
   step: string;
   tokens: number;
   /** Tokens this step took away (negative when it added). */
   saved: number;
 }
 
-export interface AuditContributor {
+interface AuditContributor {
   /** Position in what the model is sent. */
   position: number;
   role: string;
@@ -43,7 +43,7 @@ export interface AuditContributor {
   preview: string;
 }
 
-export interface AuditBloat {
+interface AuditBloat {
   toolName: string;
   toolCallId: string;
   bytes: number;
@@ -51,7 +51,7 @@ export interface AuditBloat {
   tokens: number;
 }
 
-export interface AuditRewind {
+interface AuditRewind {
   id: string;
   granularity: string;
   /** Messages of what Pi would send that it hides. */
@@ -60,7 +60,7 @@ export interface AuditRewind {
   note?: string;
 }
 
-export interface AuditShrink {
+interface AuditShrink {
   id: string;
   target: string;
   /** Whether its target is among the messages Pi would send. */

@@ -590,7 +590,7 @@ function simpleMessageText(message: AgentMessage): string {
   }
 }
 
-export function commonPrefixLength(a: string, b: string): number {
+function commonPrefixLength(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;

@@ -206,7 +206,7 @@ export async function compressChains(
 }
 
 /** A fused summary may only name refs of its own chain; unknown ones lose their backticks. Empty → "". */
-export function finishRangeSummary(answer: string, refs: readonly string[]): string {
+function finishRangeSummary(answer: string, refs: readonly string[]): string {
   const known = new Set(refs);
   return answer
     .replace(/\r\n/g, "\n")

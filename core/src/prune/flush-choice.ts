@@ -14,7 +14,7 @@ import { estimateChainCompression, type ChainPlanConfig } from "./chain-plan.ts"
 import { buildBatchRequest } from "./summarizer-prompts.ts";
 import { decideFlush, requestsAhead, type FlushDecision, type FlushMoment, type PendingEstimate, type RequestHistory } from "./flush-policy.ts";
 
-export type FlushChoiceConfig = ChainPlanConfig & Pick<PruneConfig, "minBatchChars" | "summarizerInputChars">;
+type FlushChoiceConfig = ChainPlanConfig & Pick<PruneConfig, "minBatchChars" | "summarizerInputChars">;
 
 /** The meter that billed the session's requests: what the next request still reads from the cache after a change. */
 export interface CacheReadMeter {

@@ -49,7 +49,7 @@ export interface FlushInputs {
   requestsAhead?: number;
 }
 
-export type FlushReasonCode = "nothing-pending" | "window-cap" | "pays-back" | "cannot-pay-back";
+type FlushReasonCode = "nothing-pending" | "window-cap" | "pays-back" | "cannot-pay-back";
 
 export interface FlushDecision {
   flush: boolean;
@@ -62,9 +62,9 @@ export interface FlushDecision {
 }
 
 /** The default cap: three quarters of the window. */
-export const WINDOW_CAP_FRACTION = 0.75;
+const WINDOW_CAP_FRACTION = 0.75;
 /** Pi's default compaction reserve: Pi compacts once the context passes the window minus this. */
-export const PI_COMPACTION_RESERVE_TOKENS = 16_384;
+const PI_COMPACTION_RESERVE_TOKENS = 16_384;
 
 /**
  * The context size at which a flush happens whatever it costs: three quarters of the window, and

@@ -11,7 +11,7 @@ import { isProtected } from "../settings/protection.ts";
 import { addAlias, addIndexedCall, callWithContentHash, contentHash, nextShortRef, recordKey, removeAlias, type IndexedCall, type PruneIndex } from "./prune-index.ts";
 import { buildBatchRequest, finishSummary, type Summarizer, type SummarizerUsage } from "./summarizer-prompts.ts";
 
-export interface CapturedCall {
+interface CapturedCall {
   toolCallId: string;
   toolName: string;
   args: Record<string, unknown>;
@@ -62,7 +62,7 @@ export function captureBatch(
   return { batch: batch.length ? { turnIndex, calls: batch } : undefined, protectedCalls };
 }
 
-export function toRecord(call: CapturedCall): ToolCallRecord {
+function toRecord(call: CapturedCall): ToolCallRecord {
   return {
     toolCallId: call.toolCallId,
     toolName: call.toolName,
@@ -149,7 +149,7 @@ export function spillOversized(
 
 // ---- flush ----
 
-export interface FlushOutcome {
+interface FlushOutcome {
   batchTurnIndex: number;
   outcome: FrontierOutcome | "failed";
   rawChars: number;
@@ -171,7 +171,7 @@ export interface FlushResult {
 export type FlushConfig = Pick<PruneConfig, "dedupByContentHash" | "minBatchChars" | "summarizerInputChars">;
 
 /** Step 3: drops calls the index already covers or that lie at or behind the frontier. */
-export function trimToFrontier(batch: Batch, index: PruneIndex): Batch | undefined {
+function trimToFrontier(batch: Batch, index: PruneIndex): Batch | undefined {
   const frontierTs = index.frontier?.lastAttemptedTimestamp;
   const calls = batch.calls.filter((c) => {
     const key = occurrenceKey(c.toolCallId, c.resultTimestamp);

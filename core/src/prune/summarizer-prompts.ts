@@ -80,7 +80,7 @@ export function buildFusionRequest(summaries: readonly string[], refs: readonly 
 
 const FOOTER_MARK = "\n\nPruned refs: ";
 
-export function refFooter(refs: readonly string[]): string {
+function refFooter(refs: readonly string[]): string {
   return `${FOOTER_MARK}${refs.map((r) => `\`${r}\``).join(", ")}.`;
 }
 
@@ -89,7 +89,7 @@ export function stripFooter(summary: string): string {
   return at >= 0 ? summary.slice(0, at) : summary;
 }
 
-export class SummaryRejected extends Error {}
+class SummaryRejected extends Error {}
 
 /**
  * Turns the model's answer into the persisted summary: refs the batch does not contain are

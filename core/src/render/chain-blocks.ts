@@ -16,7 +16,7 @@ import { describeTarget, stripFooter, TARGET_ARG_KEYS } from "../prune/summarize
 
 export type ChainRenderConfig = Pick<PruneConfig, "chainCompression" | "protectedTools" | "protectedPaths">;
 
-export interface UnresolvedChain {
+interface UnresolvedChain {
   blockId: string;
   startUserTimestamp: number;
   reason: string;
@@ -172,7 +172,7 @@ function callLine(ref: string | undefined, call: ChainCall, aliasOf?: string): s
  * The block's body: the fused range summary, else the chain's batch summaries, then one line per
  * dropped call that no summary of the chain covers (spilled, trivial, duplicate or unindexed).
  */
-export function chainBody(chain: ChainData, dropped: readonly ChainCall[], summaries: readonly SummaryInfo[], index: PruneIndex): string {
+function chainBody(chain: ChainData, dropped: readonly ChainCall[], summaries: readonly SummaryInfo[], index: PruneIndex): string {
   const parts: string[] = [];
   if (typeof chain.rangeSummaryText === "string" && chain.rangeSummaryText.trim()) parts.push(chain.rangeSummaryText.trim());
   else if (summaries.length === 1) parts.push(summaries[0]!.text.trim());
@@ -211,7 +211,7 @@ export function findChainBlock(messages: readonly AgentMessage[], blockId: strin
   return messages.findIndex((m) => m.role === "custom" && m.customType === PRUNE_CHAIN && contentText(m.content).startsWith(marker));
 }
 
-export function compressedChainText(chain: ChainData, body: string, toolRefs: readonly string[], relocated: readonly { toolName: string; text: string }[]): string {
+function compressedChainText(chain: ChainData, body: string, toolRefs: readonly string[], relocated: readonly { toolName: string; text: string }[]): string {
   const lines = [`${chainBlockMarker(chain.blockId)} tools="${escapeAttribute(toolRefs.join(","))}">`, body];
   for (const p of relocated) lines.push(`<protected-output tool="${escapeAttribute(p.toolName)}">${p.text}</protected-output>`);
   lines.push("</compressed-chain>");

@@ -9,7 +9,7 @@ export interface ErrorPurgeStats {
   purgedArgs: number;
 }
 
-export function purgedArgs(size: number): Record<string, unknown> {
+function purgedArgs(size: number): Record<string, unknown> {
   return { _purged: `<purged-errored-args size="${size}"/>` };
 }
 

@@ -29,7 +29,7 @@ function countCalls(message: AssistantMessage): number {
  * True when every tool call has exactly one result directly after its assistant turn and every
  * result answers a call of that turn. Allocation-free: the common case costs one pass.
  */
-export function toolPairingIsValid(messages: readonly AgentMessage[]): boolean {
+function toolPairingIsValid(messages: readonly AgentMessage[]): boolean {
   let i = 0;
   while (i < messages.length) {
     const m = messages[i]!;

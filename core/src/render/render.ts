@@ -28,7 +28,7 @@ export type RenderConfig = Pick<PruneConfig, "enabled" | "protectedTools" | "pro
 
 export interface RenderStats extends SelfControlStats, StubStats, ErrorPurgeStats, ChainRenderStats, OrphanSweepStats, ThinkingStripStats {}
 
-export function emptyRenderStats(): RenderStats {
+function emptyRenderStats(): RenderStats {
   return {
     rewoundMessages: 0,
     shrunkMessages: 0,

@@ -21,7 +21,7 @@ export function summarizedStub(call: IndexedCall): string {
   return `[${call.record.toolName} output pruned: see ref \`${call.shortRef}\` in the summary; ${QUERY_TOOL} returns it]`;
 }
 
-export function spilledStub(call: IndexedCall): string {
+function spilledStub(call: IndexedCall): string {
   const r = call.record;
   const size = r.spillBytes ?? 0;
   const preview = r.resultPreview ?? "";
@@ -32,7 +32,7 @@ export function spilledStub(call: IndexedCall): string {
   );
 }
 
-export function stubFor(call: IndexedCall): string {
+function stubFor(call: IndexedCall): string {
   return call.record.spillPath ? spilledStub(call) : summarizedStub(call);
 }
 

@@ -195,7 +195,7 @@ function recordedFileName(spillPath: string): string | undefined {
  * copied keeps its blobs beside it, while the records still name the old absolute place). Nothing
  * outside the folder is ever looked at. The path comes from the session file, which is untrusted.
  */
-export function spillCandidate(sessionFile: string, sessionId: string, spillPath: string): { ok: true; path: string; byName: boolean } | { ok: false; reason: string } {
+function spillCandidate(sessionFile: string, sessionId: string, spillPath: string): { ok: true; path: string; byName: boolean } | { ok: false; reason: string } {
   if (typeof spillPath !== "string" || spillPath === "" || /[\0]/.test(spillPath)) return { ok: false, reason: "the spill path is not a usable path" };
   const dir = blobsFolderOf(sessionFile, sessionId);
   if (!dir) return { ok: false, reason: unsafeIdReason(sessionId) };

@@ -26,7 +26,7 @@ export interface SessionHead {
 }
 
 /** Pi's folder for the sessions of a working directory: `--<cwd, leading separator dropped, / \ : as ->--`. */
-export function sessionFolderName(cwd: string): string {
+function sessionFolderName(cwd: string): string {
   return `--${resolve(cwd).replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
 }
 

@@ -8,25 +8,25 @@ export const SETTINGS_KEY = "contextPrune";
 
 // Pi 1.6 also knows "max"; "default" means the session's own level.
 export const THINKING_LEVELS = ["default", "off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
-export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
+type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 
 export const PRUNE_ON_MODES = ["agent-message", "on-demand"] as const;
-export type PruneOn = (typeof PRUNE_ON_MODES)[number];
+type PruneOn = (typeof PRUNE_ON_MODES)[number];
 
-export interface ChainCompressionConfig {
+interface ChainCompressionConfig {
   enabled: boolean;
   rollingWindow: number;
   fuseRangeSummary: boolean;
   stripFinalAssistantThinking: boolean;
 }
 
-export interface PurgeErrorsConfig {
+interface PurgeErrorsConfig {
   enabled: boolean;
   cooldownTurns: number;
   minArgChars: number;
 }
 
-export interface ThinkingStripConfig {
+interface ThinkingStripConfig {
   enabled: boolean;
   keepLastTurns: number;
 }

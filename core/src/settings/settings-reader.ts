@@ -53,7 +53,7 @@ export function describeParseError(text: string, error: ParseError): string {
   return `${printParseErrorCode(error.error)} at line ${line}, column ${column}`;
 }
 
-export function stripByteOrderMark(text: string): string {
+function stripByteOrderMark(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
@@ -106,7 +106,7 @@ export function settingsTextProblem(text: string): string | undefined {
  * Settings text (no byte order mark) parsed leniently: comments and trailing commas allowed.
  * Never throws: a refused, unparsable or non-object text gives the reason instead.
  */
-export function parseSettingsText(text: string): { settings: Record<string, unknown> } | { error: string } {
+function parseSettingsText(text: string): { settings: Record<string, unknown> } | { error: string } {
   if (text.trim() === "") return { settings: {} };
   const problem = settingsTextProblem(text);
   if (problem !== undefined) return { error: problem };

@@ -26,7 +26,7 @@ import {
 import { basename, dirname, join, resolve } from "node:path";
 
 /** A read of a settings file: its text, permission bits, and which version of the file it was. */
-export interface StoredFile {
+interface StoredFile {
   text: string;
   mode: number;
   /**
@@ -37,7 +37,7 @@ export interface StoredFile {
 }
 
 /** What a write expects to replace: the file as it was read, or no file (`exists` false). */
-export interface ExpectedFile {
+interface ExpectedFile {
   exists: boolean;
   text: string;
   version?: string;
@@ -82,7 +82,7 @@ function errnoError(code: string, message: string): NodeJS.ErrnoException {
  * opening a FIFO would block until a writer appears, and a device (a link to /dev/zero) never
  * ends. Errors carry `code` (a non-regular file: "ENOTREG", a directory: "EISDIR").
  */
-export function readRegularFile(path: string): StoredFile {
+function readRegularFile(path: string): StoredFile {
   // O_NONBLOCK: the open itself must not wait for a FIFO's writer (no effect on regular files).
   const fd = openSync(path, fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0));
   try {

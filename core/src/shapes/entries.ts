@@ -33,7 +33,7 @@ export interface CustomMessageEntry extends EntryBase {
   display?: boolean;
   details?: unknown;
 }
-export interface CompactionEntry extends EntryBase {
+interface CompactionEntry extends EntryBase {
   type: "compaction";
   summary: string;
   firstKeptEntryId: string;
@@ -41,27 +41,27 @@ export interface CompactionEntry extends EntryBase {
   systemMessage?: AgentMessage;
   details?: unknown;
 }
-export interface BranchSummaryEntry extends EntryBase {
+interface BranchSummaryEntry extends EntryBase {
   type: "branch_summary";
   fromId?: string | null;
   summary: string;
 }
-export interface ContextEditEntry extends EntryBase {
+interface ContextEditEntry extends EntryBase {
   type: "context_edit";
   targetId: string;
   replacement: unknown;
 }
-export interface LabelEntry extends EntryBase {
+interface LabelEntry extends EntryBase {
   type: "label";
   targetId: string;
   label?: string;
 }
-export interface SessionInfoEntry extends EntryBase {
+interface SessionInfoEntry extends EntryBase {
   type: "session_info";
   name?: string;
 }
 /** model_change, thinking_level_change, usage and any type a future Pi adds. */
-export interface OtherEntry extends EntryBase {
+interface OtherEntry extends EntryBase {
   type: string;
   [key: string]: unknown;
 }
@@ -247,6 +247,5 @@ export interface SpillStorage {
 
 // ---- pi-mulligan markers (read only) ----
 
-export const MULLIGAN_CUSTOM_TYPES = ["mulligan:rewind", "mulligan:shrink", "mulligan:cancel", "mulligan:turn-metric"] as const;
 export const MULLIGAN_NOTE = "mulligan:note";
 export const MULLIGAN_CHECKPOINT_PREFIX = "mulligan:checkpoint:";

@@ -13,7 +13,7 @@ export interface ImageContent {
   mimeType: string;
 }
 
-export interface ThinkingContent {
+interface ThinkingContent {
   type: "thinking";
   thinking: string;
   thinkingSignature?: string;
@@ -86,14 +86,14 @@ export interface BashExecutionMessage {
   timestamp: number;
 }
 
-export interface BranchSummaryMessage {
+interface BranchSummaryMessage {
   role: "branchSummary";
   summary: string;
   fromId: string | null;
   timestamp: number;
 }
 
-export interface CompactionSummaryMessage {
+interface CompactionSummaryMessage {
   role: "compactionSummary";
   summary: string;
   tokensBefore: number;

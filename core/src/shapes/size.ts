@@ -51,7 +51,7 @@ export function contentChars(content: unknown): number {
   return n;
 }
 
-export function argsChars(args: unknown): number {
+function argsChars(args: unknown): number {
   if (args === undefined || args === null) return 0;
   try {
     return JSON.stringify(args)?.length ?? 0;

@@ -19,7 +19,7 @@ export interface AppendInput {
 }
 
 /** Build the view again from the whole file, with `pinnedLeaf` as the pin (dropped later if it is gone from the file). */
-export interface RebuildDecision {
+interface RebuildDecision {
   kind: "rebuild";
   pinnedLeaf: string | undefined;
 }

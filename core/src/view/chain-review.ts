@@ -31,7 +31,7 @@ function resolveIn(messages: readonly AgentMessage[], chain: ChainBoundaries): C
  * resolver, so in what the model is sent the chain resolves to its start message, the block right
  * after it, and its final reply: the render compressed it exactly when the block stands there.
  */
-export function chainReviewSpans(model: Pick<ModelView, "rawMessages" | "messages">, chain: ChainBoundaries): ChainReviewSpans {
+function chainReviewSpans(model: Pick<ModelView, "rawMessages" | "messages">, chain: ChainBoundaries): ChainReviewSpans {
   const raw = resolveIn(model.rawMessages, chain);
   if (!raw.ok) return { kind: "unresolved", reason: raw.reason, absent: raw.absent };
   const sent = resolveIn(model.messages, chain);

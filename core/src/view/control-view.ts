@@ -66,7 +66,7 @@ export interface ShrinkView extends ControlMarkerViewBase {
   applied: boolean;
 }
 
-export interface CheckpointView {
+interface CheckpointView {
   kind: "checkpoint";
   /** The label entry that set it. */
   entryId: string;
@@ -77,7 +77,6 @@ export interface CheckpointView {
 }
 
 export type MarkerView = RewindView | ShrinkView | CheckpointView;
-export type MarkerKind = MarkerView["kind"];
 
 /** One run of messages a rewind left out, located among the sent messages. */
 export interface RewoundSpan {
@@ -105,17 +104,6 @@ export interface ControlsView {
   /** Entries under a `mulligan:*` type that could not be read, and why. */
   unreadable: { entryId: string; customType: string; problem: string }[];
 }
-
-export const EMPTY_CONTROLS_VIEW: ControlsView = Object.freeze({
-  markers: [],
-  rewinds: [],
-  shrinks: [],
-  checkpoints: [],
-  rewoundSpans: [],
-  shrunkMessages: [],
-  enabled: true,
-  unreadable: [],
-}) as ControlsView;
 
 function base(marker: RewindMarker | ShrinkMarker): ControlMarkerViewBase {
   const out: ControlMarkerViewBase = { entryId: marker.entryId, markerId: marker.id, seq: marker.seq, state: marker.state };

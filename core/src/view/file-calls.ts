@@ -13,7 +13,7 @@ export interface FileQuery {
   relative?: string;
 }
 
-export type FileCallMatch = "path" | "command";
+type FileCallMatch = "path" | "command";
 
 export interface FileCall {
   call: CallView;
@@ -72,7 +72,7 @@ export interface CallMarks {
 }
 
 /** The shrinks of a view that replace a message now, by the entry they replace. */
-export function shrunkEntries(view: Pick<SessionView, "markers">): Map<string, string> {
+function shrunkEntries(view: Pick<SessionView, "markers">): Map<string, string> {
   const out = new Map<string, string>();
   for (const m of view.markers) if (m.kind === "shrink" && m.applied && m.targetEntryId !== undefined) out.set(m.targetEntryId, m.markerId);
   return out;

@@ -56,7 +56,7 @@ export function settingsEntryData(entry: AnyEntry): SettingsData | undefined {
 }
 
 /** The newest settings entry on a branch (root → leaf), with its payload. */
-export function newestSettingsEntry(branch: readonly AnyEntry[]): { entryId: string; data: SettingsData } | undefined {
+function newestSettingsEntry(branch: readonly AnyEntry[]): { entryId: string; data: SettingsData } | undefined {
   for (let i = branch.length - 1; i >= 0; i--) {
     const data = settingsEntryData(branch[i]!);
     if (data) return { entryId: branch[i]!.id, data };

@@ -14,7 +14,6 @@ import { isCustomEntry, isCustomEntryOf, isCustomMessageEntry, isMessageEntry, P
 import { isRecord } from "../shapes/json.ts";
 import type { SessionData } from "../session/session-reader.ts";
 import { getBranch } from "../session/session-reader.ts";
-import { BodyCache } from "../session/lazy-bodies.ts";
 import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { promptLabel } from "../session/labels.ts";
 import { emptyIndex, IndexBuilder, type PruneIndex } from "../prune/prune-index.ts";
@@ -42,7 +41,7 @@ export interface ModelRequestRef {
 }
 
 /** Where the settings a request is rendered with come from. */
-export type RequestSettingsSource =
+type RequestSettingsSource =
   /** The newest settings entry the session recorded before the request. */
   | "recorded"
   /** None was recorded before it: the defaults of the writing extension's version. */
@@ -268,25 +267,13 @@ function requestNumber(renderer: RequestRenderer, choice: RequestChoice): number
 
 /** A request's view on the branch of `leafId` (the file's last entry when absent), or undefined when the branch sent no request. */
 export function buildRequestView(data: SessionData, options: RequestViewOptions & { leafId?: string; request: RequestChoice }): (RequestView & { leafId: string | null }) | undefined {
-  if (data.elided?.size) throw new Error("this session was read with lazyBodies: its request views need buildRequestViewWithBodies");
+  if (data.elided?.size) throw new Error("this session was read with lazyBodies: its request views need its long bodies read back first (BodyCache.withBodies, then a RequestRenderer over the entries)");
   const branch = getBranch(data, options.leafId);
   const renderer = new RequestRenderer(branch.entries, options);
   if (renderer.count === 0) return undefined;
   return { leafId: branch.leafId, ...renderer.render(requestNumber(renderer, options.request)) };
 }
 
-/** buildRequestView of a session read from `path` with its long bodies left on disk (read back through `cache`, when given). */
-export async function buildRequestViewWithBodies(
-  path: string,
-  data: SessionData,
-  options: RequestViewOptions & { leafId?: string; request: RequestChoice; cache?: BodyCache },
-): Promise<(RequestView & { leafId: string | null }) | undefined> {
-  const branch = getBranch(data, options.leafId);
-  const entries = await (options.cache ?? new BodyCache()).withBodies(path, data.elided, branch.entries);
-  const renderer = new RequestRenderer(entries, options);
-  if (renderer.count === 0) return undefined;
-  return { leafId: branch.leafId, ...renderer.render(requestNumber(renderer, options.request)) };
-}
 
 /** The request's place in a person's words: "request 3 of 7", the last one sent named so. */
 export function requestTitle(view: Pick<RequestView, "request" | "requestCount">): string {

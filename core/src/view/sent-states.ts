@@ -48,7 +48,7 @@ export interface ChainSent {
   compactionEntryId?: string;
 }
 
-export type CallSentAs = "raw" | "stub" | "left-out" | "not-in-context";
+type CallSentAs = "raw" | "stub" | "left-out" | "not-in-context";
 
 /** Set only where what was sent differs from what the call's state says (or the call is not sent at all). */
 export interface CallSent {

@@ -40,7 +40,7 @@ export interface SearchPartsOptions {
   maxChars?: number;
 }
 
-export const SEARCH_PART_MAX_CHARS = 200_000;
+const SEARCH_PART_MAX_CHARS = 200_000;
 
 /** The searchable parts of a session's entries, in file order. */
 export function sessionSearchParts(entries: readonly AnyEntry[], options: SearchPartsOptions = {}): SearchPart[] {

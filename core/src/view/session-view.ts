@@ -161,7 +161,7 @@ export interface ViewOptions {
   config: RenderConfig;
 }
 
-export interface BranchCall {
+interface BranchCall {
   toolCall: ToolCallBlock;
   result: ToolResultMessage;
   resultEntryId: string;
@@ -169,7 +169,7 @@ export interface BranchCall {
 }
 
 /** Pairs every tool result on the branch with the call in the assistant turn it answers. */
-export function pairToolCalls(branch: readonly AnyEntry[]): BranchCall[] {
+function pairToolCalls(branch: readonly AnyEntry[]): BranchCall[] {
   const out: BranchCall[] = [];
   // The calls of the newest assistant turn (one map, emptied at each turn).
   const calls = new Map<string, ToolCallBlock>();
@@ -259,7 +259,7 @@ export function summaryPreview(text: string): string {
 }
 
 /** The markers list of a session view: rewinds and shrinks in written order, then the checkpoints. */
-export function markersOf(controls: ControlsView): MarkerView[] {
+function markersOf(controls: ControlsView): MarkerView[] {
   return [...controls.markers, ...controls.checkpoints];
 }
 

@@ -16,7 +16,7 @@ import { CANCEL_ENTRY, CHECKPOINT_PREFIX, NOTE_MESSAGE, REWIND_ENTRY, SHRINK_ENT
 import type { RenderStats } from "../render/render.ts";
 import type { ControlsView } from "./control-view.ts";
 
-export type WriterName = "pi-pruner" | "pi-condense" | "pi-mulligan";
+type WriterName = "pi-pruner" | "pi-condense" | "pi-mulligan";
 
 /** Entry types only pi-condense writes: one per flush attempt, and its render's degradations. */
 export const CONDENSE_FLUSH_METRICS = "context-prune-flush-metrics";
@@ -34,7 +34,7 @@ const CONTROL_TYPES = new Set([REWIND_ENTRY, SHRINK_ENTRY, CANCEL_ENTRY, TURN_ME
 
 const LABELS: Record<WriterName, string> = { "pi-pruner": "pi-pruner", "pi-condense": "pi-condense 2.x", "pi-mulligan": "pi-mulligan" };
 
-export interface WriterFinding {
+interface WriterFinding {
   name: WriterName;
   /** "pi-condense 2.x", "pi-pruner 0.1.0" (the version its settings entry records), "pi-mulligan". */
   label: string;
@@ -43,7 +43,7 @@ export interface WriterFinding {
 }
 
 /** Entries in a shape two writers share that nothing on the branch ties to either. */
-export interface UnattributedEntries {
+interface UnattributedEntries {
   shape: "context-prune" | "mulligan";
   count: number;
   /** Who may have written them. */

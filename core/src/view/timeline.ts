@@ -16,7 +16,7 @@ import { cacheMeter, cacheRulesFor, OUTPUT_PRICE, WireCache, type CacheMeter, ty
 import { RequestRenderer, type RequestViewOptions } from "./request-views.ts";
 
 /** What the provider reported for one request (Pi's `usage` on the assistant message). */
-export interface RequestUsage {
+interface RequestUsage {
   input: number;
   output: number;
   cacheRead: number;
@@ -48,7 +48,7 @@ export interface TimelinePoint {
   costWithoutPruning: number;
 }
 
-export type TimelineMarkKind = "flush" | "chain" | "compaction" | "branch" | "rewind" | "shrink";
+type TimelineMarkKind = "flush" | "chain" | "compaction" | "branch" | "rewind" | "shrink";
 
 export interface TimelineMark {
   kind: TimelineMarkKind;
@@ -65,7 +65,7 @@ export interface SummarizerCalls {
   cost: number;
 }
 
-export interface TimelineTotals {
+interface TimelineTotals {
   requests: number;
   /** Dollars with pruning (the provider's cost where known). */
   cost: number;
@@ -98,7 +98,7 @@ export const DEFAULT_INPUT_PRICE: Record<CacheRules, number> = { anthropic: 3e-6
 const finite = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
 /** Pi's `usage` of an assistant message, narrowed; undefined when absent or all zero (mock providers, aborted requests). */
-export function usageOf(message: AssistantMessage): RequestUsage | undefined {
+function usageOf(message: AssistantMessage): RequestUsage | undefined {
   const usage = message.usage;
   if (!isRecord(usage)) return undefined;
   const input = finite(usage.input) ?? 0;

@@ -27,7 +27,7 @@ import {
 import type { SelfControlHost } from "./host.ts";
 
 /** A request the render has just made: the markers it was rendered with, what Pi built, what the render sent, and its size when known. */
-export interface RenderedRequest {
+interface RenderedRequest {
   controls: ControlState;
   raw: readonly AgentMessage[];
   rendered: AgentMessage[];

@@ -37,10 +37,10 @@ import type { Subcommand } from "../commands.ts";
 import { messageTargetSchema, parseObjectArguments } from "./arguments.ts";
 import { SELF_CONTROL_OFF, type SelfControlHost } from "./host.ts";
 
-export const REWIND_TOOL = "context_rewind";
-export const CANCEL_TOOL = "context_cancel";
+const REWIND_TOOL = "context_rewind";
+const CANCEL_TOOL = "context_cancel";
 /** The widget that tells the person a checkpoint is set. */
-export const CHECKPOINT_WIDGET = "pi-pruner-checkpoint";
+const CHECKPOINT_WIDGET = "pi-pruner-checkpoint";
 
 const text = (value: string, details: Record<string, unknown> = {}) => ({ content: [{ type: "text" as const, text: value }], details });
 const refused = (why: string) => text(`pi-pruner: refused: ${why}.`, { refused: true });

@@ -23,8 +23,8 @@ import type { Subcommand } from "../commands.ts";
 import { messageTargetSchema, parseObjectArguments } from "./arguments.ts";
 import { SELF_CONTROL_OFF, type SelfControlHost } from "./host.ts";
 
-export const SHRINK_TOOL = "context_shrink";
-export const AUDIT_TOOL = "context_audit";
+const SHRINK_TOOL = "context_shrink";
+const AUDIT_TOOL = "context_audit";
 
 const TargetSchema = messageTargetSchema("The one message to replace");
 

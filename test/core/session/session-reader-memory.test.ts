@@ -12,7 +12,6 @@ function ids(data: { entries: { id: string }[] }): string[] {
   return data.entries.map((entry) => entry.id);
 }
 
-const appended = (b: SessionBuilder, from: number) => b.entries.slice(from).map((entry) => JSON.stringify(entry) + "\n").join("");
 
 /** A session with long tool outputs, so a lazy read leaves their bodies in the file. */
 function sessionWithBodies(): SessionBuilder {

@@ -3,7 +3,7 @@
 // settings do; the leaf's view is the next request, with today's settings.
 import { describe, expect, it } from "vitest";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
-import { big, compressedSession, persist, piContext, resultTexts } from "../../helpers/prune-session.ts";
+import { big, compressedSession, persist, resultTexts } from "../../helpers/prune-session.ts";
 import { echoSummarizer, lastBatch } from "../../helpers/prune-session.ts";
 import { DEFAULT_CONFIG, mergeConfigLayers, type PruneConfig } from "../../../core/src/settings/config.ts";
 import { parseSessionText } from "../../../core/src/session/session-reader.ts";

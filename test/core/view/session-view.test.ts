@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { prunedSessionBuilder } from "../../helpers/fixtures.ts";
-import { SessionBuilder } from "../../helpers/session-builder.ts";
 import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
 import { parseSessionText } from "../../../core/src/session/session-reader.ts";
 import { buildSessionView } from "../../../core/src/view/session-view.ts";

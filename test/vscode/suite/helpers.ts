@@ -85,7 +85,7 @@ export interface ShownItem<T> {
   description: string;
 }
 
-export function labelOf(item: vscode.TreeItem): string {
+function labelOf(item: vscode.TreeItem): string {
   const label = item.label;
   if (typeof label === "string") return label;
   if (label && typeof label === "object") return label.label;
@@ -119,7 +119,7 @@ export function tooltipText(item: vscode.TreeItem): string {
 }
 
 /** The Protected Files view's top rows, as [label, description]. */
-export async function protectedRows(api: PiPrunerApi): Promise<string[][]> {
+async function protectedRows(api: PiPrunerApi): Promise<string[][]> {
   return (await children(api.protectedTree)).map((i) => [i.label, i.description]);
 }
 

@@ -11,7 +11,7 @@ import { buildModelViewWithBodies, modelViewText, NEXT_REQUEST_TITLE, NUDGES_NOT
 import { markerEffectText, markerStateText, type MarkerView } from "@pi-pruner/core";
 import { fileSpillStorage } from "@pi-pruner/core";
 import type { RenderConfig } from "@pi-pruner/core";
-import { estimateTokens, sizesLine } from "@pi-pruner/core";
+import { sizesLine } from "@pi-pruner/core";
 import type { CallView, SessionView } from "@pi-pruner/core";
 import { buildChainReview } from "@pi-pruner/core";
 import type { SessionState, SessionStore } from "../store/session-store.ts";

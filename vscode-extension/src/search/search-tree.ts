@@ -14,7 +14,7 @@ const KIND_LABEL: Record<SearchHit["kind"], string> = { prompt: "prompt", reply:
 const KIND_ICON: Record<SearchHit["kind"], string> = { prompt: "account", reply: "comment", arguments: "tools", output: "output" };
 
 /** Hits grouped by session, the sessions in the order of their best hit. */
-export function groupBySession(hits: readonly SearchHit[]): { file: string; hits: SearchHit[] }[] {
+function groupBySession(hits: readonly SearchHit[]): { file: string; hits: SearchHit[] }[] {
   const groups = new Map<string, SearchHit[]>();
   for (const hit of hits) {
     const group = groups.get(hit.file);

@@ -12,17 +12,17 @@ import type { PatternSource, PruneSettings } from "./prune-settings.ts";
 
 const UNDO_ACTION = "Undo";
 
-export interface PatternChoice extends vscode.QuickPickItem {
+interface PatternChoice extends vscode.QuickPickItem {
   pattern: string;
 }
 
-export interface TargetChoice extends vscode.QuickPickItem {
+interface TargetChoice extends vscode.QuickPickItem {
   target: "project" | "global";
   file: string;
 }
 
 /** The patterns offered for a workspace path: the path itself, its folder as a glob, and a `**` form. */
-export function patternChoices(relativePath: string, isDirectory: boolean): { pattern: string; detail: string }[] {
+function patternChoices(relativePath: string, isDirectory: boolean): { pattern: string; detail: string }[] {
   const path = relativePath.replace(/\\/g, "/").replace(/\/+$/, "");
   const name = posix.basename(path);
   const parent = posix.dirname(path);

@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import { agentDirFrom, expandHome, loadConfig, ownList, resolveConfig, settingsPaths, type LoadedConfig } from "@pi-pruner/core";
 import { createPathMatcher } from "@pi-pruner/core";
 
-export type AgentDirSource = "setting" | "environment" | "default";
+type AgentDirSource = "setting" | "environment" | "default";
 
 export interface AgentDir {
   path: string;

@@ -3,7 +3,7 @@
 import { listAllSessionFiles, listSessionFiles, sessionDirFor, type SessionFileInfo } from "@pi-pruner/core";
 import type { AgentDir } from "../settings/prune-settings.ts";
 
-export interface WorkspaceFolderRef {
+interface WorkspaceFolderRef {
   name: string;
   path: string;
 }

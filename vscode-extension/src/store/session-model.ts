@@ -4,7 +4,7 @@
 import { appendToSessionView, buildSessionView, decideAppend, defaultLeafId, isPrunedState, type ReclaimTotals, type RenderConfig, type SessionData, type SessionView, type TailResult } from "@pi-pruner/core";
 
 /** What stays known about a session after its parsed data is dropped. */
-export interface SessionSummary {
+interface SessionSummary {
   name?: string;
   firstPrompt?: string;
   rawChars: number;
@@ -39,7 +39,7 @@ export type AppendOutcome =
   /** Only unreadable lines arrived: the summary's count changed. */
   | { kind: "counted" };
 
-export function summaryOf(view: SessionView): SessionSummary {
+function summaryOf(view: SessionView): SessionSummary {
   return {
     name: view.session.name,
     firstPrompt: view.session.firstPrompt,

@@ -13,7 +13,7 @@ export interface TimelinePage {
 }
 
 /** A fresh nonce for one page: 128 random bits. */
-export function makeNonce(): string {
+function makeNonce(): string {
   return randomBytes(16).toString("base64");
 }
 

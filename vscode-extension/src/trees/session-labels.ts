@@ -13,7 +13,7 @@ import { formatDateTime, formatReclaim, oneLine } from "../text.ts";
  */
 export const SESSION_NAME_MAX = 16;
 /** Characters of a prompt in a summary's or a branch's label. */
-export const PROMPT_WORDS_MAX = 36;
+const PROMPT_WORDS_MAX = 36;
 /** The fewest characters of a session id shown to tell sessions apart. */
 const ID_PREFIX_MIN = 8;
 

@@ -86,11 +86,11 @@ export function callsOfSummary(view: SessionView, summary: SummaryView): CallVie
 }
 
 /** Pruned calls that no summary lists: spills, and duplicates of them. */
-export function callsWithoutSummary(view: SessionView): CallView[] {
+function callsWithoutSummary(view: SessionView): CallView[] {
   return placement(view).withoutSummary;
 }
 
-export function callsOfChain(view: SessionView, chain: ChainView): CallView[] {
+function callsOfChain(view: SessionView, chain: ChainView): CallView[] {
   return placement(view).byChain.get(chain.blockId) ?? [];
 }
 

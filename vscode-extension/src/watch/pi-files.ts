@@ -126,7 +126,7 @@ export function watchState(agentDir: string, folders: readonly vscode.WorkspaceF
 }
 
 /** The session folders of the scope that exist now. */
-export function existingSessionDirs(agentDir: string, folders: readonly vscode.WorkspaceFolder[], all: boolean): string[] {
+function existingSessionDirs(agentDir: string, folders: readonly vscode.WorkspaceFolder[], all: boolean): string[] {
   const root = sessionsRoot(agentDir);
   let dirs: string[];
   if (all) {
