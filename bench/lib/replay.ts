@@ -7,7 +7,7 @@ import { ReplayHost, type HostedExtension } from "./pi-host.ts";
 import { CHARS_PER_TOKEN } from "../../core/src/shapes/size.ts";
 import { observationMasking } from "./masking.ts";
 import type { ExtensionFactory, PeerInfo } from "./peers.ts";
-import { CACHE_RULES, OUTPUT_PRICE, cacheMeter, type CacheMeter, type CacheRules } from "../../core/src/cost/cache-rules.ts";
+import { CACHE_RULES, OUTPUT_PRICE, WireCache, cacheMeter, type CacheMeter, type CacheRules } from "../../core/src/cost/cache-rules.ts";
 import type { ScriptStep } from "./gen.ts";
 import type { AgentMessage } from "../../core/src/shapes/messages.ts";
 
@@ -155,7 +155,9 @@ export async function replayScript(script: readonly ScriptStep[], policy: Policy
     const extensionTools = host.extensionToolsText();
     const system = placeholderText("Pi's system prompt", piHead.systemChars) + (extensionPrompt ? `\n${extensionPrompt}` : "");
     const tools = placeholderText("Pi's tool declarations", piHead.toolsChars) + (extensionTools ? `\n${extensionTools}` : "");
-    const meters = Object.fromEntries(CACHE_RULES.map((r) => [r, cacheMeter(r)])) as Record<CacheRules, CacheMeter>;
+    // One wire cache for the meters: each message is converted to its wire blocks once.
+    const wires = new WireCache();
+    const meters = Object.fromEntries(CACHE_RULES.map((r) => [r, cacheMeter(r, wires)])) as Record<CacheRules, CacheMeter>;
     const totals = Object.fromEntries(CACHE_RULES.map((r) => [r, { mainBilled: 0, inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, uncachedTokens: 0 }])) as Record<CacheRules, Omit<PolicyCost, "billed" | "summarizerBilled" | "cacheHitRatio">>;
     const perRequest: number[] = [];
     let mainTokens = 0;

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { renderModelView, renderWhole, type RenderConfig } from "../../core/src/render/render.ts";
+import { createRenderMemo, renderModelView, renderWhole, type RenderConfig } from "../../core/src/render/render.ts";
 import { DEFAULT_CONFIG } from "../../core/src/settings/config.ts";
 import { rebuildIndex, findCallForResult } from "../../core/src/prune/prune-index.ts";
 import { buildPiContext } from "../../core/src/session/pi-context.ts";
@@ -215,12 +215,16 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
         // Each timed call renders a fresh copy of the context right after the request before it
         // (the same context without its last turn, also a fresh copy, untimed), as Pi calls it.
         const fresh = () => structuredClone(context);
-        const view = await sampleFresh(fresh, (m) => renderModelView(m, index, config), calls, warm, () => renderModelView(structuredClone(before), index, config));
+        // Each series holds its own render memo, as the runtime does: the request before is remembered.
+        const viewMemo = createRenderMemo();
+        const view = await sampleFresh(fresh, (m) => renderModelView(m, index, config, undefined, viewMemo), calls, warm, () => renderModelView(structuredClone(before), index, config, undefined, viewMemo));
         collectGarbage();
         const rt = await sampleFresh(fresh, (m) => runtime.render(m), calls, warm, () => runtime.render(structuredClone(before)));
         collectGarbage();
-        const nc = await sampleFresh(() => structuredClone(foreign), (m) => renderModelView(m, index, config), calls, warm, () => renderModelView(structuredClone(foreignBefore), index, config));
-        const em = await sampleFresh(fresh, (m) => renderModelView(m, emptyIndex, config), calls, warm, () => renderModelView(structuredClone(before), emptyIndex, config));
+        const ncMemo = createRenderMemo();
+        const nc = await sampleFresh(() => structuredClone(foreign), (m) => renderModelView(m, index, config, undefined, ncMemo), calls, warm, () => renderModelView(structuredClone(foreignBefore), index, config, undefined, ncMemo));
+        const emMemo = createRenderMemo();
+        const em = await sampleFresh(fresh, (m) => renderModelView(m, emptyIndex, config, undefined, emMemo), calls, warm, () => renderModelView(structuredClone(before), emptyIndex, config, undefined, emMemo));
         // The first request after a flush: nothing remembered for the grown index.
         const af = await sampleFresh(fresh, (m) => renderWhole(m, index, config), Math.max(2, Math.ceil(calls / 4)), 1);
         afP50.push(quantile(af, 0.5));

@@ -2,7 +2,7 @@
 // concern. Tests and the bench reach modules directly; everything here has a user outside core.
 
 // Shapes of Pi's messages and session entries, sizes, text
-export { type AnyEntry, type FrontierData, type PersistEntry, PRUNE_CHAIN, PRUNE_FRONTIER, PRUNE_STATS, QUERY_TOOL, type SpillStorage, type StatsData } from "./shapes/entries.ts";
+export { type AnyEntry, isMessageEntry, type FrontierData, type PersistEntry, PRUNE_CHAIN, PRUNE_FRONTIER, PRUNE_STATS, QUERY_TOOL, type SpillStorage, type StatsData } from "./shapes/entries.ts";
 export { messageFingerprint } from "./shapes/fingerprint.ts";
 export { type AgentMessage, type AssistantMessage, contentText, type ToolResultMessage } from "./shapes/messages.ts";
 export { estimateTokens, formatCount, formatNumber, formatSaving, messageChars, messagesChars } from "./shapes/size.ts";

@@ -1,6 +1,6 @@
 // Lookups in a session's view model and parsed data that the Sessions view and the documents both
 // make: a call, summary, chain, marker or compaction by its key, and how many requests a branch sent.
-import { getBranch, type CallView, type ChainView, type CompactionView, type MarkerView, type SessionData, type SessionView, type SummaryView } from "@pi-pruner/core";
+import { getBranch, isMessageEntry, type CallView, type ChainView, type CompactionView, type MarkerView, type SessionData, type SessionView, type SummaryView } from "@pi-pruner/core";
 
 interface ViewIndex {
   calls: Map<string, CallView>;
@@ -53,9 +53,9 @@ export function requestCount(data: SessionData, leafId: string | null): number {
   let count = 0;
   if (leafId !== null) {
     for (const entry of getBranch(data, leafId).entries) {
-      if (entry.type !== "message") continue;
+      if (!isMessageEntry(entry)) continue;
       // Session files are input: a message entry may hold anything.
-      const message = (entry as { message?: unknown }).message;
+      const message: unknown = entry.message;
       if (message && typeof message === "object" && (message as { role?: unknown }).role === "assistant") count++;
     }
   }

@@ -3,7 +3,7 @@
 // (the flush choice's estimate of the requests ahead). Pure: the Pi runtime keeps the queue.
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../shapes/messages.ts";
 import { occurrenceKey, toolCallsOf } from "../shapes/messages.ts";
-import type { AnyEntry } from "../shapes/entries.ts";
+import { isMessageEntry, type AnyEntry } from "../shapes/entries.ts";
 import type { PruneConfig } from "../settings/config.ts";
 import { captureBatch, type Batch } from "./flush.ts";
 import type { PruneIndex } from "./prune-index.ts";
@@ -39,8 +39,8 @@ export function unflushedBatches(branch: readonly AnyEntry[], index: PruneIndex,
     results = [];
   };
   for (const entry of branch) {
-    if (entry.type !== "message") continue;
-    const message = (entry as { message: AgentMessage }).message;
+    if (!isMessageEntry(entry)) continue;
+    const message = entry.message;
     if (message.role === "assistant") {
       close();
       turn++;
@@ -57,8 +57,8 @@ export function unflushedBatches(branch: readonly AnyEntry[], index: PruneIndex,
 export function requestHistoryOf(branch: readonly AnyEntry[]): RequestHistory {
   const history: RequestHistory = { inCurrentTask: 0, completedTasks: 0, inCompletedTasks: 0 };
   for (const entry of branch) {
-    if (entry.type !== "message") continue;
-    const message = (entry as { message: AgentMessage }).message;
+    if (!isMessageEntry(entry)) continue;
+    const message = entry.message;
     if (message?.role !== "assistant") continue;
     history.inCurrentTask++;
     if (toolCallsOf(message).length === 0) {

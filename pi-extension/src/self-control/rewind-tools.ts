@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { Type } from "typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import {
+  isMessageEntry,
   CANCEL_ENTRY,
   CHECKPOINT_NAME,
   CHECKPOINT_PREFIX,
@@ -304,7 +305,7 @@ export function rewindSubcommands(pi: ExtensionAPI, host: SelfControlHost): Reco
           for (let i = branch.length - 1; i >= 0 && !target; i--) {
             const entry = branch[i]!;
             // A system prompt is never in the context the agent sees: a checkpoint there could never be reached.
-            if (entry.type === "message" && (entry as { message?: { role?: unknown } }).message?.role !== "system") target = entry.id;
+            if (isMessageEntry(entry) && entry.message.role !== "system") target = entry.id;
           }
           if (!target) {
             ctx.ui.notify("pi-pruner: nothing to set a checkpoint on yet: send a prompt first", "error");
