@@ -1,7 +1,7 @@
 // What a branch still holds for the pruner to do, rebuilt from its entries alone: the tool-result
 // batches no entry covers yet (so a reload loses nothing), and the requests made so far by task
 // (the flush choice's estimate of the requests ahead). Pure: the Pi runtime keeps the queue.
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../shapes/messages.ts";
+import type { AssistantMessage, ToolResultMessage } from "../shapes/messages.ts";
 import { occurrenceKey, toolCallsOf } from "../shapes/messages.ts";
 import { isMessageEntry, type AnyEntry } from "../shapes/entries.ts";
 import type { PruneConfig } from "../settings/config.ts";
