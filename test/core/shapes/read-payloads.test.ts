@@ -14,18 +14,27 @@ import {
   readToolCallRef,
 } from "../../../core/src/shapes/read-payloads.ts";
 
-const READERS = [readIndexData, readSummaryDetails, readDedupAliasData, readChainData, readFrontierData, readStatsData, readSettingsData, readToolCallRef, readToolCallRecord];
+const PAYLOAD_READERS = [readIndexData, readSummaryDetails, readDedupAliasData, readChainData, readFrontierData, readStatsData, readSettingsData];
+const ITEM_READERS = [readToolCallRef, readToolCallRecord];
 
 describe("the payload readers", () => {
-  it("never throw, and give a problem (a string) for anything that is not an object", () => {
+  it("never throw on any JSON value", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
-        for (const read of READERS) {
-          const out = read(value);
-          if (value === null || typeof value !== "object" || Array.isArray(value)) expect(typeof out === "string" || out === undefined).toBe(true);
-        }
+        for (const read of [...PAYLOAD_READERS, ...ITEM_READERS]) read(value);
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it("give a problem (a string) for a payload that is not an object, and no item for an item that is not one", () => {
+    const notObjects = fc.oneof(fc.constant(null), fc.boolean(), fc.double(), fc.string(), fc.array(fc.jsonValue(), { maxLength: 3 }));
+    fc.assert(
+      fc.property(notObjects, (value) => {
+        for (const read of PAYLOAD_READERS) expect(typeof read(value)).toBe("string");
+        for (const read of ITEM_READERS) expect(read(value)).toBeUndefined();
+      }),
+      { numRuns: 300 },
     );
   });
 
