@@ -39,9 +39,20 @@ export function chart(name: string, alt: string): string {
 }
 
 /** The suite's output, unless it did not run or failed. */
-export function suiteOf(results: BenchResults, name: string): SuiteOutput | undefined {
+function suiteOf(results: BenchResults, name: string): SuiteOutput | undefined {
   const s = results.suites[name];
   return s && !s.skipped ? s : undefined;
+}
+
+/**
+ * A section's title, then its suite's output; a suite that did not run or failed gets the page's
+ * "not run" line under the title instead, and undefined.
+ */
+export function openSection(d: ReportDoc, results: BenchResults, suite: string, title: string): SuiteOutput | undefined {
+  d.push(title, "");
+  const s = suiteOf(results, suite);
+  if (!s) d.push(PAGE.block("not-run"), "");
+  return s;
 }
 
 export class ReportDoc {

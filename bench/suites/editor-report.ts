@@ -1,7 +1,7 @@
 // Section 6 of docs/benchmarks.md, "Editor", from the editor suite's figures: first paint, the
 // context timeline and search across sessions in a real extension host; its prose is in
 // editor-report.md.
-import { PAGE, num, pct, suiteOf, type ReportDoc, type ReportSection } from "../lib/report-doc.ts";
+import { openSection, PAGE, num, pct, type ReportDoc, type ReportSection } from "../lib/report-doc.ts";
 import { readTemplate, sentence } from "../lib/report-template.ts";
 import type { SuiteOutput } from "../lib/results.ts";
 
@@ -90,12 +90,8 @@ export const editorReport: ReportSection = {
   ],
 
   write(d, results) {
-    const s = suiteOf(results, "editor");
-    d.push(TEXT.block("title"), "");
-    if (!s) {
-      d.push(PAGE.block("not-run"), "");
-      return;
-    }
+    const s = openSection(d, results, "editor", TEXT.block("title"));
+    if (!s) return;
     const rounds = ((s.data.rounds ?? []) as unknown[]).length;
     d.push(
       TEXT.block("intro", { rounds: String(rounds), megabytes: num(d.v("editor.session.bytes") / 1e6), entries: d.val("editor.session.entries", false) }),

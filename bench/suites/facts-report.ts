@@ -1,6 +1,6 @@
 // Section 7 of docs/benchmarks.md, "What the agent keeps", from the facts suite's figures; its
 // prose is in facts-report.md.
-import { PAGE, suiteOf, type ReportSection } from "../lib/report-doc.ts";
+import { openSection, type ReportSection } from "../lib/report-doc.ts";
 import { readTemplate } from "../lib/report-template.ts";
 import type { Figure } from "../lib/results.ts";
 
@@ -36,12 +36,8 @@ export const factsReport: ReportSection = {
   headline: () => [["facts.input.ours", "Planted facts reaching the summarizer's input (≤ 4,000 characters per call)"]],
 
   write(d, results) {
-    d.push(TEXT.block("title"), "");
-    const s = suiteOf(results, "facts");
-    if (!s) {
-      d.push(PAGE.block("not-run"), "");
-      return;
-    }
+    const s = openSection(d, results, "facts", TEXT.block("title"));
+    if (!s) return;
     const f = (name: string) => s.figures[name];
     const rows = (s.data.outputs ?? []) as OutputRow[];
     const budget = s.data.budget as number;

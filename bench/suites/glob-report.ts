@@ -1,6 +1,6 @@
 // Section 4 of docs/benchmarks.md, "Glob matching", from the glob suite's figures; its prose is in
 // glob-report.md.
-import { PAGE, chart, num, suiteOf, type ReportSection } from "../lib/report-doc.ts";
+import { openSection, chart, num, type ReportSection } from "../lib/report-doc.ts";
 import { readTemplate, sentence } from "../lib/report-template.ts";
 
 const TEXT = readTemplate(new URL("./glob-report.md", import.meta.url));
@@ -9,12 +9,8 @@ export const globReport: ReportSection = {
   headline: () => [["glob.ratio", "Protection matching for decorations, `createPathMatcher` ÷ precompiled minimatch (100,000 paths × 10 patterns, the same answers on every path)"]],
 
   write(d, results) {
-    const s = suiteOf(results, "glob");
-    d.push(TEXT.block("title"), "");
-    if (!s) {
-      d.push(PAGE.block("not-run"), "");
-      return;
-    }
+    const s = openSection(d, results, "glob", TEXT.block("title"));
+    if (!s) return;
     const patterns = (s.data.patterns ?? []) as string[];
     const sameAnswers = d.f("glob.sameAnswers") ? TEXT.block("same-answers", { paths: d.val("glob.sameAnswers", false) }) : "";
     const ratio = TEXT.block("ratio", {

@@ -1,6 +1,6 @@
 // Section 5 of docs/benchmarks.md, "Host overhead", from the host suite's figures; its prose is in
 // host-report.md.
-import { PAGE, chart, num, suiteOf, type ReportSection } from "../lib/report-doc.ts";
+import { openSection, chart, num, type ReportSection } from "../lib/report-doc.ts";
 import { readTemplate } from "../lib/report-template.ts";
 
 const TEXT = readTemplate(new URL("./host-report.md", import.meta.url));
@@ -12,12 +12,8 @@ export const hostReport: ReportSection = {
   ],
 
   write(d, results) {
-    const s = suiteOf(results, "host");
-    d.push(TEXT.block("title"), "");
-    if (!s) {
-      d.push(PAGE.block("not-run"), "");
-      return;
-    }
+    const s = openSection(d, results, "host", TEXT.block("title"));
+    if (!s) return;
     const pairs = (s.data.pairs as number) ?? 0;
     d.push(
       TEXT.block("intro", {

@@ -1,6 +1,6 @@
 // Section 2 of docs/benchmarks.md, "Session load", from the load suite's figures; its prose is in
 // load-report.md.
-import { PAGE, chart, num, pct, suiteOf, type ReportDoc, type ReportSection } from "../lib/report-doc.ts";
+import { openSection, chart, num, pct, type ReportDoc, type ReportSection } from "../lib/report-doc.ts";
 import { readTemplate, sentence } from "../lib/report-template.ts";
 
 const TEXT = readTemplate(new URL("./load-report.md", import.meta.url));
@@ -68,12 +68,8 @@ export const loadReport: ReportSection = {
   },
 
   write(d, results) {
-    const s = suiteOf(results, "load");
-    d.push(TEXT.block("title"), "");
-    if (!s) {
-      d.push(PAGE.block("not-run"), "");
-      return;
-    }
+    const s = openSection(d, results, "load", TEXT.block("title"));
+    if (!s) return;
     const rows = (s.data.rows ?? []) as LoadRow[];
     d.push(TEXT.block("intro"));
     for (const r of rows) {

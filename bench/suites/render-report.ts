@@ -1,6 +1,6 @@
 // Section 1 of docs/benchmarks.md, "Render latency", from the render suite's figures; its prose is
 // in render-report.md.
-import { PAGE, chart, num, pct, suiteOf, type ReportDoc, type ReportSection } from "../lib/report-doc.ts";
+import { openSection, chart, num, pct, type ReportDoc, type ReportSection } from "../lib/report-doc.ts";
 import { readTemplate, sentence } from "../lib/report-template.ts";
 import type { BenchResults } from "../lib/results.ts";
 
@@ -94,12 +94,8 @@ export const renderReport: ReportSection = {
   ],
 
   write(d, results) {
-    const s = suiteOf(results, "render");
-    d.push(TEXT.block("title"), "");
-    if (!s) {
-      d.push(PAGE.block("not-run"), "");
-      return;
-    }
+    const s = openSection(d, results, "render", TEXT.block("title"));
+    if (!s) return;
     const rows = (s.data.rows ?? []) as RenderRow[];
     d.push(TEXT.block("intro"));
     for (const r of rows) {

@@ -4,7 +4,7 @@
 import { CACHE_PRICE, CACHE_RULES, MIN_CACHED_TOKENS, type CacheRules } from "../../core/src/cost/cache-rules.ts";
 import { ANTHROPIC_LOOKBACK_BLOCKS } from "../../core/src/cost/flush-economics.ts";
 import type { PiHead, ReplayResult } from "../lib/replay.ts";
-import { PAGE, chart, num, suiteOf, type ReportDoc, type ReportSection } from "../lib/report-doc.ts";
+import { openSection, chart, num, type ReportDoc, type ReportSection } from "../lib/report-doc.ts";
 import { readTemplate, sentence } from "../lib/report-template.ts";
 import { RULES_NAME, TABLE_RULES, TARGET_RULES } from "./replay-rules.ts";
 
@@ -255,12 +255,8 @@ export const replayReport: ReportSection = {
   ],
 
   write(d, results) {
-    const s = suiteOf(results, "replay");
-    d.push(TEXT.block("title"), "");
-    if (!s) {
-      d.push(PAGE.block("not-run"), "");
-      return;
-    }
+    const s = openSection(d, results, "replay", TEXT.block("title"));
+    if (!s) return;
     const data = s.data as unknown as ReplayData;
     if (!Array.isArray(data.policies)) {
       d.push(TEXT.block("stale"), "");
