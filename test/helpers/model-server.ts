@@ -1,12 +1,24 @@
 /**
- * A scripted OpenAI chat-completions server for real-Pi end-to-end tests.
+ * A scripted model server for real-Pi end-to-end tests. It speaks the two wire formats Pi's
+ * providers use, on the same script:
  *
- * Pi's `openai-completions` api POSTs `/v1/chat/completions` with `stream: true` and
- * `stream_options: {include_usage: true}`; it reads `chat.completion.chunk` server-sent events
- * (`delta.content`, `delta.tool_calls[]`, `delta.reasoning_content` | `reasoning` |
- * `reasoning_text`), requires a `finish_reason` before the stream ends, and takes usage from the
- * chunk that carries `usage`. This server speaks exactly that, logs every request body in order
- * (the ground truth of what the model saw) and answers from a script:
+ * - OpenAI chat completions. Pi's `openai-completions` api POSTs `/v1/chat/completions` with
+ *   `stream: true` and `stream_options: {include_usage: true}`; it reads `chat.completion.chunk`
+ *   server-sent events (`delta.content`, `delta.tool_calls[]`, `delta.reasoning_content` |
+ *   `reasoning` | `reasoning_text`), requires a `finish_reason` before the stream ends, and takes
+ *   usage from the chunk that carries `usage`.
+ * - Anthropic Messages. Pi's `anthropic-messages` api POSTs `/v1/messages` (the SDK adds
+ *   `?beta=true`) with `stream: true`; it reads named events (`event: <type>`): `message_start`
+ *   with usage, `content_block_start` / `content_block_delta` / `content_block_stop` for
+ *   `thinking` (`thinking_delta`, then `signature_delta`: Pi sends thinking back only with a
+ *   signature), `text` (`text_delta`) and `tool_use` (`input_json_delta`), then `message_delta`
+ *   with `stop_reason` and usage, and `message_stop`.
+ *
+ * Every request body is logged in order (the ground truth of what the model saw). An Anthropic
+ * body is logged as sent (`anthropic`, `rawBody`) and also normalised to the chat-completions
+ * shape (`body`: system blocks become a system message, `tool_result` blocks `tool` messages,
+ * `tool_use` blocks `tool_calls`, thinking `reasoning_content`), so routes, `systemText`,
+ * `lastUserText`, `toolNames` and the helpers read both alike. Replies come from a script:
  *
  *   const server = await startModelServer({ replies: [{ toolCalls: [...] }, { text: "done" }] });
  *   server.route((req) => req.systemText.includes("summar"), [{ text: "summary" }]);
@@ -18,7 +30,16 @@
  * Faults: `{status}` (HTTP error), `{stallAfterChunks, stallMs?}`, `{empty: true}`,
  * `{malformed: true}`, `{drop: true}` (socket reset mid-stream), `{finishReason: "length"}`;
  * connection refused: `close()` the server, or `deadBaseUrl()`.
+ *
+ * Anthropic usage is an estimate of Anthropic's prompt cache, kept per server: the body's blocks in
+ * cache order (tools, system, then each message's content blocks), each sized by core's token
+ * estimate of its JSON without `cache_control`; a breakpoint (`cache_control`) reads the longest
+ * prefix this server cached that ends at a block boundary at most 20 blocks back from it (the
+ * breakpoint counted), and caches the prefix through each breakpoint. `cache_read_input_tokens` is
+ * that longest read, `cache_creation_input_tokens` the rest up to the last breakpoint,
+ * `input_tokens` what follows it. No minimum cacheable length and no expiry.
  */
+import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -42,18 +63,25 @@ interface UsageSpec {
   prompt_tokens?: number;
   completion_tokens?: number;
   cached_tokens?: number;
+  /** Anthropic answers: each replaces the server's estimate. */
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
 }
 
 /** A normal streamed answer: optional thinking, then text, then tool calls. */
 interface ContentReply {
   text?: string;
   toolCalls?: ToolCallSpec[];
-  /** Reasoning text, streamed in the `thinkingField` delta field (Pi reads it into a `thinking` block). */
+  /** Reasoning text, streamed in the `thinkingField` delta field (Pi reads it into a `thinking` block); an Anthropic answer streams it as a `thinking` block with a signature. */
   thinking?: string;
   thinkingField?: ReasoningField;
-  /** Default: `tool_calls` when toolCalls are present, else `stop`. */
+  /** The signature of an Anthropic thinking block; default: derived from the thinking text. */
+  signature?: string;
+  /** Default: `tool_calls` when toolCalls are present, else `stop` (an Anthropic answer says `tool_use`, `end_turn`, `max_tokens` for these three). */
   finishReason?: "stop" | "length" | "tool_calls" | "content_filter" | (string & {});
-  /** Usage for the final chunk (sent only if the request asked via stream_options). `false` omits it. Default: estimated. */
+  /** Usage for the final chunk (sent only if the request asked via stream_options). `false` omits it (zeros on an Anthropic answer). Default: estimated. */
   usage?: UsageSpec | false;
   /** Characters per text / argument delta (default 16). */
   chunkChars?: number;
@@ -111,6 +139,38 @@ export interface ChatMessage {
   [k: string]: unknown;
 }
 
+/** One content block of an Anthropic Messages body. */
+export interface AnthropicBlock {
+  type: "text" | "thinking" | "redacted_thinking" | "tool_use" | "tool_result" | "image" | string;
+  text?: string;
+  thinking?: string;
+  signature?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  tool_use_id?: string;
+  content?: string | AnthropicBlock[];
+  cache_control?: { type: string; ttl?: string };
+  [k: string]: unknown;
+}
+
+interface AnthropicMessage {
+  role: "user" | "assistant" | string;
+  content: string | AnthropicBlock[];
+}
+
+/** An Anthropic Messages request body, as Pi's `anthropic-messages` provider sends it. */
+export interface AnthropicRequestBody {
+  model?: string;
+  system?: string | AnthropicBlock[];
+  messages?: AnthropicMessage[];
+  tools?: Array<{ name: string; description?: string; input_schema?: unknown; cache_control?: { type: string }; [k: string]: unknown }>;
+  thinking?: { type: string; budget_tokens?: number; [k: string]: unknown };
+  max_tokens?: number;
+  stream?: boolean;
+  [k: string]: unknown;
+}
+
 export interface ChatRequestBody {
   model?: string;
   messages?: ChatMessage[];
@@ -127,8 +187,12 @@ export interface ModelRequest {
   method: string;
   url: string;
   headers: Record<string, string | string[] | undefined>;
-  /** The parsed JSON body (`null` if it was not JSON; see `rawBody`). */
+  /** Which wire format the request used (undefined for an unknown path). */
+  api?: "openai-completions" | "anthropic-messages";
+  /** The parsed JSON body (`{}` if it was not JSON; see `rawBody`); an Anthropic body normalised to the chat-completions shape. */
   body: ChatRequestBody;
+  /** An Anthropic body as sent (blocks, `cache_control` and all). */
+  anthropic?: AnthropicRequestBody;
   rawBody: string;
   receivedAt: number;
   /** Text of the system / developer messages, joined by blank lines. */
@@ -141,6 +205,8 @@ export interface ModelRequest {
   allText: string;
   /** What the server answered, once decided. */
   reply?: Reply;
+  /** The usage an Anthropic answer reported (the server's cache estimate unless the reply set it). */
+  anthropicUsage?: AnthropicUsage;
   /** How the reply was chosen. */
   source?: "respond" | "route" | "queue" | "default" | "none";
 }
@@ -188,6 +254,111 @@ export function toolResults(body: ChatRequestBody): Array<{ toolCallId: string; 
 }
 
 // ---------------------------------------------------------------------------------------------
+// Anthropic Messages: the body normalised, and the cache estimate
+// ---------------------------------------------------------------------------------------------
+
+function blocksOf(content: string | AnthropicBlock[] | undefined): AnthropicBlock[] {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  return Array.isArray(content) ? content : [];
+}
+
+function blocksText(blocks: AnthropicBlock[], separator = ""): string {
+  return blocks.map((b) => (typeof b.text === "string" ? b.text : "")).join(separator);
+}
+
+/**
+ * An Anthropic body in the chat-completions shape the routes and helpers read: the system blocks
+ * as one system message, a user message's `tool_result` blocks as `tool` messages (in order) and
+ * its other blocks as one user message after them, an assistant's text as content, its thinking
+ * as `reasoning_content` and its `tool_use` blocks as `tool_calls`.
+ */
+function anthropicAsChat(body: AnthropicRequestBody): ChatRequestBody {
+  const messages: ChatMessage[] = [];
+  const system = blocksText(blocksOf(body.system), "\n\n");
+  if (body.system !== undefined) messages.push({ role: "system", content: system });
+  for (const m of body.messages ?? []) {
+    const blocks = blocksOf(m.content);
+    if (m.role === "assistant") {
+      const calls = blocks.filter((b) => b.type === "tool_use");
+      const thinking = blocks.filter((b) => b.type === "thinking").map((b) => b.thinking ?? "");
+      messages.push({
+        role: "assistant",
+        content: blocksText(blocks.filter((b) => b.type === "text")),
+        ...(thinking.length > 0 ? { reasoning_content: thinking.join("\n") } : {}),
+        ...(calls.length > 0 ? { tool_calls: calls.map((b) => ({ id: String(b.id), type: "function", function: { name: String(b.name), arguments: JSON.stringify(b.input ?? {}) } })) } : {}),
+      });
+      continue;
+    }
+    const rest: AnthropicBlock[] = [];
+    for (const b of blocks) {
+      if (b.type === "tool_result") messages.push({ role: "tool", tool_call_id: String(b.tool_use_id), content: blocksText(blocksOf(b.content), "\n") });
+      else rest.push(b);
+    }
+    if (rest.length > 0) messages.push({ role: m.role, content: rest.map((b) => (b.type === "text" ? { type: "text", text: b.text ?? "" } : { type: b.type })) });
+  }
+  return {
+    model: body.model,
+    messages,
+    ...(body.tools ? { tools: body.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.input_schema } })) } : {}),
+    stream: body.stream,
+  };
+}
+
+interface AnthropicUsage {
+  input_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+}
+
+/** How far back from a breakpoint Anthropic looks for a cached prefix, in blocks (the breakpoint counted). */
+const LOOKBACK_BLOCKS = 20;
+
+/** A body's blocks in the order Anthropic caches them: tools, system, then each message's content. */
+function cacheOrderBlocks(body: AnthropicRequestBody): Array<{ cache_control?: unknown; [k: string]: unknown }> {
+  return [...(body.tools ?? []), ...blocksOf(body.system), ...(body.messages ?? []).flatMap((m) => blocksOf(m.content))];
+}
+
+/** The server's estimate of Anthropic's prompt cache (see the header comment): prefixes cached at breakpoints, read within the lookback. */
+class AnthropicCacheEstimate {
+  private readonly cached = new Set<string>();
+
+  usage(body: AnthropicRequestBody): AnthropicUsage {
+    const blocks = cacheOrderBlocks(body);
+    const hashes: string[] = [];
+    const ends: number[] = [];
+    let hash = "";
+    let tokens = 0;
+    for (const block of blocks) {
+      const { cache_control: _marker, ...rest } = block;
+      const text = JSON.stringify(rest);
+      hash = createHash("sha256").update(hash).update(text).digest("hex");
+      tokens += estimateTokens(text.length);
+      hashes.push(hash);
+      ends.push(tokens);
+    }
+    const breakpoints = blocks.flatMap((b, i) => (b.cache_control ? [i] : []));
+    if (breakpoints.length === 0) return { input_tokens: tokens, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+    let read = 0;
+    for (const b of breakpoints) {
+      for (let i = b; i > b - LOOKBACK_BLOCKS && i >= 0; i--) {
+        if (this.cached.has(hashes[i]!)) {
+          read = Math.max(read, ends[i]!);
+          break;
+        }
+      }
+    }
+    const last = breakpoints[breakpoints.length - 1]!;
+    for (const b of breakpoints) this.cached.add(hashes[b]!);
+    return { input_tokens: tokens - ends[last]!, cache_read_input_tokens: read, cache_creation_input_tokens: Math.max(0, ends[last]! - read) };
+  }
+}
+
+/** Anthropic's stop reason for a script's finish reason (either vocabulary). */
+function anthropicStopReason(finish: string): string {
+  return finish === "stop" ? "end_turn" : finish === "length" ? "max_tokens" : finish === "tool_calls" ? "tool_use" : finish;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Server
 // ---------------------------------------------------------------------------------------------
 
@@ -206,9 +377,9 @@ export interface ModelServer {
   /** `http://127.0.0.1:PORT/v1` — the `baseUrl` for Pi's models.json. */
   baseUrl: string;
   port: number;
-  /** Every request, in arrival order (chat completions and anything else that arrived). */
+  /** Every request, in arrival order (model requests and anything else that arrived). */
   requests: ModelRequest[];
-  /** Only the chat-completions requests. */
+  /** Only the model requests (chat completions and Anthropic messages). */
   readonly chatRequests: ModelRequest[];
   /** Warnings: default replies used, unknown paths, bad JSON. */
   warnings: string[];
@@ -220,13 +391,24 @@ export interface ModelServer {
   pending(): number;
   /** Add a route: requests matching `match` take replies from `replies` (a queue, or a function). */
   route(match: (req: ModelRequest) => boolean, replies: Reply[] | ReplyFn): void;
-  /** Resolve when at least `n` chat requests have arrived. */
+  /** Resolve when at least `n` model requests have arrived. */
   waitForRequests(n: number, timeoutMs?: number): Promise<ModelRequest[]>;
   /** Number of streams currently open. */
   openStreams(): number;
   /** Stop listening and destroy every open connection (streams in progress included). */
   close(): Promise<void>;
   closed: boolean;
+}
+
+/** How a stream goes out: its SSE frames, and the faults that cut it short. */
+interface StreamPlan {
+  frames: string[];
+  /** The frame after all others (`data: [DONE]` for chat completions). */
+  last?: string;
+  stallAfter?: number;
+  stallMs?: number;
+  dropAfter?: number;
+  chunkDelayMs: number;
 }
 
 interface Route {
@@ -255,6 +437,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
   const streams = new Set<ServerResponse>();
   const waiters: Array<{ n: number; resolve: (r: ModelRequest[]) => void }> = [];
   let completionCounter = 0;
+  const anthropicCache = new AnthropicCacheEstimate();
 
   const self: ModelServer = {
     url: "",
@@ -262,7 +445,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     port: 0,
     requests: [],
     get chatRequests() {
-      return self.requests.filter((r) => r.url.endsWith("/chat/completions"));
+      return self.requests.filter((r) => r.api !== undefined);
     },
     warnings: [],
     respond: opts.respond,
@@ -325,21 +508,27 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const rawBody = Buffer.concat(chunks).toString("utf8");
-    let body: ChatRequestBody = {};
+    let parsed: unknown = {};
     if (rawBody.length > 0) {
       try {
-        body = JSON.parse(rawBody) as ChatRequestBody;
+        parsed = JSON.parse(rawBody);
       } catch {
         warn(`request to ${req.url}: body is not JSON`);
       }
     }
     const url = req.url ?? "";
+    const path = url.replace(/\?.*$/, "");
+    const api = req.method !== "POST" ? undefined : path.endsWith("/chat/completions") ? "openai-completions" : path.endsWith("/messages") ? "anthropic-messages" : undefined;
+    const anthropic = api === "anthropic-messages" ? (parsed as AnthropicRequestBody) : undefined;
+    const body = anthropic ? anthropicAsChat(anthropic) : (parsed as ChatRequestBody);
     const record: ModelRequest = {
       index: self.requests.length,
       method: req.method ?? "",
       url,
       headers: { ...req.headers },
+      api,
       body,
+      ...(anthropic ? { anthropic } : {}),
       rawBody,
       receivedAt: Date.now(),
       systemText: systemText(body),
@@ -349,7 +538,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     };
     self.requests.push(record);
 
-    if (!(req.method === "POST" && url.replace(/\?.*$/, "").endsWith("/chat/completions"))) {
+    if (!api) {
       record.source = "none";
       warn(`unexpected ${req.method} ${url}`);
       res.writeHead(404, { "content-type": "application/json" });
@@ -374,16 +563,22 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     if (isError(reply)) {
       const headers = { "content-type": "application/json", ...(reply.headers ?? {}) };
       res.writeHead(reply.status, headers);
-      const body =
-        reply.body === undefined
-          ? JSON.stringify({ error: { message: `scripted error ${reply.status}`, type: reply.status === 429 ? "rate_limit_error" : "server_error", code: String(reply.status) } })
-          : typeof reply.body === "string"
-            ? reply.body
-            : JSON.stringify(reply.body);
-      res.end(body);
+      const message = `scripted error ${reply.status}`;
+      const type = reply.status === 429 ? "rate_limit_error" : reply.status === 529 ? "overloaded_error" : record.api === "anthropic-messages" ? "api_error" : "server_error";
+      const fallback = record.api === "anthropic-messages" ? { type: "error", error: { type, message } } : { error: { message, type, code: String(reply.status) } };
+      res.end(reply.body === undefined ? JSON.stringify(fallback) : typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body));
       return;
     }
+    if (record.body.stream === false) {
+      sendWhole(record, reply as ContentReply, res);
+      return;
+    }
+    const plan = record.api === "anthropic-messages" ? planAnthropicStream(record, reply) : planChatStream(record, reply);
+    await writeStream(plan, (reply as ContentReply).delayMs, res);
+  }
 
+  /** The reply as chat-completion chunks. */
+  function planChatStream(record: ModelRequest, reply: Reply): StreamPlan {
     const model = opts.model ?? record.body.model ?? "m";
     const id = `chatcmpl-${++completionCounter}`;
     const created = Math.floor(Date.now() / 1000);
@@ -399,12 +594,9 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
 
     // Plan the stream as a list of SSE payloads (objects, or raw strings for garbage).
     const events: Array<Record<string, unknown> | string> = [];
+    const plan: StreamPlan = { frames: [], last: "data: [DONE]\n\n", chunkDelayMs: 0 };
     let finish = "stop";
     let outputChars = 0;
-    let stallAfter: number | undefined;
-    let stallMs: number | undefined;
-    let dropAfter: number | undefined;
-    let chunkDelayMs = 0;
     let usageSpec: UsageSpec | false | undefined;
 
     if ("empty" in reply && reply.empty) {
@@ -413,7 +605,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     } else {
       const r = reply as ContentReply & Partial<MalformedReply> & Partial<DropReply>;
       const size = Math.max(1, r.chunkChars ?? 16);
-      chunkDelayMs = r.chunkDelayMs ?? 0;
+      plan.chunkDelayMs = r.chunkDelayMs ?? 0;
       usageSpec = r.usage;
       events.push(chunk({ role: "assistant", content: "" }));
       if (r.thinking) {
@@ -434,10 +626,10 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       });
       finish = r.finishReason ?? (r.toolCalls && r.toolCalls.length > 0 ? "tool_calls" : "stop");
       if (r.malformed) events.splice(Math.min(events.length, 1 + (r.afterChunks ?? 0)), 0, "{this is not json");
-      if (r.drop) dropAfter = 1 + (r.afterChunks ?? 0);
+      if (r.drop) plan.dropAfter = 1 + (r.afterChunks ?? 0);
       if (r.stallAfterChunks !== undefined) {
-        stallAfter = r.stallAfterChunks;
-        stallMs = r.stallMs;
+        plan.stallAfter = r.stallAfterChunks;
+        plan.stallMs = r.stallMs;
       }
     }
 
@@ -453,42 +645,112 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       if (usageSpec?.cached_tokens !== undefined) usage.prompt_tokens_details = { cached_tokens: usageSpec.cached_tokens };
       events.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
     }
+    plan.frames = events.map((ev) => `data: ${typeof ev === "string" ? ev : JSON.stringify(ev)}\n\n`);
+    return plan;
+  }
 
-    if (record.body.stream === false) {
-      // Non-streaming fallback (Pi streams; kept for completeness).
-      const r = reply as ContentReply;
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          id,
-          object: "chat.completion",
-          created,
-          model,
-          choices: [
-            {
-              index: 0,
-              finish_reason: finish,
-              message: {
-                role: "assistant",
-                content: r.text ?? null,
-                ...(r.toolCalls?.length
-                  ? {
-                      tool_calls: r.toolCalls.map((tc, i) => ({
-                        id: tc.id ?? `call_${record.index}_${i}`,
-                        type: "function",
-                        function: { name: tc.name, arguments: typeof tc.arguments === "string" ? tc.arguments : JSON.stringify(tc.arguments) },
-                      })),
-                    }
-                  : {}),
-              },
-            },
-          ],
-        }),
-      );
+  /** The reply as Anthropic's named stream events, with usage from the cache estimate. */
+  function planAnthropicStream(record: ModelRequest, reply: Reply): StreamPlan {
+    const body = record.anthropic ?? {};
+    const model = opts.model ?? body.model ?? "m";
+    const frames: string[] = [];
+    const plan: StreamPlan = { frames, chunkDelayMs: 0 };
+    const frame = (event: Record<string, unknown> & { type: string }) => frames.push(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    const r = reply as ContentReply & Partial<MalformedReply> & Partial<DropReply> & Partial<EmptyReply>;
+    const usageSpec = r.usage;
+    const estimate = anthropicCache.usage(body);
+    const usage: AnthropicUsage =
+      usageSpec === false
+        ? { input_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }
+        : {
+            input_tokens: usageSpec?.input_tokens ?? estimate.input_tokens,
+            cache_read_input_tokens: usageSpec?.cache_read_input_tokens ?? estimate.cache_read_input_tokens,
+            cache_creation_input_tokens: usageSpec?.cache_creation_input_tokens ?? estimate.cache_creation_input_tokens,
+          };
+    record.anthropicUsage = usage;
+    frame({
+      type: "message_start",
+      message: { id: `msg_${++completionCounter}`, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+    });
+
+    let finish = "stop";
+    let outputChars = 0;
+    if (r.empty) {
+      finish = r.finishReason ?? "stop";
+    } else {
+      const size = Math.max(1, r.chunkChars ?? 16);
+      plan.chunkDelayMs = r.chunkDelayMs ?? 0;
+      let index = 0;
+      if (r.thinking) {
+        frame({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } });
+        for (const piece of chunkString(r.thinking, size)) frame({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: piece } });
+        const signature = r.signature ?? `sig-${createHash("sha256").update(r.thinking).digest("base64url").slice(0, 24)}`;
+        frame({ type: "content_block_delta", index, delta: { type: "signature_delta", signature } });
+        frame({ type: "content_block_stop", index: index++ });
+        outputChars += r.thinking.length;
+      }
+      if (r.text) {
+        frame({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+        for (const piece of chunkString(r.text, size)) frame({ type: "content_block_delta", index, delta: { type: "text_delta", text: piece } });
+        frame({ type: "content_block_stop", index: index++ });
+        outputChars += r.text.length;
+      }
+      (r.toolCalls ?? []).forEach((tc, i) => {
+        const args = typeof tc.arguments === "string" ? tc.arguments : JSON.stringify(tc.arguments);
+        frame({ type: "content_block_start", index, content_block: { type: "tool_use", id: tc.id ?? `toolu_${record.index}_${i}`, name: tc.name, input: {} } });
+        for (const piece of chunkString(args, size)) frame({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } });
+        frame({ type: "content_block_stop", index: index++ });
+        outputChars += tc.name.length + args.length;
+      });
+      finish = r.finishReason ?? (r.toolCalls && r.toolCalls.length > 0 ? "tool_calls" : "stop");
+      if (r.malformed) frames.splice(Math.min(frames.length, 1 + (r.afterChunks ?? 0)), 0, "event: content_block_delta\ndata: {this is not json\n\n");
+      if (r.drop) plan.dropAfter = 1 + (r.afterChunks ?? 0);
+      if (r.stallAfterChunks !== undefined) {
+        plan.stallAfter = r.stallAfterChunks;
+        plan.stallMs = r.stallMs;
+      }
+    }
+    const outputTokens = usageSpec === false ? 0 : (usageSpec?.output_tokens ?? usageSpec?.completion_tokens ?? Math.max(1, estimateTokens(outputChars)));
+    frame({ type: "message_delta", delta: { stop_reason: anthropicStopReason(finish), stop_sequence: null }, usage: { ...usage, output_tokens: outputTokens } });
+    frame({ type: "message_stop" });
+    return plan;
+  }
+
+  /** A non-streaming answer (Pi streams; kept for completeness). */
+  function sendWhole(record: ModelRequest, r: ContentReply, res: ServerResponse) {
+    res.writeHead(200, { "content-type": "application/json" });
+    const calls = (r.toolCalls ?? []).map((tc, i) => ({ id: tc.id ?? `call_${record.index}_${i}`, name: tc.name, arguments: typeof tc.arguments === "string" ? tc.arguments : JSON.stringify(tc.arguments) }));
+    if (record.api === "anthropic-messages") {
+      const content = [
+        ...(r.text ? [{ type: "text", text: r.text }] : []),
+        ...calls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: JSON.parse(c.arguments) as unknown })),
+      ];
+      res.end(JSON.stringify({ id: `msg_${++completionCounter}`, type: "message", role: "assistant", model: opts.model ?? record.anthropic?.model ?? "m", content, stop_reason: calls.length ? "tool_use" : "end_turn", usage: anthropicCache.usage(record.anthropic ?? {}) }));
       return;
     }
+    res.end(
+      JSON.stringify({
+        id: `chatcmpl-${++completionCounter}`,
+        object: "chat.completion",
+        created: Math.floor(Date.now() / 1000),
+        model: opts.model ?? record.body.model ?? "m",
+        choices: [
+          {
+            index: 0,
+            finish_reason: calls.length ? "tool_calls" : "stop",
+            message: {
+              role: "assistant",
+              content: r.text ?? null,
+              ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) } : {}),
+            },
+          },
+        ],
+      }),
+    );
+  }
 
-    const delayMs = (reply as ContentReply).delayMs;
+  /** Writes a planned stream: headers after `delayMs`, then the frames, stalling or dropping where the plan says. */
+  async function writeStream(plan: StreamPlan, delayMs: number | undefined, res: ServerResponse) {
     if (delayMs) await sleep(delayMs);
     if (res.destroyed) return;
 
@@ -497,24 +759,23 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     res.flushHeaders();
 
-    for (let i = 0; i < events.length; i++) {
+    for (let i = 0; i < plan.frames.length; i++) {
       if (res.destroyed) return;
-      if (dropAfter !== undefined && i >= dropAfter) {
+      if (plan.dropAfter !== undefined && i >= plan.dropAfter) {
         res.socket?.destroy();
         res.destroy();
         return;
       }
-      if (stallAfter !== undefined && i === stallAfter) {
-        if (stallMs === undefined) return; // silent until somebody closes the connection
-        await sleep(stallMs);
+      if (plan.stallAfter !== undefined && i === plan.stallAfter) {
+        if (plan.stallMs === undefined) return; // silent until somebody closes the connection
+        await sleep(plan.stallMs);
         if (res.destroyed) return;
       }
-      const ev = events[i];
-      res.write(`data: ${typeof ev === "string" ? ev : JSON.stringify(ev)}\n\n`);
-      if (chunkDelayMs > 0) await sleep(chunkDelayMs);
+      res.write(plan.frames[i]);
+      if (plan.chunkDelayMs > 0) await sleep(plan.chunkDelayMs);
     }
     if (res.destroyed) return;
-    res.end("data: [DONE]\n\n");
+    res.end(plan.last ?? "");
   }
 
   const server: Server = createServer((req, res) => {

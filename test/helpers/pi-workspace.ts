@@ -2,7 +2,9 @@
  * An isolated Pi workspace in a temp folder: a cwd with the test's files, and its own agent dir
  * (PI_CODING_AGENT_DIR) with settings.json (retries off, project trust "always" unless told
  * otherwise) and models.json (provider `mock`, model `m`, api `openai-completions`, pointed at the
- * scripted model server of ./model-server.ts).
+ * scripted model server of ./model-server.ts). `model.api: "anthropic-messages"` makes the mock an
+ * Anthropic Messages model instead (the same server answers it); `model.id` and `model.cost` let it
+ * stand in for a registry model, e.g. claude-sonnet-4-6 with its prices.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,8 +16,18 @@ export const MOCK_MODEL_ID = "m";
 export const MOCK_MODEL = `${MOCK_PROVIDER}/${MOCK_MODEL_ID}`;
 
 export interface MockModelOptions {
+  /** Pi's api for the mock provider. Default "openai-completions". */
+  api?: "openai-completions" | "anthropic-messages";
+  /** The model id (default `m`); run Pi with `--model` set to the workspace's `modelRef`. */
+  id?: string;
+  /** Registry prices in USD per million tokens, as models.json takes them. */
+  cost?: { input: number; output: number; cacheRead: number; cacheWrite: number };
   contextWindow?: number;
   maxTokens?: number;
+  /**
+   * Whether the model thinks. An Anthropic mock defaults to true: with it (and Pi's default
+   * thinking level) Pi sends a `thinking` parameter and sends earlier thinking blocks back.
+   */
   reasoning?: boolean;
   /** Extra fields merged into the model entry (e.g. `compat`). */
   extra?: Record<string, unknown>;
@@ -46,6 +58,8 @@ export interface PiWorkspace {
   agentDir: string;
   /** The cwd Pi runs in. */
   cwd: string;
+  /** `provider/id` of the mock model, for `--model` (`mock/m` unless `model.id` says otherwise). */
+  modelRef: string;
   /** Pi's default session folder for `cwd`: `<agentDir>/sessions/--<cwd>--/`. */
   sessionDir: string;
   baseUrl: string;
@@ -94,21 +108,26 @@ export function createPiWorkspace(opts: PiWorkspaceOptions = {}): PiWorkspace {
   const modelsPath = join(agentDir, "models.json");
   let baseUrl = opts.baseUrl ?? "http://127.0.0.1:9/v1";
 
+  const m = opts.model ?? {};
+  const api = m.api ?? "openai-completions";
+  const modelId = m.id ?? MOCK_MODEL_ID;
+  const reasoning = m.reasoning ?? (api === "anthropic-messages" ? true : undefined);
   const writeModels = () => {
-    const m = opts.model ?? {};
     writeJson(modelsPath, {
       providers: {
         [MOCK_PROVIDER]: {
-          baseUrl,
-          api: "openai-completions",
+          // The Anthropic SDK adds `/v1/messages` to its base URL itself.
+          baseUrl: api === "anthropic-messages" ? baseUrl.replace(/\/v1\/?$/, "") : baseUrl,
+          api,
           apiKey: "test-key",
           models: [
             {
-              id: MOCK_MODEL_ID,
+              id: modelId,
               name: "Mock model",
               contextWindow: m.contextWindow ?? 32000,
               maxTokens: m.maxTokens ?? 1024,
-              ...(m.reasoning !== undefined ? { reasoning: m.reasoning } : {}),
+              ...(reasoning !== undefined ? { reasoning } : {}),
+              ...(m.cost ? { cost: m.cost } : {}),
               ...(m.extra ?? {}),
             },
           ],
@@ -121,7 +140,7 @@ export function createPiWorkspace(opts: PiWorkspaceOptions = {}): PiWorkspace {
     retry: { enabled: false },
     defaultProjectTrust: opts.projectTrust ?? "always",
     defaultProvider: MOCK_PROVIDER,
-    defaultModel: MOCK_MODEL_ID,
+    defaultModel: modelId,
     ...(opts.settings ?? {}),
   });
   writeModels();
@@ -134,6 +153,7 @@ export function createPiWorkspace(opts: PiWorkspaceOptions = {}): PiWorkspace {
     root,
     agentDir,
     cwd,
+    modelRef: `${MOCK_PROVIDER}/${modelId}`,
     sessionDir: sessionDirFor(agentDir, cwd),
     get baseUrl() {
       return baseUrl;
