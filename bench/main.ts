@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only render,load,replay,glob,host,editor,facts] [-- --no-docs] [-- --report]
+// `npm run bench [-- --quick] [-- --only render,load,replay,glob,host,editor,facts,wire] [-- --no-docs] [-- --report]
 //   [-- --peer-pi-condense DIR]` (DIR: a checkout of pi-condense, run beside pi-pruner where a suite compares peers)
 // Runs the benchmark suites, writes bench/results.json and regenerates docs/benchmarks.md with
 // its SVG charts under docs/images/bench/.
@@ -14,7 +14,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
 export const RESULTS_FILE = join(here, "results.json");
 
-const SUITES = ["render", "load", "replay", "glob", "host", "editor", "facts"] as const;
+// wire comes after replay: it sets its figures beside the replay's of the same run.
+const SUITES = ["render", "load", "replay", "glob", "host", "editor", "facts", "wire"] as const;
 type SuiteName = (typeof SUITES)[number];
 
 export interface BenchOptions {
@@ -22,6 +23,8 @@ export interface BenchOptions {
   log: (line: string) => void;
   /** Checkouts of peers to run beside pi-pruner (never vendored). */
   peers: { piCondense?: string };
+  /** The suites already run in this bench run. */
+  earlier: Partial<Record<SuiteName, SuiteOutput>>;
 }
 
 function parseArgs(argv: string[]): { quick: boolean; only: SuiteName[]; docs: boolean; reportOnly: boolean; peers: BenchOptions["peers"] } {
@@ -44,9 +47,10 @@ function parseArgs(argv: string[]): { quick: boolean; only: SuiteName[]; docs: b
       const value = a.includes("=") ? a.slice(a.indexOf("=") + 1) : argv[++i] ?? "";
       const names = value.split(",").map((s) => s.trim()).filter(Boolean);
       for (const n of names) if (!(SUITES as readonly string[]).includes(n)) throw new Error(`unknown suite "${n}" (known: ${SUITES.join(", ")})`);
-      only = names as SuiteName[];
+      // In the page's order, whatever the order given: a suite reads those before it.
+      only = SUITES.filter((n) => names.includes(n));
     } else if (a === "--help" || a === "-h") {
-      console.log("usage: npm run bench [-- --quick] [--only render,load,replay,glob,host,editor,facts] [--no-docs] [--report] [--peer-pi-condense DIR]");
+      console.log("usage: npm run bench [-- --quick] [--only render,load,replay,glob,host,editor,facts,wire] [--no-docs] [--report] [--peer-pi-condense DIR]");
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -78,6 +82,8 @@ async function runSuite(name: SuiteName, options: BenchOptions): Promise<SuiteOu
       return (await import("./suites/editor.ts")).runEditor({ quick, log });
     case "facts":
       return (await import("./suites/facts.ts")).runFacts({ quick, log, peers: options.peers });
+    case "wire":
+      return (await import("./suites/wire.ts")).runWire({ quick, log, peers: options.peers, replay: options.earlier.replay });
   }
 }
 
@@ -115,11 +121,13 @@ async function main(): Promise<void> {
     const previous = JSON.parse(readFileSync(RESULTS_FILE, "utf8")) as BenchResults;
     for (const [name, suite] of Object.entries(previous.suites ?? {})) if (!args.only.includes(name as SuiteName)) results.suites[name] = suite;
   }
+  const earlier: BenchOptions["earlier"] = {};
   for (const name of args.only) {
     log(`── ${name}`);
     const t0 = performance.now();
     try {
-      const suite = await runSuite(name, { quick: args.quick, log, peers: args.peers });
+      const suite = await runSuite(name, { quick: args.quick, log, peers: args.peers, earlier });
+      earlier[name] = suite;
       suite.seconds = Math.round((performance.now() - t0) / 100) / 10;
       results.suites[name] = suite;
       log(`── ${name} done in ${suite.seconds} s`);

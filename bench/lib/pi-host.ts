@@ -424,7 +424,7 @@ export class ReplayHost {
  * (`### tN — tool` sections) and pi-condense's (`[[N:tool]] Tool: …` sections), so both pruners get
  * summaries by the same rule.
  */
-function scriptedSummary(prompt: string): string {
+export function scriptedSummary(prompt: string): string {
   const ours = [...prompt.matchAll(/^### (t\d+) — (\S+)(?: \(failed\))?\nArguments: (.*)\nOutput:\n/gm)];
   if (ours.length) return bulletsPerCall(prompt, ours.map((m) => ({ at: m.index!, outputFrom: m.index! + m[0].length, head: `- \`${m[1]}\` ${m[2]} ${m[3]!.slice(0, 60)}: `, seed: m[0] })));
   const condense = [...prompt.matchAll(/^(\[\[\d+:[^\]\n]+\]\]) Tool: ([^(\n]*)\(([\s\S]*?)\)\nResult \((?:OK|ERROR)\): /gm)];
