@@ -3,13 +3,15 @@
 // agent rewound or shrank them, and flushed, one flush at a time, a failed batch going back on the
 // queue. Each problem is reported once. The runtime decides when; this keeps the queue.
 import type { AgentMessage, AssistantMessage, ControlState, ToolResultMessage } from "@pi-pruner/core";
-import { PRUNE_STATS, activeRewinds, activeShrinks, captureBatch, flushBatches, messageKey, spillOversized } from "@pi-pruner/core";
-import type { Batch, FlushResult, PersistEntry, PruneConfig, PruneIndex, SpillStorage, StatsData, Summarizer, SummarizerUsage } from "@pi-pruner/core";
+import { PRUNE_STATS, activeRewinds, activeShrinks, captureBatch, flushBatches, isMessageEntry, messageKey, sessionCallsOf, spillOversized, unflushedBatches } from "@pi-pruner/core";
+import type { AnyEntry, Batch, FlushResult, PersistEntry, PruneConfig, PruneIndex, SessionCall, SpillStorage, StatsData, Summarizer, SummarizerUsage } from "@pi-pruner/core";
 import type { OnceReporter } from "./once-reporter.ts";
 
 export class PendingQueue {
   /** Oldest first. */
   batches: Batch[] = [];
+  /** Every tool call of the branch with its result, protected ones too, in order: what may make a pending output stale. */
+  calls: SessionCall[] = [];
   private flushing: Promise<FlushResult | undefined> | undefined;
   private readonly reporter: OnceReporter;
 
@@ -21,8 +23,16 @@ export class PendingQueue {
     return this.batches.reduce((n, b) => n + b.calls.length, 0);
   }
 
+  /** After a rebuild: the queue as the branch leaves it. */
+  restore(branch: readonly AnyEntry[], index: PruneIndex, config: PruneConfig): void {
+    this.batches = unflushedBatches(branch, index, config);
+    this.calls = sessionCallsOf(branch.filter(isMessageEntry).map((e) => e.message));
+  }
+
   /** A finished tool-using turn: its batch joins the queue, its oversized results spilled at once. Returns the entries to persist. */
   capture(message: AssistantMessage, results: readonly ToolResultMessage[], turnIndex: number, index: PruneIndex, config: PruneConfig, spill: SpillStorage): PersistEntry[] {
+    const turn = (this.calls.at(-1)?.turn ?? 0) + 1;
+    for (const call of sessionCallsOf([message, ...results])) this.calls.push({ ...call, turn });
     const { batch } = captureBatch(message, results, turnIndex, config);
     if (!batch) return [];
     const { entries, rest } = this.spill(batch, index, config, spill);
@@ -78,7 +88,7 @@ export class PendingQueue {
         // Batches left pending that are older than what is flushed keep the frontier below them.
         const flushedFrom = Math.min(...batches.flatMap((b) => b.calls.map((c) => c.resultTimestamp)));
         const older = this.batches.flatMap((b) => b.calls.map((c) => c.resultTimestamp)).filter((t) => t < flushedFrom);
-        const result = await flushBatches(batches, index, config, summarize, older.length ? Math.min(...older) - 1 : undefined);
+        const result = await flushBatches(batches, index, config, summarize, { frontierCeiling: older.length ? Math.min(...older) - 1 : undefined, sessionCalls: this.calls });
         this.batches = [...result.retry, ...this.batches];
         for (const o of result.outcomes) {
           if (o.outcome === "failed") {

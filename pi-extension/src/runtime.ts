@@ -4,7 +4,7 @@
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
 import type { ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, ConfigWarning, ControlState, FlushDecision, FlushMoment, PersistEntry, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
-import { DEFAULT_CONFIG, EMPTY_CONTROLS, ControlsReader, cacheRulesFor, chooseFlush, createRenderMemo, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, turnBlocks, unflushedBatches } from "@pi-pruner/core";
+import { DEFAULT_CONFIG, EMPTY_CONTROLS, ControlsReader, cacheRulesFor, chooseFlush, createRenderMemo, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, turnBlocks } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
 import { LiveBill } from "./live-bill.ts";
 import { RequestLedger } from "./request-ledger.ts";
@@ -256,7 +256,7 @@ export class PrunerRuntime {
     const { index, problems } = rebuildIndex(branch);
     this.index = index;
     for (const p of problems) this.reporter.report(`rebuild:${p}`, `pi-pruner: skipped a damaged entry (${p})`);
-    this.queue.batches = unflushedBatches(branch, this.index, this.config);
+    this.queue.restore(branch, this.index, this.config);
     this.requests.reset(requestHistoryOf(branch));
     this.lastDecision = undefined;
     this.previousFraction = null;

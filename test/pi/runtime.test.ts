@@ -134,8 +134,8 @@ describe("what a turn's end does", () => {
     await s.toolTurn([{ path: "src/a.ts", text: big("A") }]);
     await s.toolTurn([{ path: "src/b.ts", text: big("B") }]);
     const entries = await s.finalReply();
-    // Both batches are summarized first; the compression then finds their two summaries and fuses them.
-    expect(s.asked).toEqual(["batch", "batch", "fusion"]);
+    // Both batches are summarized first, in one request; the compression then finds their two summaries and fuses them.
+    expect(s.asked).toEqual(["batch", "fusion"]);
     const firstChain = types(entries).indexOf(PRUNE_CHAIN);
     expect(firstChain).toBeGreaterThan(types(entries).lastIndexOf(PRUNE_SUMMARY));
     const chain = entries[firstChain] as { data: ChainData };
@@ -144,8 +144,8 @@ describe("what a turn's end does", () => {
     expect(s.rt.pendingCallCount()).toBe(0);
     // The summarizer's spending is told as it happens, with the session's running total.
     expect(s.costs.map((c) => [c.cost, c.totalCost])).toEqual([
-      [0.002, 0.002],
-      [0.0005, 0.0025],
+      [0.001, 0.001],
+      [0.0005, 0.0015],
     ]);
   });
 
@@ -204,7 +204,7 @@ describe("what a turn's end does", () => {
     s.b.assistant("done"); // a final reply the runtime was not told of: its batches are still pending
     expect(s.rt.pendingCallCount()).toBe(2);
     const compact = await s.rt.flushes.compactCommand(s.host);
-    expect(s.asked).toEqual(["batch", "batch", "fusion"]);
+    expect(s.asked).toEqual(["batch", "fusion"]);
     expect(compactReply(compact.outcome)).toMatch(/^pi-pruner: compressed 1 chain\(s\): \S+, 1 with a fused range summary$/);
     expect(types(compact.entries).indexOf(PRUNE_CHAIN)).toBeGreaterThan(types(compact.entries).lastIndexOf(PRUNE_SUMMARY));
     expect(compactReply((await s.rt.flushes.compactCommand(s.host)).outcome)).toBe("pi-pruner: no closed chain left to compress");
@@ -283,7 +283,8 @@ describe("what a turn's end does", () => {
       // Not on the first turns, where too few requests lie ahead to repay the summarizer.
       expect(turns).toBeGreaterThan(5);
       expect(turns).toBeLessThan(40);
-      expect(s.asked).toEqual(Array.from({ length: turns - 1 }, () => "batch"));
+      // Every batch but the newest, in one request.
+      expect(s.asked).toEqual(["batch"]);
       expect(s.rt.pendingCallCount()).toBe(1);
 
       persist(s.b, entries);
@@ -343,7 +344,7 @@ describe("what a turn's end does", () => {
       const entries = await s.toolTurn([{ path: "src/c.ts", text: big("C") }]);
       expect(types(entries)).toContain(PRUNE_SUMMARY);
       expect(s.rt.lastDecision).toMatchObject({ flush: true, reason: "window-cap" });
-      expect(s.asked).toEqual(["batch", "batch"]);
+      expect(s.asked).toEqual(["batch"]);
       expect(s.rt.pendingCallCount()).toBe(1);
     });
 

@@ -1,5 +1,6 @@
 // Capture of finished tool-call batches and the pre-flush pipeline:
-// protected filter → eager spill → frontier trim → content-hash dedup → trivial skip → summarizer → oversized check.
+// protected filter → eager spill → frontier trim → content-hash dedup → stale stubs → trivial skip
+// → summarizer (one joined request per flush) → oversized check.
 // Everything here is pure or takes its I/O as an argument; the Pi extension wires it.
 import type { AssistantMessage, ToolResultMessage } from "../shapes/messages.ts";
 import { contentText, occurrenceKey, toolCallsOf } from "../shapes/messages.ts";
@@ -8,8 +9,9 @@ import { PRUNE_DEDUP_ALIAS, PRUNE_FRONTIER, PRUNE_INDEX, PRUNE_SUMMARY } from ".
 import type { PersistEntry, SpillStorage } from "../shapes/entries.ts";
 import type { PruneConfig } from "../settings/config.ts";
 import { isProtected } from "../settings/protection.ts";
-import { addAlias, addIndexedCall, callWithContentHash, contentHash, nextShortRef, recordKey, removeAlias, type IndexedCall, type PruneIndex } from "./prune-index.ts";
-import { buildBatchRequest, finishSummary, type Summarizer, type SummarizerUsage } from "./summarizer-prompts.ts";
+import { addAlias, addIndexedCall, callWithContentHash, contentHash, nextShortRef, recordKey, type IndexedCall, type PruneIndex } from "./prune-index.ts";
+import { buildBatchRequest, finishSummary, type CallForSummary, type Summarizer, type SummarizerUsage } from "./summarizer-prompts.ts";
+import { supersededBy, type SessionCall } from "./stale-outputs.ts";
 
 interface CapturedCall {
   toolCallId: string;
@@ -159,7 +161,7 @@ interface FlushOutcome {
 }
 
 export interface FlushResult {
-  /** Entries to persist, in order. Nothing of a failed batch is among them. */
+  /** Entries to persist, in order. Nothing of a failed batch's summary is among them. */
   entries: PersistEntry[];
   outcomes: FlushOutcome[];
   /** Batches that failed (summarizer error/timeout): they stay pending for the next flush. */
@@ -168,7 +170,48 @@ export interface FlushResult {
   summarizerCalls: number;
 }
 
-export type FlushConfig = Pick<PruneConfig, "dedupByContentHash" | "minBatchChars" | "summarizerInputChars">;
+export type FlushConfig = Pick<PruneConfig, "dedupByContentHash" | "minBatchChars" | "summarizerInputChars"> & Partial<Pick<PruneConfig, "protectedTools" | "protectedPaths">>;
+
+export interface FlushOptions {
+  /**
+   * The frontier never passes this timestamp. A flush of only the newest batches leaves older ones
+   * pending; a frontier past them would make them look attempted (here, and to a rebuild from the
+   * file), so it stops just below the oldest of them.
+   */
+  frontierCeiling?: number;
+  /** Every tool call of the session in order: what may make a pending output stale. Without it nothing is. */
+  sessionCalls?: readonly SessionCall[];
+}
+
+/** A batch whose outputs go to the summarizer: its calls left after dedup and stale stubs. */
+export interface SummaryJob {
+  batch: Batch;
+  calls: CapturedCall[];
+  rawChars: number;
+  /**
+   * The refs the request names the calls by: those they would get if indexed when planned. The
+   * summaries are applied later, perhaps after other calls took those numbers: the answer's refs
+   * are then renamed to the ones the calls get.
+   */
+  labels: string[];
+}
+
+/** What a flush settles without the summarizer, and what it leaves for it. */
+export interface FlushPlan {
+  /** Aliases, superseded outputs and skipped batches, in batch order: to persist now. */
+  entries: PersistEntry[];
+  outcomes: FlushOutcome[];
+  jobs: SummaryJob[];
+  /** The newest result the plan settled, which a later frontier may reach once the jobs before it are done. */
+  settledThrough?: number;
+}
+
+/** Each job's answer in its request's refs, or why there is none. */
+export interface JobAnswers {
+  answers: (string | Error)[];
+  usage: SummarizerUsage;
+  summarizerCalls: number;
+}
 
 /** Step 3: drops calls the index already covers or that lie at or behind the frontier. */
 function trimToFrontier(batch: Batch, index: PruneIndex): Batch | undefined {
@@ -182,15 +225,23 @@ function trimToFrontier(batch: Batch, index: PruneIndex): Batch | undefined {
   return calls.length ? { turnIndex: batch.turnIndex, calls } : undefined;
 }
 
-function frontierEntry(batch: Batch, index: PruneIndex, outcome: FrontierOutcome, rawChars: number, summaryChars: number, ceiling?: number): PersistEntry {
+function newestResult(batch: Batch): number {
+  return Math.max(...batch.calls.map((c) => c.resultTimestamp));
+}
+
+function oldestResult(batch: Batch): number {
+  return Math.min(...batch.calls.map((c) => c.resultTimestamp));
+}
+
+/** `through`: the newest result the frontier may cover, everything older being settled or below the ceiling. */
+function frontierEntry(batch: Batch, index: PruneIndex, outcome: FrontierOutcome, rawChars: number, summaryChars: number, through: number): PersistEntry {
   const last = batch.calls[batch.calls.length - 1]!;
   const previous = index.frontier;
-  const attempted = Math.max(...batch.calls.map((c) => c.resultTimestamp));
   const data: FrontierData = {
     lastAttemptedToolCallId: last.toolCallId,
     lastAttemptedToolName: last.toolName,
     lastAttemptedTurnIndex: last.turnIndex,
-    lastAttemptedTimestamp: ceiling === undefined ? attempted : Math.min(attempted, ceiling),
+    lastAttemptedTimestamp: through,
     attemptedBatchCount: (previous?.attemptedBatchCount ?? 0) + 1,
     attemptedToolCallCount: (previous?.attemptedToolCallCount ?? 0) + batch.calls.length,
     rawCharCount: rawChars,
@@ -201,30 +252,31 @@ function frontierEntry(batch: Batch, index: PruneIndex, outcome: FrontierOutcome
   return { kind: "custom", customType: PRUNE_FRONTIER, data };
 }
 
-/**
- * Runs steps 3–7 over the pending batches. The index is updated in memory as entries are
- * planned; the caller persists `entries` in order (and rebuilds from the branch if that fails).
- * Summarizer calls run in parallel, one per batch.
- */
-/**
- * `frontierCeiling`: the frontier never passes this timestamp. A flush of only the newest batches
- * leaves older ones pending; a frontier past them would make them look attempted (here, and to
- * a rebuild from the file), so it stops just below the oldest of them.
- */
-export async function flushBatches(batches: readonly Batch[], index: PruneIndex, config: FlushConfig, summarize: Summarizer, frontierCeiling?: number): Promise<FlushResult> {
-  const result: FlushResult = { entries: [], outcomes: [], retry: [], usage: { input: 0, output: 0, cost: 0 }, summarizerCalls: 0 };
+/** The frontier's timestamp: the newest settled result, but below anything still outstanding. */
+function frontierThrough(settled: number, outstanding: number, ceiling: number | undefined): number {
+  return Math.min(settled, outstanding - 1, ceiling ?? Infinity);
+}
 
-  type Planned = { batch: Batch; rawChars: number; refs: string[]; calls: CapturedCall[]; aliasEntries: PersistEntry[]; aliasKeys: string[] };
-  const toSummarize: Planned[] = [];
-  const ordered: ({ kind: "done"; entries: PersistEntry[] } | { kind: "summarize"; plan: Planned })[] = [];
-
+/**
+ * Steps 3–5 and the stale stubs over the pending batches, without the summarizer: duplicates
+ * become aliases, outputs a later call superseded are indexed with a stub of their own, and
+ * batches with nothing left (or too little) are settled. What remains becomes summary jobs. The
+ * index is updated as entries are planned; the caller persists `entries` in order.
+ */
+export function planFlush(batches: readonly Batch[], index: PruneIndex, config: FlushConfig, options: FlushOptions = {}): FlushPlan {
+  const plan: FlushPlan = { entries: [], outcomes: [], jobs: [] };
+  const protection = { protectedTools: config.protectedTools ?? [], protectedPaths: config.protectedPaths ?? [] };
+  let oldestJob = Infinity;
+  const settle = (batch: Batch, outcome: FrontierOutcome, rawChars: number) => {
+    plan.settledThrough = Math.max(plan.settledThrough ?? -Infinity, newestResult(batch));
+    plan.entries.push(frontierEntry(batch, index, outcome, rawChars, 0, frontierThrough(plan.settledThrough, oldestJob, options.frontierCeiling)));
+    plan.outcomes.push({ batchTurnIndex: batch.turnIndex, outcome, rawChars, summaryChars: 0, refs: [] });
+  };
   for (const original of batches) {
     const batch = trimToFrontier(original, index);
     if (!batch) continue;
-    const aliasEntries: PersistEntry[] = [];
-    /** The occurrence keys of the aliases made for this batch: taken back if its summary fails. */
-    const aliasKeys: string[] = [];
     const remaining: CapturedCall[] = [];
+    const superseded: ToolCallRecord[] = [];
     for (const call of batch.calls) {
       const hash = contentHash(call.toolName, call.resultText);
       const original = config.dedupByContentHash ? callWithContentHash(index, hash) : undefined;
@@ -235,104 +287,199 @@ export async function flushBatches(batches: readonly Batch[], index: PruneIndex,
           newResultTimestamp: call.resultTimestamp,
           originalResultTimestamp: original.record.resultTimestamp,
         };
-        const newKey = occurrenceKey(call.toolCallId, call.resultTimestamp);
-        addAlias(index, { entryId: "", newKey, originalKey: original.key, data });
-        aliasEntries.push({ kind: "custom", customType: PRUNE_DEDUP_ALIAS, data });
-        aliasKeys.push(newKey);
-      } else remaining.push(call);
+        addAlias(index, { entryId: "", newKey: occurrenceKey(call.toolCallId, call.resultTimestamp), originalKey: original.key, data });
+        plan.entries.push({ kind: "custom", customType: PRUNE_DEDUP_ALIAS, data });
+        continue;
+      }
+      const stale = options.sessionCalls ? supersededBy(call, options.sessionCalls, index, protection) : undefined;
+      if (stale) superseded.push({ ...toRecord(call), supersededBy: stale });
+      else remaining.push(call);
     }
+    if (superseded.length) plan.entries.push(indexRecords(index, superseded).entry);
     const rawChars = remaining.reduce((n, c) => n + c.resultText.length, 0);
-    if (remaining.length === 0) {
-      const entries = [...aliasEntries, frontierEntry(batch, index, "skipped-deduped", 0, 0, frontierCeiling)];
-      ordered.push({ kind: "done", entries });
-      result.outcomes.push({ batchTurnIndex: batch.turnIndex, outcome: "skipped-deduped", rawChars: 0, summaryChars: 0, refs: [] });
-      continue;
+    if (remaining.length === 0) settle(batch, superseded.length ? "superseded" : "skipped-deduped", 0);
+    else if (rawChars < config.minBatchChars) settle(batch, "skipped-trivial", rawChars);
+    else {
+      plan.jobs.push({ batch, calls: remaining, rawChars, labels: [] });
+      oldestJob = Math.min(oldestJob, oldestResult(batch));
     }
-    if (rawChars < config.minBatchChars) {
-      const entries = [...aliasEntries, frontierEntry(batch, index, "skipped-trivial", rawChars, 0, frontierCeiling)];
-      ordered.push({ kind: "done", entries });
-      result.outcomes.push({ batchTurnIndex: batch.turnIndex, outcome: "skipped-trivial", rawChars, summaryChars: 0, refs: [] });
-      continue;
-    }
-    const plan: Planned = { batch, rawChars, refs: [], calls: remaining, aliasEntries, aliasKeys };
-    toSummarize.push(plan);
-    ordered.push({ kind: "summarize", plan });
   }
+  let next = index.lastRefNumber;
+  for (const job of plan.jobs) job.labels = job.calls.map(() => `t${++next}`);
+  return plan;
+}
 
-  // Refs are reserved before the calls so numbering follows batch order whatever finishes first.
-  for (const plan of toSummarize) plan.refs = plan.calls.map(() => nextShortRef(index));
-  const answers = await Promise.allSettled(
-    toSummarize.map((plan) =>
-      summarize(
-        buildBatchRequest(
-          plan.calls.map((c, i) => ({ shortRef: plan.refs[i]!, toolName: c.toolName, args: c.args, resultText: c.resultText, isError: c.isError })),
-          config.summarizerInputChars,
-        ),
-      ),
-    ),
-  );
-  const answerOf = new Map(toSummarize.map((plan, i) => [plan, answers[i]!]));
+/** Indexes `records` under the next refs; returns the entry that persists them and their refs. */
+function indexRecords(index: PruneIndex, records: ToolCallRecord[]): { entry: PersistEntry; refs: ToolCallRef[] } {
+  const refs: ToolCallRef[] = records.map((record) => {
+    const shortRef = nextShortRef(index);
+    addIndexedCall(index, { record, key: recordKey(record), shortRef });
+    return { shortId: shortRef, toolCallId: record.toolCallId, resultTimestamp: record.resultTimestamp };
+  });
+  const data: IndexData = { toolCalls: records, refs };
+  return { entry: { kind: "custom", customType: PRUNE_INDEX, data }, refs };
+}
 
-  for (const step of ordered) {
-    if (step.kind === "done") {
-      result.entries.push(...step.entries);
-      continue;
-    }
-    const { plan } = step;
-    const answer = answerOf.get(plan)!;
+function callsForRequest(job: SummaryJob): CallForSummary[] {
+  return job.calls.map((c, i) => ({ shortRef: job.labels[i]!, toolName: c.toolName, args: c.args, resultText: c.resultText, isError: c.isError }));
+}
+
+/**
+ * Step 6: the summarizer, one call for all the jobs (up to JOINED_CALLS_MAX calls in one request),
+ * its answer split back by ref. A job whose refs the joined answer leaves out gets a call of its
+ * own; a request that fails fails every job in it.
+ */
+export async function summarizeJobs(jobs: readonly SummaryJob[], config: Pick<FlushConfig, "summarizerInputChars">, summarize: Summarizer): Promise<JobAnswers> {
+  const result: JobAnswers = { answers: jobs.map(() => new Error("not summarized")), usage: { input: 0, output: 0, cost: 0 }, summarizerCalls: 0 };
+  const ask = async (calls: CallForSummary[]): Promise<string | Error> => {
     result.summarizerCalls++;
-    if (answer.status === "rejected") {
-      // Nothing of this batch is persisted, not even its aliases: it is retried whole next time.
-      for (const key of plan.aliasKeys) removeAlias(index, key);
-      result.retry.push(plan.batch);
-      result.outcomes.push({ batchTurnIndex: plan.batch.turnIndex, outcome: "failed", rawChars: plan.rawChars, summaryChars: 0, refs: [], error: String((answer.reason as Error)?.message ?? answer.reason) });
-      continue;
+    try {
+      const answer = await summarize(buildBatchRequest(calls, config.summarizerInputChars));
+      if (answer.usage) {
+        result.usage.input += answer.usage.input;
+        result.usage.output += answer.usage.output;
+        result.usage.cost += answer.usage.cost;
+      }
+      return answer.text;
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
     }
-    if (answer.value.usage) {
-      result.usage.input += answer.value.usage.input;
-      result.usage.output += answer.value.usage.output;
-      result.usage.cost += answer.value.usage.cost;
+  };
+  await Promise.all(
+    joinedGroups(jobs).map(async (group) => {
+      if (group.length === 1) {
+        result.answers[group[0]!] = await ask(callsForRequest(jobs[group[0]!]!));
+        return;
+      }
+      const joined = await ask(group.flatMap((i) => callsForRequest(jobs[i]!)));
+      const parts = typeof joined === "string" ? splitJoinedAnswer(joined, group.map((i) => jobs[i]!.labels)) : group.map(() => joined);
+      await Promise.all(
+        group.map(async (jobAt, k) => {
+          const part = parts[k];
+          result.answers[jobAt] = part instanceof Error || typeof part === "string" ? part : await ask(callsForRequest(jobs[jobAt]!));
+        }),
+      );
+    }),
+  );
+  return result;
+}
+
+/**
+ * Calls per joined request at most: the answer must fit the summarizer's output limit (a bullet or
+ * two per call), and one request's failure should not hold back a whole long session's work.
+ */
+const JOINED_CALLS_MAX = 24;
+
+/** The jobs, by position, in groups of consecutive ones that share a request. */
+function joinedGroups(jobs: readonly SummaryJob[]): number[][] {
+  const groups: number[][] = [];
+  let calls = 0;
+  jobs.forEach((job, i) => {
+    const last = groups[groups.length - 1];
+    if (last && calls + job.calls.length <= JOINED_CALLS_MAX) {
+      last.push(i);
+      calls += job.calls.length;
+    } else {
+      groups.push([i]);
+      calls = job.calls.length;
     }
+  });
+  return groups;
+}
+
+const BULLET = /^\s*(?:[-*•+]|\d+[.)])\s+/;
+const REF_IN_TICKS = /`(t\d+)`/g;
+
+/**
+ * A joined answer split back into each job's part: every bullet goes to the job of the first ref
+ * it names (lines under a bullet go with it; anything before the first bullet is dropped). A job
+ * whose part does not name each of its refs gets undefined: it is asked again on its own.
+ */
+export function splitJoinedAnswer(answer: string, labelsByJob: readonly (readonly string[])[]): (string | undefined)[] {
+  const owner = new Map<string, number>();
+  labelsByJob.forEach((labels, job) => labels.forEach((label) => owner.set(label, job)));
+  const parts: string[][] = labelsByJob.map(() => []);
+  let current: string[] | undefined;
+  for (const line of answer.replace(/\r\n/g, "\n").split("\n")) {
+    if (BULLET.test(line)) {
+      const first = [...line.matchAll(REF_IN_TICKS)].map((m) => m[1]!).find((ref) => owner.has(ref));
+      current = first === undefined ? undefined : parts[owner.get(first)!];
+      current?.push(line);
+    } else if (/^\s*#/.test(line)) current = undefined;
+    else if (line.trim()) current?.push(line);
+  }
+  return parts.map((lines, job) => {
+    const text = lines.join("\n");
+    const named = new Set([...text.matchAll(REF_IN_TICKS)].map((m) => m[1]!));
+    return lines.length && labelsByJob[job]!.every((label) => named.has(label)) ? text : undefined;
+  });
+}
+
+/** The answer with its request's refs renamed to the refs the calls get now (one pass, so renames never chain). */
+function renameRefs(text: string, renames: ReadonlyMap<string, string>): string {
+  if ([...renames].every(([from, to]) => from === to)) return text;
+  return text.replace(REF_IN_TICKS, (whole, ref: string) => (renames.has(ref) ? `\`${renames.get(ref)}\`` : whole));
+}
+
+/**
+ * Step 7 and the entries of the summarized jobs: each answer becomes its batch's index entry,
+ * summary and frontier, unless it is not smaller than the outputs (skipped-oversized) or failed
+ * (the batch goes back to pending). `frontierCeiling` stands for what else is still outstanding.
+ */
+export function applySummaries(jobs: readonly SummaryJob[], summarized: JobAnswers, index: PruneIndex, options: { frontierCeiling?: number; settledThrough?: number } = {}): FlushResult {
+  const result: FlushResult = { entries: [], outcomes: [], retry: [], usage: summarized.usage, summarizerCalls: summarized.summarizerCalls };
+  let settled = options.settledThrough ?? -Infinity;
+  let failedFrom = Infinity;
+  jobs.forEach((job, i) => {
+    const answer = summarized.answers[i]!;
+    const { batch, rawChars } = job;
+    const fail = (error: string) => {
+      result.retry.push(batch);
+      failedFrom = Math.min(failedFrom, oldestResult(batch));
+      result.outcomes.push({ batchTurnIndex: batch.turnIndex, outcome: "failed", rawChars, summaryChars: 0, refs: [], error });
+    };
+    if (answer instanceof Error) return fail(answer.message);
+    const refs = job.calls.map((_, k) => `t${index.lastRefNumber + 1 + k}`);
     let summary: string;
     try {
-      summary = finishSummary(
-        answer.value.text,
-        plan.calls.map((c, i) => ({ shortRef: plan.refs[i]!, toolName: c.toolName, args: c.args })),
-      );
+      const text = renameRefs(answer, new Map(job.labels.map((label, k) => [label, refs[k]!])));
+      summary = finishSummary(text, job.calls.map((c, k) => ({ shortRef: refs[k]!, toolName: c.toolName, args: c.args })));
     } catch (error) {
-      for (const key of plan.aliasKeys) removeAlias(index, key);
-      result.retry.push(plan.batch);
-      result.outcomes.push({ batchTurnIndex: plan.batch.turnIndex, outcome: "failed", rawChars: plan.rawChars, summaryChars: 0, refs: [], error: (error as Error).message });
-      continue;
+      return fail((error as Error).message);
     }
-    if (summary.length >= plan.rawChars) {
-      result.entries.push(...plan.aliasEntries, frontierEntry(plan.batch, index, "skipped-oversized", plan.rawChars, summary.length, frontierCeiling));
-      result.outcomes.push({ batchTurnIndex: plan.batch.turnIndex, outcome: "skipped-oversized", rawChars: plan.rawChars, summaryChars: summary.length, refs: [] });
-      continue;
+    settled = Math.max(settled, newestResult(batch));
+    const later = jobs.slice(i + 1).map(({ batch: b }) => oldestResult(b));
+    const through = frontierThrough(settled, Math.min(failedFrom, ...later), options.frontierCeiling);
+    if (summary.length >= rawChars) {
+      result.entries.push(frontierEntry(batch, index, "skipped-oversized", rawChars, summary.length, through));
+      result.outcomes.push({ batchTurnIndex: batch.turnIndex, outcome: "skipped-oversized", rawChars, summaryChars: summary.length, refs: [] });
+      return;
     }
-    const records = plan.calls.map(toRecord);
-    const refs: ToolCallRef[] = records.map((r, i) => ({ shortId: plan.refs[i]!, toolCallId: r.toolCallId, resultTimestamp: r.resultTimestamp }));
-    records.forEach((record, i) => addIndexedCall(index, { record, key: recordKey(record), shortRef: plan.refs[i]! }));
-    const indexData: IndexData = { toolCalls: records, refs };
+    // The refs the summary was written with are the next ones: indexing now hands them out.
+    const records = job.calls.map(toRecord);
+    const indexed = indexRecords(index, records);
     const details: SummaryDetails = {
-      toolCallRefs: refs,
+      toolCallRefs: indexed.refs,
       toolNames: [...new Set(records.map((r) => r.toolName))],
-      turnIndex: plan.batch.turnIndex,
+      turnIndex: batch.turnIndex,
       timestamp: Math.max(...records.map((r) => r.resultTimestamp ?? 0)),
     };
-    result.entries.push(
-      ...plan.aliasEntries,
-      { kind: "custom", customType: PRUNE_INDEX, data: indexData },
-      { kind: "message", customType: PRUNE_SUMMARY, content: summary, details },
-      frontierEntry(plan.batch, index, "summarized", plan.rawChars, summary.length, frontierCeiling),
-    );
-    index.summaries.push({ entryId: "", text: summary, refs: refs.map((r) => ({ ...r, shortId: r.shortId! })), keys: records.map(recordKey), toolNames: details.toolNames ?? [], turnIndex: plan.batch.turnIndex, timestamp: details.timestamp });
-    result.outcomes.push({ batchTurnIndex: plan.batch.turnIndex, outcome: "summarized", rawChars: plan.rawChars, summaryChars: summary.length, refs: plan.refs });
-  }
-  // Refs reserved for batches that failed are given back when nothing after them was kept,
-  // so a retried batch gets the numbers it would have had.
-  let highest = 0;
-  for (const call of index.calls.values()) highest = Math.max(highest, Number(call.shortRef.slice(1)) || 0);
-  index.lastRefNumber = highest;
+    result.entries.push(indexed.entry, { kind: "message", customType: PRUNE_SUMMARY, content: summary, details }, frontierEntry(batch, index, "summarized", rawChars, summary.length, through));
+    index.summaries.push({ entryId: "", text: summary, refs: details.toolCallRefs!.map((r) => ({ ...r, shortId: r.shortId! })), keys: records.map(recordKey), toolNames: details.toolNames ?? [], turnIndex: batch.turnIndex, timestamp: details.timestamp });
+    result.outcomes.push({ batchTurnIndex: batch.turnIndex, outcome: "summarized", rawChars, summaryChars: summary.length, refs });
+  });
   return result;
+}
+
+/**
+ * Runs steps 3–7 over the pending batches and waits for the summarizer: what needs no summary is
+ * settled first, then the rest goes to the summarizer in one joined request. The index is updated
+ * in memory as entries are planned; the caller persists `entries` in order (and rebuilds from the
+ * branch if that fails).
+ */
+export async function flushBatches(batches: readonly Batch[], index: PruneIndex, config: FlushConfig, summarize: Summarizer, options: FlushOptions = {}): Promise<FlushResult> {
+  const plan = planFlush(batches, index, config, options);
+  const summarized = plan.jobs.length ? await summarizeJobs(plan.jobs, config, summarize) : { answers: [], usage: { input: 0, output: 0, cost: 0 }, summarizerCalls: 0 };
+  const applied = applySummaries(plan.jobs, summarized, index, { frontierCeiling: options.frontierCeiling, settledThrough: plan.settledThrough });
+  return { ...applied, entries: [...plan.entries, ...applied.entries], outcomes: [...plan.outcomes, ...applied.outcomes] };
 }

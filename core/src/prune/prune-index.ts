@@ -165,16 +165,6 @@ export function addAlias(index: PruneIndex, alias: AliasInfo): void {
   index.aliases.set(alias.newKey, alias);
 }
 
-export function removeAlias(index: PruneIndex, newKey: string): void {
-  const alias = index.aliases.get(newKey);
-  if (!alias) return;
-  index.aliases.delete(newKey);
-  const id = alias.data.newToolCallId;
-  const left = (index.aliasIdCounts.get(id) ?? 1) - 1;
-  if (left > 0) index.aliasIdCounts.set(id, left);
-  else index.aliasIdCounts.delete(id);
-}
-
 export function nextShortRef(index: PruneIndex): string {
   index.lastRefNumber += 1;
   return `t${index.lastRefNumber}`;
@@ -197,7 +187,7 @@ interface PendingRecord {
  * Which records a summary or a chain vouches for. A summarized batch is persisted as an index
  * entry, then its summary: a process killed between the two leaves records no summary covers.
  * Their results must stay raw (a stub would point at a summary that does not exist) and be
- * summarized again, so such records are left out. Spilled records need no summary; records a
+ * summarized again, so such records are left out. Spilled and superseded records need no summary; records a
  * compressed chain added are covered by the chain entry that follows them.
  */
 class Coverage {
@@ -210,7 +200,7 @@ class Coverage {
 
   addRecord(pending: PendingRecord): void {
     const { record, key } = pending;
-    if (typeof record.spillPath === "string" || this.namedEarlier(record, key)) {
+    if (typeof record.spillPath === "string" || typeof record.supersededBy === "string" || this.namedEarlier(record, key)) {
       pending.covered = true;
       return;
     }

@@ -1,5 +1,5 @@
-// Step 1 of the render: summarized and spilled tool results become short deterministic stubs
-// naming their ref, so the rendered prefix stays byte-stable between requests.
+// Step 1 of the render: summarized, superseded and spilled tool results become short
+// deterministic stubs naming their ref, so the rendered prefix stays byte-stable between requests.
 import type { AgentMessage, ToolResultMessage } from "../shapes/messages.ts";
 import { countAfter } from "../shapes/messages.ts";
 import { QUERY_TOOL } from "../shapes/entries.ts";
@@ -32,8 +32,14 @@ function spilledStub(call: IndexedCall): string {
   );
 }
 
+/** A stale output needs no summary: the stub names what superseded it, and the ref brings it back. */
+function supersededStub(call: IndexedCall, supersededBy: string): string {
+  return `[${call.record.toolName} output superseded by ${supersededBy}; ${QUERY_TOOL} returns ref \`${call.shortRef}\`]`;
+}
+
 function stubFor(call: IndexedCall): string {
-  return call.record.spillPath ? spilledStub(call) : summarizedStub(call);
+  if (call.record.spillPath) return spilledStub(call);
+  return typeof call.record.supersededBy === "string" ? supersededStub(call, call.record.supersededBy) : summarizedStub(call);
 }
 
 // Protection is re-checked on every render (a pattern added mid-session must un-stub old reads),

@@ -144,6 +144,12 @@ export interface ToolCallRecord {
   spillBytes?: number;
   resultPreview?: string;
   contentHash?: string;
+  /**
+   * Set when a later call made this output stale (a later edit, write or read of the file, the
+   * same command run again): the record is then its own cover, no summary names it, and its stub
+   * reads "superseded by …" with this text, e.g. `t15 (edit src/x.ts)`.
+   */
+  supersededBy?: string;
 }
 
 export interface IndexData {
@@ -172,7 +178,7 @@ export interface ChainData {
   bodySource?: string;
 }
 
-export type FrontierOutcome = "summarized" | "skipped-oversized" | "skipped-trivial" | "skipped-deduped";
+export type FrontierOutcome = "summarized" | "superseded" | "skipped-oversized" | "skipped-trivial" | "skipped-deduped";
 
 export interface FrontierData {
   lastAttemptedToolCallId?: string;

@@ -49,6 +49,7 @@ const RECORD_FIELD_TYPES: Readonly<Record<string, "string" | "number" | "boolean
   spillBytes: "number",
   resultPreview: "string",
   contentHash: "string",
+  supersededBy: "string",
 };
 
 const RECORD_FIELDS = Object.entries(RECORD_FIELD_TYPES);

@@ -85,6 +85,9 @@ export function callStateText(call: CallView, marks: CallMarks = {}): string {
     case "summarized":
       text = `summarized${call.shortRef ? ` (ref ${call.shortRef})` : ""}`;
       break;
+    case "superseded":
+      text = `superseded by ${call.supersededBy ?? "a later call"}${call.shortRef ? ` (ref ${call.shortRef})` : ""}`;
+      break;
     case "deduped":
       text = `deduplicated${call.aliasOf ? ` (same output as ${call.aliasOf})` : ""}`;
       break;

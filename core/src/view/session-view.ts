@@ -46,6 +46,8 @@ export interface CallView {
   spillBytes?: number;
   /** For a duplicate: the short ref of the original it aliases. */
   aliasOf?: string;
+  /** For a stale output: the call that superseded it, as its stub names it (`t15 (edit src/x.ts)`). */
+  supersededBy?: string;
   protectedBy?: { kind: "tool"; name: string } | { kind: "path"; pattern: string };
   /** Where what the model is sent differs from what `state` says, or the result is not sent at all. */
   sent?: CallSent;
@@ -294,6 +296,7 @@ export function callViewOf(input: {
   else if (chainBlockId) state = "compressed";
   else if (found?.aliased) state = "deduped";
   else if (found?.call.record.spillPath) state = "spilled";
+  else if (typeof found?.call.record.supersededBy === "string") state = "superseded";
   else if (found) state = "summarized";
   return {
     toolCallId: input.toolCallId,
@@ -315,6 +318,7 @@ export function callViewOf(input: {
     spillPath: found?.call.record.spillPath,
     spillBytes: found?.call.record.spillBytes,
     aliasOf: found?.aliased ? found.call.shortRef : undefined,
+    supersededBy: found && !found.aliased ? found.call.record.supersededBy : undefined,
     protectedBy: reason,
   };
 }

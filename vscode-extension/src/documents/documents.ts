@@ -47,6 +47,8 @@ function describeState(call: CallView): string {
   switch (call.state) {
     case "summarized":
       return `summarized (ref ${refOf(call)}${call.summaryEntryId ? `, summary entry ${call.summaryEntryId}` : ""})`;
+    case "superseded":
+      return `superseded by ${call.supersededBy ?? "a later call"}: no summary needed, ref ${refOf(call)}`;
     case "deduped":
       return `deduplicated: the same output as ${call.aliasOf ?? "an earlier call"}, which stands in for it`;
     case "spilled":

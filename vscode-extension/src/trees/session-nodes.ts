@@ -74,7 +74,7 @@ function placement(view: SessionView): Placement {
     bySummary.set(summary.entryId, ordered);
     for (const call of ordered) covered.add(call);
   }
-  const withoutSummary = view.calls.filter((c) => (c.state === "summarized" || c.state === "spilled" || c.state === "deduped") && !covered.has(c));
+  const withoutSummary = view.calls.filter((c) => (c.state === "summarized" || c.state === "superseded" || c.state === "spilled" || c.state === "deduped") && !covered.has(c));
   placed = { bySummary, withoutSummary, byChain, protectedCalls };
   placements.set(view, placed);
   return placed;
