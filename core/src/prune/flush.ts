@@ -184,7 +184,7 @@ export interface FlushOptions {
 }
 
 /** A batch whose outputs go to the summarizer: its calls left after dedup and stale stubs. */
-export interface SummaryJob {
+interface SummaryJob {
   batch: Batch;
   calls: CapturedCall[];
   rawChars: number;
@@ -197,7 +197,7 @@ export interface SummaryJob {
 }
 
 /** What a flush settles without the summarizer, and what it leaves for it. */
-export interface FlushPlan {
+interface FlushPlan {
   /** Aliases, superseded outputs and skipped batches, in batch order: to persist now. */
   entries: PersistEntry[];
   outcomes: FlushOutcome[];
@@ -207,7 +207,7 @@ export interface FlushPlan {
 }
 
 /** Each job's answer in its request's refs, or why there is none. */
-export interface JobAnswers {
+interface JobAnswers {
   answers: (string | Error)[];
   usage: SummarizerUsage;
   summarizerCalls: number;
@@ -263,7 +263,7 @@ function frontierThrough(settled: number, outstanding: number, ceiling: number |
  * batches with nothing left (or too little) are settled. What remains becomes summary jobs. The
  * index is updated as entries are planned; the caller persists `entries` in order.
  */
-export function planFlush(batches: readonly Batch[], index: PruneIndex, config: FlushConfig, options: FlushOptions = {}): FlushPlan {
+function planFlush(batches: readonly Batch[], index: PruneIndex, config: FlushConfig, options: FlushOptions = {}): FlushPlan {
   const plan: FlushPlan = { entries: [], outcomes: [], jobs: [] };
   const protection = { protectedTools: config.protectedTools ?? [], protectedPaths: config.protectedPaths ?? [] };
   let oldestJob = Infinity;
@@ -329,7 +329,7 @@ function callsForRequest(job: SummaryJob): CallForSummary[] {
  * its answer split back by ref. A job whose refs the joined answer leaves out gets a call of its
  * own; a request that fails fails every job in it.
  */
-export async function summarizeJobs(jobs: readonly SummaryJob[], config: Pick<FlushConfig, "summarizerInputChars">, summarize: Summarizer): Promise<JobAnswers> {
+async function summarizeJobs(jobs: readonly SummaryJob[], config: Pick<FlushConfig, "summarizerInputChars">, summarize: Summarizer): Promise<JobAnswers> {
   const result: JobAnswers = { answers: jobs.map(() => new Error("not summarized")), usage: { input: 0, output: 0, cost: 0 }, summarizerCalls: 0 };
   const ask = async (calls: CallForSummary[]): Promise<string | Error> => {
     result.summarizerCalls++;
@@ -426,7 +426,7 @@ function renameRefs(text: string, renames: ReadonlyMap<string, string>): string 
  * summary and frontier, unless it is not smaller than the outputs (skipped-oversized) or failed
  * (the batch goes back to pending). `frontierCeiling` stands for what else is still outstanding.
  */
-export function applySummaries(jobs: readonly SummaryJob[], summarized: JobAnswers, index: PruneIndex, options: { frontierCeiling?: number; settledThrough?: number } = {}): FlushResult {
+function applySummaries(jobs: readonly SummaryJob[], summarized: JobAnswers, index: PruneIndex, options: { frontierCeiling?: number; settledThrough?: number } = {}): FlushResult {
   const result: FlushResult = { entries: [], outcomes: [], retry: [], usage: summarized.usage, summarizerCalls: summarized.summarizerCalls };
   let settled = options.settledThrough ?? -Infinity;
   let failedFrom = Infinity;
