@@ -36,7 +36,7 @@ export interface ModelPrices {
 }
 
 /** One request's input as billed. */
-export interface WireTokens {
+interface WireTokens {
   input: number;
   cacheRead: number;
   cacheWrite: number;
@@ -88,7 +88,7 @@ interface PromptBlock {
 }
 
 /** The blocks of an Anthropic Messages body in prompt order: tools, system, messages. */
-export function anthropicBlocks(body: unknown): PromptBlock[] {
+function anthropicBlocks(body: unknown): PromptBlock[] {
   const out: PromptBlock[] = [];
   if (!isObject(body)) return out;
   const push = (section: string, block: unknown) => {
@@ -161,7 +161,7 @@ function commonPrefixLength(a: string, b: string): number {
 }
 
 /** What automatic caching reads of a shared prefix: nothing under 1,024 tokens, else whole 128-token steps. */
-export function openAiCachedTokens(shared: number): number {
+function openAiCachedTokens(shared: number): number {
   return shared < OPENAI_MIN_TOKENS ? 0 : OPENAI_MIN_TOKENS + Math.floor((shared - OPENAI_MIN_TOKENS) / OPENAI_STEP_TOKENS) * OPENAI_STEP_TOKENS;
 }
 
@@ -199,7 +199,7 @@ export function openAiWireMeter(): WireMeter {
   };
 }
 
-export function wireMeter(api: WireApi, limits?: AnthropicCacheLimits): WireMeter {
+function wireMeter(api: WireApi, limits?: AnthropicCacheLimits): WireMeter {
   return api === "anthropic-messages" ? anthropicWireMeter(limits) : openAiWireMeter();
 }
 
@@ -227,7 +227,7 @@ export interface WireBill {
   dollarsWithoutAgentOutput: number;
 }
 
-export function dollarsOf(tokens: WireTokens, outputTokens: number, prices: ModelPrices): number {
+function dollarsOf(tokens: WireTokens, outputTokens: number, prices: ModelPrices): number {
   return (tokens.uncached * prices.input + tokens.cacheRead * prices.cacheRead + tokens.cacheWrite * prices.cacheWrite + outputTokens * prices.output) / 1e6;
 }
 

@@ -80,14 +80,14 @@ export async function playLongSession(options: WireRunOptions): Promise<WireRun>
   const ws = createPiWorkspace({
     baseUrl: server.baseUrl,
     files: LONG_FILES,
-    model: { contextWindow: 200_000, maxTokens: 8192, reasoning: true, extra: { id: model.id, name: model.id, cost: model.prices } },
-    settings: { defaultModel: model.id, ...(options.pruner === "pi-condense" ? { contextPrune: { enabled: true } } : {}) },
+    model: { api: model.api, id: model.id, cost: model.prices, contextWindow: 200_000, maxTokens: 8192, reasoning: true },
+    settings: options.pruner === "pi-condense" ? { contextPrune: { enabled: true } } : undefined,
     prefix: "pprb-wire-",
   });
   const extension = options.pruner === "pi-pruner" ? join(REPO_ROOT, "pi-extension") : options.pruner === "pi-condense" ? options.piCondenseDir : undefined;
   try {
     const t0 = performance.now();
-    const run = await runPi({ workspace: ws, prompts: LONG_PROMPTS, extension, model: `mock/${model.id}`, timeoutMs: 1_500_000 });
+    const run = await runPi({ workspace: ws, prompts: LONG_PROMPTS, extension, model: ws.modelRef, timeoutMs: 1_500_000 });
     const wallMs = performance.now() - t0;
     assertRunOk(run);
     if (server.warnings.length) throw new Error(`the script did not fit the run:\n${server.warnings.slice(0, 5).join("\n")}`);
