@@ -7,9 +7,15 @@ import { ReplayHost, type HostedExtension } from "./pi-host.ts";
 import { CHARS_PER_TOKEN } from "../../core/src/shapes/size.ts";
 import { observationMasking } from "./masking.ts";
 import type { ExtensionFactory, PeerInfo } from "./peers.ts";
-import { CACHE_RULES, OUTPUT_PRICE, WireCache, cacheMeter, type CacheMeter, type CacheRules } from "../../core/src/cost/cache-rules.ts";
+import { WireCache, cacheMeter, type CacheMeter } from "../../core/src/cost/cache-rules.ts";
+import { CACHE_RULES, PRICE_MODELS, type PriceModelName } from "../../core/src/cost/price-rules.ts";
 import type { ScriptStep } from "./gen.ts";
-import type { AgentMessage } from "../../core/src/shapes/messages.ts";
+import { occurrenceKey, type AgentMessage } from "../../core/src/shapes/messages.ts";
+import type { AnyEntry } from "../../core/src/shapes/entries.ts";
+import { frontierIn } from "../../core/src/prune/flush-choice.ts";
+import { unflushedBatches } from "../../core/src/prune/pending-batches.ts";
+import { rebuildIndex } from "../../core/src/prune/prune-index.ts";
+import { DEFAULT_CONFIG } from "../../core/src/settings/config.ts";
 
 export interface Policy {
   id: string;
@@ -58,7 +64,7 @@ export interface ReplayResult {
   policy: string;
   requests: number;
   /** The bill under each price model. */
-  cost: Record<CacheRules, PolicyCost>;
+  cost: Record<PriceModelName, PolicyCost>;
   /** Input tokens of all main requests (everything sent, head included), unpriced. */
   mainTokens: number;
   peakContext: number;
@@ -147,6 +153,34 @@ function placeholderText(label: string, chars: number): string {
   return unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
 }
 
+/**
+ * The messages whose last block carries pi-pruner's own cache breakpoint in `sent` (the
+ * extension adds it on Anthropic-style providers): the one before the first result of the oldest
+ * pending batch, and, on the first request after that frontier moved, the one before the previous
+ * frontier too. The pending batches are the branch's, as the runtime rebuilds them.
+ */
+class FrontierBreakpoints {
+  private previous: string | undefined;
+
+  next(sent: readonly AgentMessage[], branch: readonly AnyEntry[]): number[] {
+    const pending = unflushedBatches(branch, rebuildIndex(branch).index, DEFAULT_CONFIG);
+    const at = frontierIn(sent, pending);
+    const key = at === undefined ? undefined : resultKey(sent[at]!);
+    const out: number[] = [];
+    if (at !== undefined && at > 0) out.push(at - 1);
+    if (this.previous !== undefined && this.previous !== key) {
+      const before = sent.findIndex((m) => resultKey(m) === this.previous);
+      if (before > 0) out.push(before - 1);
+    }
+    this.previous = key;
+    return out;
+  }
+}
+
+function resultKey(message: AgentMessage): string | undefined {
+  return message.role === "toolResult" ? occurrenceKey(message.toolCallId, message.timestamp) : undefined;
+}
+
 export async function replayScript(script: readonly ScriptStep[], policy: Policy, piHead: PiHead): Promise<ReplayResult> {
   const root = mkdtempSync(join(tmpdir(), "pprb-replay-"));
   try {
@@ -157,8 +191,10 @@ export async function replayScript(script: readonly ScriptStep[], policy: Policy
     const tools = placeholderText("Pi's tool declarations", piHead.toolsChars) + (extensionTools ? `\n${extensionTools}` : "");
     // One wire cache for the meters: each message is converted to its wire blocks once.
     const wires = new WireCache();
-    const meters = Object.fromEntries(CACHE_RULES.map((r) => [r, cacheMeter(r, wires)])) as Record<CacheRules, CacheMeter>;
-    const totals = Object.fromEntries(CACHE_RULES.map((r) => [r, { mainBilled: 0, inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, uncachedTokens: 0 }])) as Record<CacheRules, Omit<PolicyCost, "billed" | "summarizerBilled" | "cacheHitRatio">>;
+    const meters = Object.fromEntries(CACHE_RULES.map((r) => [r, cacheMeter(r, wires)])) as Record<PriceModelName, CacheMeter>;
+    const totals = Object.fromEntries(CACHE_RULES.map((r) => [r, { mainBilled: 0, inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, uncachedTokens: 0 }])) as Record<PriceModelName, Omit<PolicyCost, "billed" | "summarizerBilled" | "cacheHitRatio">>;
+    // pi-pruner's own breakpoint, for the price models that bill breakpoints.
+    const frontiers = policy.contextPrune !== null && !policy.extension ? new FrontierBreakpoints() : undefined;
     const perRequest: number[] = [];
     let mainTokens = 0;
     let lastSent: readonly AgentMessage[] = [];
@@ -174,9 +210,10 @@ export async function replayScript(script: readonly ScriptStep[], policy: Policy
       const sent = await host.request();
       if (host.lastRequestRewritten) rewrittenRequests++;
       let sentTokens = 0;
+      const extraBreakpoints = frontiers?.next(sent, host.entries);
       for (const rules of CACHE_RULES) {
-        const b = meters[rules].bill({ system, tools, messages: sent });
-        // The simple model counts every token sent (no rule leaves thinking out): the context size.
+        const b = meters[rules].bill({ system, tools, messages: sent, extraBreakpoints });
+        // The simple model counts every token sent: the context size.
         if (rules === "simple") sentTokens = b.inputTokens;
         const t = totals[rules];
         t.mainBilled += b.billed;
@@ -205,10 +242,10 @@ export async function replayScript(script: readonly ScriptStep[], policy: Policy
     const cost = Object.fromEntries(
       CACHE_RULES.map((rules) => {
         const t = totals[rules];
-        const summarizerBilled = summarizerInputTokens + summarizerOutputTokens * OUTPUT_PRICE[rules];
+        const summarizerBilled = summarizerInputTokens * PRICE_MODELS[rules].uncached + summarizerOutputTokens * PRICE_MODELS[rules].output;
         return [rules, { ...t, summarizerBilled, billed: t.mainBilled + summarizerBilled, cacheHitRatio: t.inputTokens ? t.cacheReadTokens / t.inputTokens : 0 }];
       }),
-    ) as Record<CacheRules, PolicyCost>;
+    ) as Record<PriceModelName, PolicyCost>;
     return {
       policy: policy.id,
       requests: perRequest.length,

@@ -1,8 +1,7 @@
 // Section 3 of docs/benchmarks.md, "Cost replay", from the replay suite's figures and data; its
-// prose is in replay-report.md. The prices and cache limits it states are core's own
-// (core/src/cost/), so the page describes the rules the replay billed with.
-import { CACHE_PRICE, CACHE_RULES, MIN_CACHED_TOKENS, type CacheRules } from "../../core/src/cost/cache-rules.ts";
-import { ANTHROPIC_LOOKBACK_BLOCKS } from "../../core/src/cost/flush-economics.ts";
+// prose is in replay-report.md. The models, prices and cache limits it states are core's own price
+// models (core/src/cost/price-rules.ts), so the page describes the rules the replay billed with.
+import { ANTHROPIC_LOOKBACK_BLOCKS, CACHE_RULES, PRICE_MODELS, type PriceModelName as CacheRules } from "../../core/src/cost/price-rules.ts";
 import type { PiHead, ReplayResult } from "../lib/replay.ts";
 import { openSection, chart, num, type ReportDoc, type ReportSection } from "../lib/report-doc.ts";
 import { readTemplate, sentence } from "../lib/report-template.ts";
@@ -13,7 +12,6 @@ const TEXT = readTemplate(new URL("./replay-report.md", import.meta.url));
 /** The replay suite's data as bench/results.json keeps it. */
 interface ReplayData {
   head: PiHead;
-  outputPrice: Record<CacheRules, number>;
   rules: CacheRules[];
   maskingWindow: number;
   piCondense?: { name: string; version: string; settings: unknown };
@@ -31,7 +29,15 @@ interface ReplaySession {
 }
 
 /** A multiple of the base input price as the page writes it: 1.25, 0.1, 1. */
-const price = (multiple: number) => String(multiple);
+const price = (multiple: number) => String(Math.round(multiple * 1e4) / 1e4);
+const { anthropic, openai, simple } = PRICE_MODELS;
+/** The model id of a price model's "provider/id". */
+const modelName = (model: string) => model.slice(model.indexOf("/") + 1);
+/** A model's registry prices as the page states them: dollars per million tokens in, out, cache read, cache write. */
+const dollars = (rules: typeof anthropic) => {
+  const perMillion = (multiple: number) => `$${Math.round(rules.inputPerMillion * multiple * 1e4) / 1e4}`;
+  return `${perMillion(1)} in, ${perMillion(rules.output)} out, ${perMillion(rules.read)} cache read${rules.write !== rules.uncached ? `, ${perMillion(rules.write)} cache write` : ""} per million tokens`;
+};
 const int = (value: number) => Math.round(value).toLocaleString("en-US");
 const names = (rules: readonly CacheRules[]) => rules.map((r) => RULES_NAME[r]).join(" and ");
 
@@ -58,11 +64,20 @@ function introduction(d: ReportDoc, data: ReplayData): void {
       systemChars: data.head.systemChars.toLocaleString("en-US"),
       toolsChars: data.head.toolsChars.toLocaleString("en-US"),
       lookbackBlocks: String(ANTHROPIC_LOOKBACK_BLOCKS),
-      writePrice: price(CACHE_PRICE.write),
-      readPrice: price(CACHE_PRICE.read),
-      uncachedPrice: price(CACHE_PRICE.uncached),
-      minCachedTokens: MIN_CACHED_TOKENS.toLocaleString("en-US"),
-      outputPrices: data.rules.map((r) => TEXT.block("output-price", { price: num(data.outputPrice[r]), rules: RULES_NAME[r] })).join(", "),
+      anthropicModel: modelName(anthropic.model),
+      anthropicPrices: dollars(anthropic),
+      writePrice: price(anthropic.write),
+      readPrice: price(anthropic.read),
+      anthropicOutput: price(anthropic.output),
+      minCachedTokens: anthropic.minCachedTokens.toLocaleString("en-US"),
+      openaiModel: modelName(openai.model),
+      openaiPrices: dollars(openai),
+      openaiReadPrice: price(openai.read),
+      openaiOutput: price(openai.output),
+      openaiMinimum: openai.minCachedTokens.toLocaleString("en-US"),
+      simpleReadPrice: price(simple.read),
+      simpleWritePrice: price(simple.write),
+      uncachedPrice: price(anthropic.uncached),
     }),
     "",
   );
@@ -145,8 +160,8 @@ function stripFinding(d: ReportDoc, generated: ReplaySession, defaults: ReplayRe
   if (strip.thinkingBlocksLast === defaults.thinkingBlocksLast && Math.abs(stripAnthropic - 1) < 1e-6) {
     return TEXT.block("strip-same", { blocks: String(strip.thinkingBlocksLast), seed: String(generated.runs[0]!.seed), ratios: per("stripVsDefaults") });
   }
-  // Within half a percent the strip neither saves nor costs: both providers drop the thinking
-  // of earlier turns from what they bill, so only the simple model counts it.
+  // Within half a percent the strip neither saves nor costs: OpenAI bills no reasoning of earlier
+  // turns, so stripping it changes nothing there.
   const ratio = (r: CacheRules) => d.v(`replay.generated.stripVsDefaults.${r}`);
   const saves = TABLE_RULES.filter((r) => ratio(r) < 0.995);
   const even = TABLE_RULES.filter((r) => ratio(r) >= 0.995 && ratio(r) <= 1.005);
@@ -213,8 +228,8 @@ function findings(d: ReportDoc, data: ReplayData): void {
         ratios: TABLE_RULES.map((r) => `${RULES_NAME[r]} ${d.spread(`replay.generated.masking.${r}.vsNone`)}`).join(", "),
         window: String(data.maskingWindow),
         writes: d.spread("replay.generated.masking.anthropic.cacheWritesVsNone"),
-        uncachedPrice: price(CACHE_PRICE.uncached),
-        writePrice: price(CACHE_PRICE.write),
+        uncachedPrice: price(anthropic.uncached),
+        writePrice: price(anthropic.write),
       }),
     );
   }

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parseSessionText, getBranch } from "../../core/src/session/session-reader.ts";
 import { buildPiContext } from "../../core/src/session/pi-context.ts";
-import { CACHE_PRICE, CACHE_RULES, OUTPUT_PRICE } from "../../core/src/cost/cache-rules.ts";
+import { CACHE_RULES, PRICE_MODELS } from "../../core/src/cost/price-rules.ts";
 import { codingScript, takeTurns, scriptFromMessages, type ScriptStep } from "../lib/gen.ts";
 import { MASKING_POLICY, PI_CONDENSE_SETTINGS, POLICIES, piCondensePolicy, replayScript, type PiHead, type Policy, type ReplayResult } from "../lib/replay.ts";
 import { MASKING_WINDOW } from "../lib/masking.ts";
@@ -185,8 +185,7 @@ export async function runReplay(options: ReplayOptions): Promise<SuiteOutput> {
 
   out.data = {
     head,
-    prices: CACHE_PRICE,
-    outputPrice: OUTPUT_PRICE,
+    priceModels: Object.fromEntries(CACHE_RULES.map((rules) => [rules, PRICE_MODELS[rules]])),
     rules: TABLE_RULES,
     maskingWindow: MASKING_WINDOW,
     piCondense: piCondense ? { ...piCondense, dir: undefined, settings: PI_CONDENSE_SETTINGS } : undefined,

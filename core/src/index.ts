@@ -15,7 +15,8 @@ export { agentDirFrom, expandHome, loadConfig, type LoadedConfig, settingsPaths 
 export { addProtectedPath, removeProtectedPath, revertSettingsFileChange, setPruneSetting, type SettingsFileChange, SettingsFileError } from "./settings/settings-writer.ts";
 
 // How providers bill the prompt cache
-export { type CacheRules, cacheRulesFor, type ReadAfterChange } from "./cost/cache-rules.ts";
+export { type ReadAfterChange } from "./cost/cache-rules.ts";
+export { type CacheRules, type ModelInfo, PRICE_MODELS, type PriceRules, priceRulesFor, type Pricing } from "./cost/price-rules.ts";
 export { summarizerCost } from "./cost/flush-economics.ts";
 export { type BillTotals, SessionBill } from "./cost/session-bill.ts";
 

@@ -1,12 +1,12 @@
 // The session's bill as the live pruner keeps it: each request is queued as it is sent and billed
 // off the request's path, on a timer that does not keep Pi's process alive, or as soon as someone
 // asks for the totals. Billing is fail-open: a failure is reported once and nothing else changes.
-import { SessionBill, type AgentMessage, type BillTotals, type CacheReadMeter, type CacheRules, type ReadAfterChange } from "@pi-pruner/core";
+import { PRICE_MODELS, SessionBill, type AgentMessage, type BillTotals, type CacheReadMeter, type PriceRules, type Pricing, type ReadAfterChange } from "@pi-pruner/core";
 import type { OnceReporter } from "./once-reporter.ts";
 
 export class LiveBill implements CacheReadMeter {
   private bill = new SessionBill();
-  private rules: CacheRules = "anthropic";
+  private rules: Pricing = PRICE_MODELS.anthropic;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly reporter: OnceReporter;
 
@@ -20,8 +20,8 @@ export class LiveBill implements CacheReadMeter {
     this.bill.useRules(this.rules);
   }
 
-  /** Later requests are billed under `rules`. */
-  useRules(rules: CacheRules): void {
+  /** Later requests are billed under `rules` (a model's, or a named price model). */
+  useRules(rules: Pricing): void {
     this.rules = rules;
     this.bill.useRules(rules);
   }
@@ -44,13 +44,18 @@ export class LiveBill implements CacheReadMeter {
     }
   }
 
+  /** The price rules later requests are billed under. */
+  get prices(): PriceRules {
+    return this.bill.prices;
+  }
+
   /** The totals billed so far, without billing what is queued. */
   totals(): BillTotals {
     return this.bill.totals();
   }
 
-  readAfterChange(sent: readonly AgentMessage[], changedFrom: number, nextBlocks: number): ReadAfterChange {
-    return this.bill.readAfterChange(sent, changedFrom, nextBlocks);
+  readAfterChange(sent: readonly AgentMessage[], changedFrom: number, nextBlocks: number, cachedBefore?: number): ReadAfterChange {
+    return this.bill.readAfterChange(sent, changedFrom, nextBlocks, cachedBefore);
   }
 }
 

@@ -3,8 +3,8 @@
 // the turn's end that captures and decides when to flush. Pure decisions live in core; the queue
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
 import type { ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
-import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, ConfigWarning, ControlState, FlushDecision, FlushMoment, PersistEntry, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
-import { DEFAULT_CONFIG, EMPTY_CONTROLS, ControlsReader, cacheRulesFor, chooseFlush, createRenderMemo, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, turnBlocks } from "@pi-pruner/core";
+import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
+import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, ControlsReader, chooseFlush, createRenderMemo, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, turnBlocks } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
 import { LiveBill } from "./live-bill.ts";
 import { RequestLedger } from "./request-ledger.ts";
@@ -64,8 +64,10 @@ export class PrunerRuntime {
   index: PruneIndex = emptyIndex();
   /** Where this session's oversized outputs go; a session without a file on disk has none to write to. */
   spill: SpillStorage = fileSpillStorage(undefined, undefined);
-  /** The provider's cache rules, from the session's model: what the policy and the money estimate price by. */
+  /** How the session model's provider caches requests (what the status line names). */
   rules: CacheRules = "anthropic";
+  /** The session model's price rules: what the policy and the money estimate price by. */
+  prices: PriceRules = PRICE_MODELS.anthropic;
   /** Every request of the session billed with and without pruning. */
   readonly bill: LiveBill;
   /** What the requests sent, recorded after each render. */
@@ -106,7 +108,7 @@ export class PrunerRuntime {
   onSessionStart(ctx: ExtensionContext): void {
     this.ui = ctx.ui;
     this.reporter.reset();
-    this.useModel(ctx.model?.api);
+    this.useModel(ctx.model);
     this.loadSettings(ctx);
     persistEntries(this.pi, this.startSession(branchOf(ctx), spillOf(ctx)));
     this.showStatus(ctx);
@@ -126,7 +128,7 @@ export class PrunerRuntime {
    */
   onContext(event: ContextEvent, ctx: ExtensionContext): ContextEventResult | undefined {
     this.ui = ctx.ui;
-    this.useModel(ctx.model?.api);
+    this.useModel(ctx.model);
     const messages = event.messages as unknown as AgentMessage[];
     const controls = this.controls.read(branchOf(ctx));
     const rendered = this.render(messages, controls);
@@ -262,10 +264,15 @@ export class PrunerRuntime {
     this.previousFraction = null;
   }
 
-  /** The session's model (Pi's `api` string): an unknown or absent one is priced by the Anthropic rules. */
-  useModel(api: string | undefined): void {
-    this.rules = cacheRulesFor(api);
-    this.bill.useRules(this.rules);
+  /**
+   * The session's model (Pi's `ctx.model`, or only its `api` string): its provider's caching and
+   * its registry prices; an unknown or absent one is priced by the strictest rules. Called on every
+   * request, so a model switched mid-session is followed.
+   */
+  useModel(model: ModelInfo | string | undefined): void {
+    this.prices = priceRulesFor(typeof model === "string" ? { api: model } : model);
+    this.rules = this.prices.caching;
+    this.bill.useRules(this.prices);
   }
 
   /** The batches waiting for the summarizer, oldest first. */
@@ -383,7 +390,7 @@ export class PrunerRuntime {
   private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined, controls: ControlState, nextBlocks: number) {
     const { lastSent, sentControls, history } = this.requests;
     const choice = chooseFlush({
-      moment, pending: this.queue.batches, hold, index: this.index, config: this.config, rules: this.rules, history, context: usage, lastSent,
+      moment, pending: this.queue.batches, hold, index: this.index, config: this.config, rules: this.prices, history, context: usage, lastSent,
       controlChange: controlChangeIn(lastSent, sentControls, controls),
       nextBlocks, meter: this.bill, summarizedStub, summarizerInputMemo: this.summarizerInput,
     });

@@ -14,8 +14,7 @@ import { hostReport } from "../../bench/suites/host-report.ts";
 import { loadReport } from "../../bench/suites/load-report.ts";
 import { renderReport } from "../../bench/suites/render-report.ts";
 import { replayReport } from "../../bench/suites/replay-report.ts";
-import { CACHE_PRICE, MIN_CACHED_TOKENS } from "../../core/src/cost/cache-rules.ts";
-import { ANTHROPIC_LOOKBACK_BLOCKS } from "../../core/src/cost/flush-economics.ts";
+import { ANTHROPIC_LOOKBACK_BLOCKS, PRICE_MODELS } from "../../core/src/cost/price-rules.ts";
 
 const committed = JSON.parse(readFileSync(new URL("../../bench/results.json", import.meta.url), "utf8")) as BenchResults;
 
@@ -74,14 +73,16 @@ describe("docs/benchmarks.md", () => {
     expect(page).not.toContain("undefined");
   });
 
-  it("states core's cache prices, minimum and lookback where it describes the price models", () => {
+  it("names the model each price model emulates with its registry prices, and states core's multiples, minimum and lookback", () => {
     const page = renderMarkdown(committed);
     const models = page.split("\n").find((line) => line.startsWith("How it runs: "))!;
-    const minimum = MIN_CACHED_TOKENS.toLocaleString("en-US");
-    expect(models).toContain(`the ${ANTHROPIC_LOOKBACK_BLOCKS}-block lookback, writes at ${CACHE_PRICE.write}×, reads at ${CACHE_PRICE.read}×, the ${minimum}-token minimum`);
-    expect(models).toContain(`in 128-token steps from ${minimum}, reads at ${CACHE_PRICE.read}×, no write premium`);
-    expect(models).toContain(`read at ${CACHE_PRICE.read}×, the rest written at ${CACHE_PRICE.write}×`);
-    expect(models).toContain(`their input is priced uncached at ${CACHE_PRICE.uncached}×`);
+    const { anthropic, openai, simple } = PRICE_MODELS;
+    expect(models).toContain("which emulate claude-sonnet-4-6 with its prices from Pi's model registry ($3 in, $15 out, $0.3 cache read, $3.75 cache write per million tokens)");
+    expect(models).toContain(`the ${ANTHROPIC_LOOKBACK_BLOCKS}-block lookback, writes at ${anthropic.write}×, reads at ${anthropic.read}×, output at ${anthropic.output}×, the ${anthropic.minCachedTokens.toLocaleString("en-US")}-token minimum, thinking of earlier turns kept`);
+    expect(models).toContain("which emulate gpt-5 ($1.25 in, $10 out, $0.125 cache read per million tokens)");
+    expect(models).toContain(`in 128-token steps from ${openai.minCachedTokens.toLocaleString("en-US")}, reads at ${openai.read}×, no write premium, output at ${openai.output}×`);
+    expect(models).toContain(`read at ${simple.read}×, the rest written at ${simple.write}×`);
+    expect(models).toContain(`their input is priced uncached at ${anthropic.uncached}×`);
   });
 });
 

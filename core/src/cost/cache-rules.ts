@@ -1,26 +1,29 @@
 // How a provider bills a conversation's requests once prompt caching is counted: which part of
-// each request is read from the cache (0.1×), written to it (1.25×, Anthropic only) or sent
-// uncached (1×). Three price models, each a `CacheMeter` that remembers what the earlier requests
-// of one conversation left in the cache:
+// each request is read from the cache, written to it or sent uncached, each at its multiple of the
+// model's base input price (price-rules.ts: the active model's registry prices). A `CacheMeter`
+// per caching remembers what the earlier requests of one conversation left in the cache:
 //
 // - anthropic: Anthropic Messages with the breakpoints where Pi 1.6's provider puts them (the last
 //   tool definition, the system block, the last content block of the last message when that
-//   message is a user or tool-result message). Each breakpoint whose prefix holds at least 1,024
-//   tokens leaves a cache entry (the prefix up to and including its block). A breakpoint reads the
+//   message is a user or tool-result message), and any the request adds (`extraBreakpoints`: the
+//   pruner's own at its frontier). Each breakpoint whose prefix holds at least the model's minimum
+//   leaves a cache entry (the prefix up to and including its block). A breakpoint reads the
 //   longest earlier entry that is a prefix of the request and ends at a block boundary at most 20
 //   blocks before it (the documented lookback); everything after the read up to the last
-//   breakpoint is written, anything after that is uncached. Thinking of assistant turns before the
-//   latest user turn is stripped by the API: it is not input and does not break the prefix; the
-//   thinking of the current tool-use loop is sent and counts. Entries live five minutes; the meter
-//   assumes every request comes within that time of the one before (a warm cache).
-//   https://docs.claude.com/en/docs/build-with-claude/prompt-caching,
-//   https://docs.claude.com/en/docs/build-with-claude/context-windows (thinking of earlier turns)
+//   breakpoint is written, anything after that is uncached. Thinking of earlier turns is input and
+//   part of the prefix on models that keep it; on older ones the API strips thinking of turns
+//   before the latest user turn (not input, and it does not break the prefix) and the thinking of
+//   the current tool-use loop is sent and counts. Entries live five minutes; the meter assumes
+//   every request comes within that time of the one before (a warm cache).
+//   https://platform.claude.com/docs/en/build-with-claude/prompt-caching,
+//   https://platform.claude.com/docs/en/build-with-claude/extended-thinking (thinking of earlier turns)
 // - openai: automatic prefix caching: the longest prefix shared with any earlier request, counted
-//   from 1,024 tokens in steps of 128, is read at 0.1×, the rest is billed at 1×, and writes cost
-//   nothing extra (the rules of the models before the GPT-5.6 family).
+//   from 1,024 tokens in steps of 128, is read, the rest is billed uncached, or written where the
+//   model has a write price (the GPT-5.6 family and later). Reasoning of earlier turns is dropped.
 //   https://developers.openai.com/api/docs/guides/prompt-caching
+// - none: a model without cache prices: everything is sent uncached.
 // - simple: the bench's earlier model, kept for comparison with earlier figures: the common
-//   character prefix with the previous request is read at 0.1×, the rest written at 1.25×.
+//   character prefix with the previous request is read, the rest written.
 //
 // Tokens are core's estimate (characters / 4) of each block as the Anthropic Messages API carries
 // it; the OpenAI model uses the same blocks, as its wire shape differs only in punctuation.
@@ -29,27 +32,25 @@ import { isFailedTurn } from "../shapes/messages.ts";
 import { CHARS_PER_TOKEN, estimateTokens } from "../shapes/size.ts";
 import { messageFingerprint } from "../shapes/fingerprint.ts";
 import { isRecord } from "../shapes/json.ts";
-
-export type CacheRules = "anthropic" | "openai" | "simple";
-
-/** Every price model, in the order cost tables list them. */
-export const CACHE_RULES: readonly CacheRules[] = ["anthropic", "openai", "simple"];
+import { ANTHROPIC_LOOKBACK_BLOCKS, pricesOf, type PriceRules, type Pricing } from "./price-rules.ts";
 
 /** What the provider is sent: the system prompt, the tool declarations (JSON text), the messages (Pi's AgentMessage[] after our render). */
 export interface ProviderRequest {
   system: string;
   tools: string;
   messages: readonly AgentMessage[];
+  /** Messages (indexes) whose last block carries a breakpoint besides Pi's own (Anthropic-style caching only). */
+  extraBreakpoints?: readonly number[];
 }
 
 export interface RequestBill {
   /** Everything sent (thinking of earlier turns excluded where the rules say it is not input). */
   inputTokens: number;
-  /** Billed at 0.1×. */
+  /** Billed at the read price. */
   cacheReadTokens: number;
-  /** Billed at 1.25× (anthropic, simple), 0 for openai. */
+  /** Billed at the write price (0 where the provider charges no write premium). */
   cacheWriteTokens: number;
-  /** Billed at 1×. */
+  /** Billed at the base input price. */
   uncachedTokens: number;
   /** Input-token equivalents at the model's base input price. */
   billed: number;
@@ -70,66 +71,47 @@ export interface CacheMeter {
    * For a request billed last, if the next one keeps its messages before `changedFrom` and
    * changes the rest, adding `nextBlocks` content blocks after it: what that next request reads.
    * It reads only what an earlier request cached (Anthropic: at a breakpoint, within the lookback
-   * from the next request's last breakpoint), and only before the change.
+   * from the next request's last breakpoint), and only before the change. `cachedBefore`: a
+   * breakpoint the caller places on both requests caches everything before that message
+   * (Anthropic-style caching; ignored where the provider caches prefixes itself).
    */
-  readAfterChange(request: ProviderRequest, changedFrom: number, nextBlocks: number): ReadAfterChange;
-}
-
-/** Multiples of the base input price. */
-export const CACHE_PRICE = { read: 0.1, write: 1.25, uncached: 1 } as const;
-
-/**
- * The price of an output token in input-token equivalents, per rules, from Pi 1.6's model
- * registry: claude-sonnet-4-5 ($3 in, $15 out per million) for anthropic and for the simple
- * model, which prices an Anthropic-style cache; gpt-5 ($1.25 in, $10 out) for openai. The
- * summarizer's own input is priced like any input of the model it runs on (1× uncached).
- */
-export const OUTPUT_PRICE: Record<CacheRules, number> = { anthropic: 15 / 3, openai: 10 / 1.25, simple: 15 / 3 };
-
-/**
- * The rules for Pi's model `api` string: "anthropic-messages" → anthropic, the OpenAI APIs
- * ("openai-responses", "openai-completions", "openai-codex-responses", "azure-openai-responses")
- * → openai. Anything else, or nothing, → anthropic, the strictest (a rewrite costs the most).
- */
-export function cacheRulesFor(api: string | undefined): CacheRules {
-  if (api && /^(azure-)?openai-/.test(api)) return "openai";
-  return "anthropic";
+  readAfterChange(request: ProviderRequest, changedFrom: number, nextBlocks: number, cachedBefore?: number): ReadAfterChange;
 }
 
 /**
- * A meter for one conversation. It converts each message to what the provider receives once, into
- * `wires`: its own, or one its owner shares between the meters that bill the same messages (the
- * raw and the sent side of one session, or one conversation under every price model).
+ * A meter for one conversation under `pricing` (a model's rules or a named price model). It
+ * converts each message to what the provider receives once, into `wires`: its own, or one its
+ * owner shares between the meters that bill the same messages (the raw and the sent side of one
+ * session, or one conversation under every price model).
  */
-export function cacheMeter(rules: CacheRules, wires: WireCache = new WireCache()): CacheMeter {
-  switch (rules) {
+export function cacheMeter(pricing: Pricing, wires: WireCache = new WireCache()): CacheMeter {
+  const rules = pricesOf(pricing);
+  switch (rules.caching) {
     case "anthropic":
-      return new AnthropicMeter(wires);
+      return new AnthropicMeter(rules, wires);
     case "openai":
-      return new OpenAiMeter(wires);
+      return new OpenAiMeter(rules, wires);
+    case "none":
+      return new UncachedMeter(rules, wires);
     case "simple":
-      return new SimpleMeter();
+      return new SimpleMeter(rules);
   }
 }
 
-function bill(inputTokens: number, cacheReadTokens: number, cacheWriteTokens: number): RequestBill {
+function bill(rules: PriceRules, inputTokens: number, cacheReadTokens: number, cacheWriteTokens: number): RequestBill {
   const uncachedTokens = inputTokens - cacheReadTokens - cacheWriteTokens;
   return {
     inputTokens,
     cacheReadTokens,
     cacheWriteTokens,
     uncachedTokens,
-    billed: cacheReadTokens * CACHE_PRICE.read + cacheWriteTokens * CACHE_PRICE.write + uncachedTokens * CACHE_PRICE.uncached,
+    billed: cacheReadTokens * rules.read + cacheWriteTokens * rules.write + uncachedTokens * rules.uncached,
   };
 }
 
 // ---- The request as content blocks ----------------------------------------------------------
 
-/** Prompts shorter than this are not cached, by either provider. */
-export const MIN_CACHED_TOKENS = 1024;
 const OPENAI_CACHE_STEP = 128;
-/** How many blocks before a breakpoint Anthropic looks for an earlier entry. */
-const LOOKBACK_BLOCKS = 20;
 
 /** One content block as the provider receives it: a hash of its wire text, and its tokens. */
 interface WireBlock {
@@ -346,7 +328,12 @@ const MESSAGE_START = 0x1b873593;
 
 const hasThinking = (w: WireMessage) => w.blocks.some((b) => b.thinking);
 
-function chainOf(request: ProviderRequest, wires: WireCache, keep?: { memo?: ChainMemo }): Chain {
+/**
+ * The chain of `request`. With `thinkingKept` every thinking block is input and part of the prefix;
+ * without, thinking before the latest user turn is left out and the current loop's is input but
+ * keyed as if absent. `keep` holds the memo of the request built before (of the same setting).
+ */
+function chainOf(request: ProviderRequest, wires: WireCache, thinkingKept: boolean, keep?: { memo?: ChainMemo }): Chain {
   const prev = keep?.memo;
   // Leading messages that are the previous request's own objects (so the same wire messages).
   let shared = -1;
@@ -411,7 +398,7 @@ function chainOf(request: ProviderRequest, wires: WireCache, keep?: { memo?: Cha
   // Hashing carries on after the shared wire messages, or from where their thinking counts
   // otherwise now that the latest user turn moved.
   let from = sharedWires;
-  if (carried && prev.lastUserTurn !== lastUserTurn) {
+  if (carried && !thinkingKept && prev.lastUserTurn !== lastUserTurn) {
     const low = Math.max(0, Math.min(prev.lastUserTurn, lastUserTurn));
     const high = Math.min(Math.max(prev.lastUserTurn, lastUserTurn), sharedWires);
     for (let i = low; i < high; i++) {
@@ -440,10 +427,10 @@ function chainOf(request: ProviderRequest, wires: WireCache, keep?: { memo?: Cha
     const joinsPrevious = w.toolResults && i > 0 && wire[i - 1]!.toolResults;
     if (!joinsPrevious) mix(MESSAGE_START, w.role === "assistant" ? 1 : w.role === "system" ? 2 : 3);
     for (const blk of w.blocks) {
-      if (blk.thinking) {
-        // Earlier turns' thinking is not input at all (both providers drop it: Anthropic strips
-        // it, OpenAI discards reasoning after each turn); the current loop's is input, but it is
-        // keyed as if absent, so it never breaks a prefix.
+      if (blk.thinking && !thinkingKept) {
+        // Earlier turns' thinking is not input at all where the provider drops it (older Claude
+        // models strip it, OpenAI discards reasoning after each turn); the current loop's is input,
+        // but it is keyed as if absent, so it never breaks a prefix.
         if (i < lastUserTurn) continue;
         push(blk, true);
       } else push(blk, false);
@@ -455,6 +442,12 @@ function chainOf(request: ProviderRequest, wires: WireCache, keep?: { memo?: Cha
   keysAtWire.push(keys.length);
   const last = wire[wire.length - 1];
   if (last && last.role !== "assistant" && keys.length) breakpoints.push(keys.length - 1);
+  for (const m of request.extraBreakpoints ?? []) {
+    if (m < 0 || m >= wireIndexOf.length) continue;
+    // The boundary after the message's last block: the last one before the next message's wire.
+    const boundary = keysAtWire[m + 1 < wireIndexOf.length ? wireIndexOf[m + 1]! : wire.length]! - 1;
+    if (boundary >= 0) breakpoints.push(boundary);
+  }
   chain.total = total;
   if (keep) keep.memo = { tools: request.tools, system: request.system, messages: request.messages.slice(), wire, lastUserTurn, aAt, bAt, totalAt, chain, headBreakpoints };
   return chain;
@@ -464,10 +457,10 @@ function chainOf(request: ProviderRequest, wires: WireCache, keep?: { memo?: Cha
  * The chain of `request`: the one the meter built when it billed that very request last (the
  * policy asks about the last request sent, several times a turn), else built anew.
  */
-function chainFor(request: ProviderRequest, wires: WireCache, last: { memo?: ChainMemo }): Chain {
+function chainFor(request: ProviderRequest, wires: WireCache, thinkingKept: boolean, last: { memo?: ChainMemo }): Chain {
   const memo = last.memo;
   if (memo && memo.tools === request.tools && memo.system === request.system && memo.messages.length === request.messages.length && memo.messages.every((m, i) => m === request.messages[i])) return memo.chain;
-  return chainOf(request, wires);
+  return chainOf(request, wires, thinkingKept);
 }
 
 /** Boundaries of `chain` before message `changedFrom` (all of them when it is past the end). */
@@ -478,17 +471,19 @@ function boundariesBefore(chain: Chain, changedFrom: number): number {
 class AnthropicMeter implements CacheMeter {
   private readonly entries = new Set<number>();
   private readonly last: { memo?: ChainMemo } = {};
+  private readonly rules: PriceRules;
   private readonly wires: WireCache;
 
-  constructor(wires: WireCache) {
+  constructor(rules: PriceRules, wires: WireCache) {
+    this.rules = rules;
     this.wires = wires;
   }
 
   bill(request: ProviderRequest): RequestBill {
-    const { keys, tokens, total, breakpoints } = chainOf(request, this.wires, this.last);
+    const { keys, tokens, total, breakpoints } = chainOf(request, this.wires, this.rules.thinkingKept, this.last);
     let read = 0;
     for (const bp of breakpoints) {
-      for (let j = bp; j >= 0 && j >= bp - LOOKBACK_BLOCKS; j--) {
+      for (let j = bp; j >= 0 && j >= bp - ANTHROPIC_LOOKBACK_BLOCKS; j--) {
         if (this.entries.has(keys[j]!)) {
           if (tokens[j]! > read) read = tokens[j]!;
           break;
@@ -497,21 +492,25 @@ class AnthropicMeter implements CacheMeter {
     }
     let cachedEnd = 0;
     for (const bp of breakpoints) {
-      if (tokens[bp]! < MIN_CACHED_TOKENS) continue;
+      if (tokens[bp]! < this.rules.minCachedTokens) continue;
       this.entries.add(keys[bp]!);
-      cachedEnd = tokens[bp]!;
+      cachedEnd = Math.max(cachedEnd, tokens[bp]!);
     }
-    return bill(total, read, Math.max(0, cachedEnd - read));
+    return bill(this.rules, total, read, Math.max(0, cachedEnd - read));
   }
 
-  readAfterChange(request: ProviderRequest, changedFrom: number, nextBlocks: number): ReadAfterChange {
-    const chain = chainFor(request, this.wires, this.last);
+  readAfterChange(request: ProviderRequest, changedFrom: number, nextBlocks: number, cachedBefore?: number): ReadAfterChange {
+    const chain = chainFor(request, this.wires, this.rules.thinkingKept, this.last);
     const limit = boundariesBefore(chain, changedFrom);
-    // The next request's breakpoints: the head's (system, tools), unchanged, and its last block.
+    // The next request's breakpoints: the head's (system, tools), unchanged, the caller's own, and its last block.
     let read = 0;
     for (const bp of chain.breakpoints) if (bp < limit && this.entries.has(chain.keys[bp]!)) read = Math.max(read, chain.tokens[bp]!);
+    if (cachedBefore !== undefined && cachedBefore <= changedFrom) {
+      const at = boundariesBefore(chain, cachedBefore) - 1;
+      if (at >= 0 && chain.tokens[at]! >= this.rules.minCachedTokens) read = Math.max(read, chain.tokens[at]!);
+    }
     const end = chain.keys.length - 1 + nextBlocks;
-    for (let j = Math.min(limit - 1, end); j >= 0 && j >= end - LOOKBACK_BLOCKS; j--) {
+    for (let j = Math.min(limit - 1, end); j >= 0 && j >= end - ANTHROPIC_LOOKBACK_BLOCKS; j--) {
       if (this.entries.has(chain.keys[j]!)) {
         read = Math.max(read, chain.tokens[j]!);
         break;
@@ -524,34 +523,60 @@ class AnthropicMeter implements CacheMeter {
 class OpenAiMeter implements CacheMeter {
   private readonly seen = new Set<number>();
   private readonly last: { memo?: ChainMemo } = {};
+  private readonly rules: PriceRules;
   private readonly wires: WireCache;
 
-  constructor(wires: WireCache) {
+  constructor(rules: PriceRules, wires: WireCache) {
+    this.rules = rules;
     this.wires = wires;
   }
 
   bill(request: ProviderRequest): RequestBill {
-    const { keys, tokens, total, known } = chainOf(request, this.wires, this.last);
+    const { keys, tokens, total, known } = chainOf(request, this.wires, this.rules.thinkingKept, this.last);
     // The keys the previous request shares with this one were all seen when it was billed.
     let shared = known > 0 ? tokens[known - 1]! : 0;
     for (let j = known; j < keys.length && this.seen.has(keys[j]!); j++) shared = tokens[j]!;
     for (let j = known; j < keys.length; j++) this.seen.add(keys[j]!);
-    return bill(total, openAiRead(shared), 0);
+    const read = this.read(shared);
+    // Where the model charges for writes, the part not read is written for the next request.
+    const written = this.rules.write > this.rules.uncached && total >= this.rules.minCachedTokens ? total - read : 0;
+    return bill(this.rules, total, read, written);
   }
 
   readAfterChange(request: ProviderRequest, changedFrom: number): ReadAfterChange {
-    const chain = chainFor(request, this.wires, this.last);
+    const chain = chainFor(request, this.wires, this.rules.thinkingKept, this.last);
     const { keys, tokens, total } = chain;
     const limit = boundariesBefore(chain, changedFrom);
     let shared = 0;
     for (let j = 0; j < limit && this.seen.has(keys[j]!); j++) shared = tokens[j]!;
-    return { totalTokens: total, readTokens: openAiRead(shared) };
+    return { totalTokens: total, readTokens: this.read(shared) };
+  }
+
+  /** OpenAI reads a shared prefix of the minimum or more, in 128-token steps. */
+  private read(shared: number): number {
+    const min = this.rules.minCachedTokens;
+    return shared < min ? 0 : min + Math.floor((shared - min) / OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP;
   }
 }
 
-/** OpenAI reads a shared prefix of 1,024 tokens or more, in 128-token steps. */
-function openAiRead(shared: number): number {
-  return shared < MIN_CACHED_TOKENS ? 0 : MIN_CACHED_TOKENS + Math.floor((shared - MIN_CACHED_TOKENS) / OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP;
+/** A model without cache prices: every token is sent uncached, and nothing is read after a change. */
+class UncachedMeter implements CacheMeter {
+  private readonly last: { memo?: ChainMemo } = {};
+  private readonly rules: PriceRules;
+  private readonly wires: WireCache;
+
+  constructor(rules: PriceRules, wires: WireCache) {
+    this.rules = rules;
+    this.wires = wires;
+  }
+
+  bill(request: ProviderRequest): RequestBill {
+    return bill(this.rules, chainOf(request, this.wires, this.rules.thinkingKept, this.last).total, 0, 0);
+  }
+
+  readAfterChange(request: ProviderRequest): ReadAfterChange {
+    return { totalTokens: chainFor(request, this.wires, this.rules.thinkingKept, this.last).total, readTokens: 0 };
+  }
 }
 
 // ---- The simple model ------------------------------------------------------------------------
@@ -600,6 +625,11 @@ function commonPrefixLength(a: string, b: string): number {
 class SimpleMeter implements CacheMeter {
   private previous: string[] | undefined;
   private previousHead = -1;
+  private readonly rules: PriceRules;
+
+  constructor(rules: PriceRules) {
+    this.rules = rules;
+  }
 
   bill(request: ProviderRequest): RequestBill {
     const headChars = request.system.length + request.tools.length;
@@ -623,7 +653,7 @@ class SimpleMeter implements CacheMeter {
     this.previousHead = headChars;
     const tokens = total / CHARS_PER_TOKEN;
     const cachedTokens = cached / CHARS_PER_TOKEN;
-    return bill(tokens, cachedTokens, tokens - cachedTokens);
+    return bill(this.rules, tokens, cachedTokens, tokens - cachedTokens);
   }
 
   /** The simple model reads the common prefix with the previous request: everything before the change. */

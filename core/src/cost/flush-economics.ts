@@ -4,10 +4,7 @@
 // from the flush's first change on, and that part is written (or sent uncached) again.
 import type { AgentMessage } from "../shapes/messages.ts";
 import { messageChars, estimateTokens } from "../shapes/size.ts";
-import { CACHE_PRICE, OUTPUT_PRICE, type CacheRules } from "./cache-rules.ts";
-
-/** How many blocks before its breakpoint Anthropic looks for an earlier cache entry. */
-export const ANTHROPIC_LOOKBACK_BLOCKS = 20;
+import { ANTHROPIC_LOOKBACK_BLOCKS, pricesOf, type Pricing } from "./price-rules.ts";
 
 /**
  * What a flush would make the next request write again. The newest cache entry the change leaves
@@ -18,34 +15,39 @@ export const ANTHROPIC_LOOKBACK_BLOCKS = 20;
 export interface RewriteSpan {
   /** Estimated tokens from the newest intact cache entry to the end of the last request. */
   tokensFromFirstChange: number;
-  /** Content blocks from that entry to the next request's breakpoint (Anthropic's lookback counts blocks). */
+  /** Content blocks from that entry to the next request's breakpoint (Anthropic's lookback counts blocks); 0 when the entry surely exists (the meter read it, or the pruner's breakpoint holds it). */
   blocksFromFirstChange: number;
   /** Estimated tokens of all the request's messages (system prompt and tools excluded: they are cached apart). */
   messageTokens: number;
 }
 
-/** Each later request no longer reads the removed tokens from the cache. */
-export function savingPerRequest(removedTokens: number): number {
-  return Math.max(0, removedTokens) * CACHE_PRICE.read;
+/** Each later request no longer sends the removed tokens: read from the cache, or uncached where nothing is cached. */
+export function savingPerRequest(removedTokens: number, pricing: Pricing): number {
+  const rules = pricesOf(pricing);
+  return Math.max(0, removedTokens) * (rules.caching === "none" ? rules.uncached : rules.read);
 }
 
 /**
  * The extra cost of the first request after the flush: what lies after the first change, as it
- * will be once the flush removed its tokens, is written again instead of read. Anthropic (and the
- * simple model, which prices an Anthropic-style cache) writes at 1.25×; a change more than
+ * will be once the flush removed its tokens, is written again instead of read. Anthropic-style
+ * caching (and the simple model) writes it at the write price; a change more than
  * `ANTHROPIC_LOOKBACK_BLOCKS` blocks before the end leaves no earlier cache entry within reach,
- * so all the messages are written. OpenAI sends that part uncached once (1×), with no write premium.
+ * so all the messages are written. Automatic caching sends that part uncached once (or writes it
+ * where the model has a write price). Without a cache nothing is read anyway: no extra cost.
  */
-export function rewriteCost(span: RewriteSpan, removedTokens: number, rules: CacheRules): number {
-  const beyondLookback = rules !== "openai" && span.blocksFromFirstChange > ANTHROPIC_LOOKBACK_BLOCKS;
+export function rewriteCost(span: RewriteSpan, removedTokens: number, pricing: Pricing): number {
+  const rules = pricesOf(pricing);
+  if (rules.caching === "none") return 0;
+  const beyondLookback = rules.caching !== "openai" && span.blocksFromFirstChange > ANTHROPIC_LOOKBACK_BLOCKS;
   const rewritten = Math.max(0, (beyondLookback ? span.messageTokens : span.tokensFromFirstChange) - removedTokens);
-  const price = rules === "openai" ? CACHE_PRICE.uncached : CACHE_PRICE.write;
-  return rewritten * (price - CACHE_PRICE.read);
+  const price = rules.caching === "openai" ? Math.max(rules.write, rules.uncached) : rules.write;
+  return rewritten * (price - rules.read);
 }
 
-/** The summarizer's calls: their input at 1× (sent uncached), their output at the output price. */
-export function summarizerCost(inputTokens: number, outputTokens: number, rules: CacheRules): number {
-  return inputTokens * CACHE_PRICE.uncached + outputTokens * OUTPUT_PRICE[rules];
+/** The summarizer's calls: their input uncached, their output at the output price. */
+export function summarizerCost(inputTokens: number, outputTokens: number, pricing: Pricing): number {
+  const rules = pricesOf(pricing);
+  return inputTokens * rules.uncached + outputTokens * rules.output;
 }
 
 /** Blocks of a message as the provider receives them (text, thinking, tool calls; one per result). */

@@ -1,11 +1,14 @@
-// The money estimate of one session: each request billed twice under the active provider's cache
+// The money estimate of one session: each request billed twice under the active model's price
 // rules, once as Pi would send it without pruning and once as the pruner sent it. The system prompt
 // and the tools are the same in both and are left out. Billing serialises every message, so it is
-// queued on the request and settled later, off the request's path.
+// queued on the request and settled later, off the request's path. Each request is billed under the
+// rules in force when it was recorded, so a session that switches models is priced per request.
 import type { AgentMessage } from "../shapes/messages.ts";
-import { cacheMeter, WireCache, type CacheMeter, type CacheRules, type ReadAfterChange } from "./cache-rules.ts";
+import { cacheMeter, WireCache, type CacheMeter, type ReadAfterChange } from "./cache-rules.ts";
+import { PRICE_MODELS, pricesOf, sameRules, type CacheRules, type PriceRules, type Pricing } from "./price-rules.ts";
 
 export interface BillTotals {
+  /** How the current model caches (the name the status line shows; `SessionBill.prices` has its prices). */
   rules: CacheRules;
   requests: number;
   /** Billed input-token equivalents of the requests without pruning. */
@@ -18,23 +21,29 @@ export interface BillTotals {
 const MAX_QUEUED = 8;
 
 export class SessionBill {
-  private rules: CacheRules = "anthropic";
+  private rules: PriceRules = PRICE_MODELS.anthropic;
   /** The raw and the sent side share most messages: each is converted once for both meters. */
   private readonly wires = new WireCache();
-  private rawMeter: CacheMeter = cacheMeter("anthropic", this.wires);
-  private sentMeter: CacheMeter = cacheMeter("anthropic", this.wires);
+  private rawMeter: CacheMeter = cacheMeter(this.rules, this.wires);
+  private sentMeter: CacheMeter = cacheMeter(this.rules, this.wires);
   private queue: { raw: readonly AgentMessage[]; sent: readonly AgentMessage[] }[] = [];
   private requests = 0;
   private raw = 0;
   private sent = 0;
 
-  /** Later requests are billed under `rules`; a new provider starts with an empty cache. */
-  useRules(rules: CacheRules): void {
-    if (rules === this.rules) return;
+  /** Later requests are billed under `pricing`; another model starts with an empty cache. */
+  useRules(pricing: Pricing): void {
+    const rules = pricesOf(pricing);
+    if (sameRules(rules, this.rules)) return;
     this.settle();
     this.rules = rules;
     this.rawMeter = cacheMeter(rules, this.wires);
     this.sentMeter = cacheMeter(rules, this.wires);
+  }
+
+  /** The price rules later requests are billed under. */
+  get prices(): PriceRules {
+    return this.rules;
   }
 
   /** One request: what Pi would have sent and what was sent (the same array when nothing was pruned). */
@@ -61,13 +70,13 @@ export class SessionBill {
    * For `sent`, the request recorded last: what the next request reads from the cache if history
    * changes from message `changedFrom` on (see CacheMeter.readAfterChange). Settles the queue first.
    */
-  readAfterChange(sent: readonly AgentMessage[], changedFrom: number, nextBlocks: number): ReadAfterChange {
+  readAfterChange(sent: readonly AgentMessage[], changedFrom: number, nextBlocks: number, cachedBefore?: number): ReadAfterChange {
     this.settle();
-    return this.sentMeter.readAfterChange({ system: "", tools: "", messages: sent }, changedFrom, nextBlocks);
+    return this.sentMeter.readAfterChange({ system: "", tools: "", messages: sent }, changedFrom, nextBlocks, cachedBefore);
   }
 
   /** The totals of the requests billed so far, without billing the queued ones. */
   totals(): BillTotals {
-    return { rules: this.rules, requests: this.requests, raw: this.raw, sent: this.sent };
+    return { rules: this.rules.caching, requests: this.requests, raw: this.raw, sent: this.sent };
   }
 }

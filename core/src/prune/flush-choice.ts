@@ -4,9 +4,10 @@
 // session included; the Pi runtime keeps the queue and the last request.
 import type { AgentMessage } from "../shapes/messages.ts";
 import { occurrenceKey } from "../shapes/messages.ts";
-import { estimateTokens } from "../shapes/size.ts";
+import { estimateTokens, messagesChars } from "../shapes/size.ts";
 import type { PruneConfig } from "../settings/config.ts";
-import type { CacheRules, ReadAfterChange } from "../cost/cache-rules.ts";
+import type { ReadAfterChange } from "../cost/cache-rules.ts";
+import { pricesOf, type Pricing } from "../cost/price-rules.ts";
 import { blockCount, rewriteSpan, type RewriteSpan } from "../cost/flush-economics.ts";
 import type { Batch } from "./flush.ts";
 import type { IndexedCall, PruneIndex } from "./prune-index.ts";
@@ -18,8 +19,8 @@ type FlushChoiceConfig = ChainPlanConfig & Pick<PruneConfig, "minBatchChars" | "
 
 /** The meter that billed the session's requests: what the next request still reads from the cache after a change. */
 export interface CacheReadMeter {
-  /** For `sent`, the request billed last: what the next one reads from the cache if history changes from message `changedFrom` on. */
-  readAfterChange(sent: readonly AgentMessage[], changedFrom: number, nextBlocks: number): ReadAfterChange;
+  /** For `sent`, the request billed last: what the next one reads from the cache if history changes from message `changedFrom` on; `cachedBefore`: a breakpoint caches everything before that message. */
+  readAfterChange(sent: readonly AgentMessage[], changedFrom: number, nextBlocks: number, cachedBefore?: number): ReadAfterChange;
 }
 
 export interface FlushChoiceInputs {
@@ -30,7 +31,8 @@ export interface FlushChoiceInputs {
   hold?: Batch;
   index: PruneIndex;
   config: FlushChoiceConfig;
-  rules: CacheRules;
+  /** The active model's price rules (or a named price model). */
+  rules: Pricing;
   history: RequestHistory;
   /** Pi's context usage; tokens are null right after a compaction. */
   context: { tokens: number | null; contextWindow: number } | undefined;
@@ -74,6 +76,8 @@ export function chooseFlush(inputs: FlushChoiceInputs): FlushChoice {
   // that removes counts with the flush, and its first change may come earlier.
   const chains = moment === "final-reply" ? estimateChainCompression(lastSent, index, config) : undefined;
   const positions = positionsIn(lastSent, candidates);
+  // Where Anthropic-style caching holds the pruner's own breakpoint: the entry there surely exists.
+  const frontier = pricesOf(inputs.rules).caching === "anthropic" ? frontierIn(lastSent, inputs.pending) : undefined;
   const evaluate = (batches: readonly Batch[], ahead?: number) => {
     const pending = estimatePending(batches, index, config, inputs.summarizedStub, inputs.summarizerInputMemo);
     // A rewind, shrink or cancel since the last request rewrites history from where it applies:
@@ -90,7 +94,7 @@ export function chooseFlush(inputs: FlushChoiceInputs): FlushChoice {
     }
     // Each batch summarized adds its summary message after the turn: blocks the provider's lookback must cross too.
     const summaries = batches.filter((b) => batchChars(b) >= config.minBatchChars).length;
-    const span = rewriteSpanOf(lastSent, first, inputs.nextBlocks + summaries, inputs.meter);
+    const span = rewriteSpanOf(lastSent, first, inputs.nextBlocks + summaries, inputs.meter, frontier);
     return decideFlush({ rules: inputs.rules, moment, pending, span, history: inputs.history, context: inputs.context, requestsAhead: ahead });
   };
   let choice: FlushChoice = { decision: evaluate(candidates), keep: held };
@@ -112,17 +116,34 @@ export function chooseFlush(inputs: FlushChoiceInputs): FlushChoice {
 /**
  * What a change from message `first` of `lastSent` on would make the next request write again:
  * the meter knows which of its prefixes are cached; if it cannot tell, the estimate from the
- * messages' sizes and blocks.
+ * messages' sizes and blocks. A change at or after `frontier` (the pruner's breakpoint, which
+ * caches everything before that message on every request) rewrites at most what follows it,
+ * however far back it lies.
  */
-export function rewriteSpanOf(lastSent: readonly AgentMessage[], first: number, nextBlocks: number, meter: CacheReadMeter): RewriteSpan {
+export function rewriteSpanOf(lastSent: readonly AgentMessage[], first: number, nextBlocks: number, meter: CacheReadMeter, frontier?: number): RewriteSpan {
   if (first >= lastSent.length) return rewriteSpan(lastSent, first, nextBlocks);
   try {
-    const after = meter.readAfterChange(lastSent, first, nextBlocks);
+    const after = meter.readAfterChange(lastSent, first, nextBlocks, frontier);
     const rewritten = Math.max(0, after.totalTokens - after.readTokens);
     return { tokensFromFirstChange: rewritten, blocksFromFirstChange: 0, messageTokens: rewritten };
   } catch {
-    return rewriteSpan(lastSent, first, nextBlocks);
+    const span = rewriteSpan(lastSent, first, nextBlocks);
+    if (frontier === undefined || first < frontier) return span;
+    // The breakpoint's entry holds everything before the frontier: at most what follows is written.
+    const fromFrontier = Math.min(estimateTokens(messagesChars(lastSent.slice(frontier))), span.tokensFromFirstChange);
+    return { tokensFromFirstChange: fromFrontier, blocksFromFirstChange: 0, messageTokens: fromFrontier };
   }
+}
+
+/**
+ * Where the pruner's cache breakpoint sits in `sent`: before the first tool result of the oldest
+ * pending batch (`pending[0]`, the held batch included when it is the only one). The breakpoint is
+ * on the message before that position; everything before the position stays cached through a
+ * flush that changes only what follows. Undefined when nothing pending was sent.
+ */
+export function frontierIn(sent: readonly AgentMessage[], pending: readonly Batch[]): number | undefined {
+  const oldest = pending[0];
+  return oldest ? positionsIn(sent, [oldest]).get(oldest) : undefined;
 }
 
 /** What flushing `batches` would replace and what its summarizer calls would cost, in estimated tokens. A batch below minBatchChars gets no summarizer call and stays raw. */

@@ -2,7 +2,7 @@
 // until the next flush, and costs one rewrite of history from the flush's first change plus the
 // summarizer's calls. The decision is pure; the Pi runtime gathers its inputs from the session.
 import { rewriteCost, savingPerRequest, summarizerCost, type RewriteSpan } from "../cost/flush-economics.ts";
-import type { CacheRules } from "../cost/cache-rules.ts";
+import type { Pricing } from "../cost/price-rules.ts";
 
 /** Where the decision is taken: after a tool-using turn (mid-task) or on the agent's final reply. */
 export type FlushMoment = "mid-task" | "final-reply";
@@ -37,7 +37,8 @@ export function afterTask(history: RequestHistory): RequestHistory {
 }
 
 export interface FlushInputs {
-  rules: CacheRules;
+  /** The active model's price rules (or a named price model). */
+  rules: Pricing;
   moment: FlushMoment;
   pending: PendingEstimate;
   /** The last request, from the first message the flush would change. */
@@ -99,7 +100,7 @@ export function decideFlush(inputs: FlushInputs): FlushDecision {
   const ahead = inputs.requestsAhead ?? requestsAhead(history, moment);
   if (pending.rawTokens <= 0) return { flush: false, reason: "nothing-pending", saving: 0, cost: 0, requestsAhead: ahead };
   const removed = Math.max(0, pending.rawTokens - pending.replacementTokens);
-  const saving = savingPerRequest(removed) * ahead;
+  const saving = savingPerRequest(removed, rules) * ahead;
   const cost = rewriteCost(span, removed, rules) + summarizerCost(pending.summarizerInputTokens, pending.summarizerOutputTokens, rules);
   const tokens = context?.tokens;
   if (context && typeof tokens === "number" && context.contextWindow > 0 && tokens >= windowCapTokens(context.contextWindow)) {

@@ -12,7 +12,8 @@ import type { AssistantMessage } from "../shapes/messages.ts";
 import { isRecord } from "../shapes/json.ts";
 import { readFrontierData, readStatsData } from "../shapes/read-payloads.ts";
 import { estimateTokens } from "../shapes/size.ts";
-import { cacheMeter, cacheRulesFor, OUTPUT_PRICE, WireCache, type CacheMeter, type CacheRules, type RequestBill } from "../cost/cache-rules.ts";
+import { cacheMeter, WireCache, type CacheMeter, type RequestBill } from "../cost/cache-rules.ts";
+import { PRICE_MODELS, priceRulesFor, sameRules, type CacheRules, type PriceModelName, type PriceRules } from "../cost/price-rules.ts";
 import { RequestRenderer, type RequestViewOptions } from "./request-views.ts";
 
 /** What the provider reported for one request (Pi's `usage` on the assistant message). */
@@ -90,10 +91,14 @@ export interface TimelineOptions extends RequestViewOptions {
 }
 
 /**
- * Dollars per input token when a message does not tell: Pi 1.6's registry prices for
- * claude-sonnet-4-5 ($3 per million) and gpt-5 ($1.25), the models OUTPUT_PRICE is taken from.
+ * Dollars per input token of the price models' stand-ins (claude-sonnet-4-6 $3 per million, gpt-5
+ * $1.25): what an answer whose model core does not know is priced at.
  */
-export const DEFAULT_INPUT_PRICE: Record<CacheRules, number> = { anthropic: 3e-6, openai: 1.25e-6, simple: 3e-6 };
+export const DEFAULT_INPUT_PRICE: Readonly<Record<PriceModelName, number>> = {
+  anthropic: PRICE_MODELS.anthropic.inputPerMillion / 1e6,
+  openai: PRICE_MODELS.openai.inputPerMillion / 1e6,
+  simple: PRICE_MODELS.simple.inputPerMillion / 1e6,
+};
 
 const finite = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
@@ -112,15 +117,21 @@ function usageOf(message: AssistantMessage): RequestUsage | undefined {
   return result;
 }
 
-/** Dollars per input token for a message: its own cost over its tokens when it has both, else the price model's default. */
-function inputPriceOf(message: AssistantMessage, rules: CacheRules): number {
+/** Dollars per input token for a message: its own cost over its tokens when it has both, else its model's registry price. */
+function inputPriceOf(message: AssistantMessage, rules: PriceRules): number {
   const usage = message.usage;
   if (isRecord(usage) && isRecord(usage.cost)) {
     const cost = finite(usage.cost.input);
     const tokens = finite(usage.input);
     if (cost !== undefined && tokens !== undefined && cost > 0 && tokens > 0) return cost / tokens;
   }
-  return DEFAULT_INPUT_PRICE[rules];
+  return rules.inputPerMillion / 1e6;
+}
+
+/** The price rules of the model that answered: its api, provider and id as the session file records them. */
+function rulesOf(answer: AssistantMessage): PriceRules {
+  const text = (value: unknown) => (typeof value === "string" ? value : undefined);
+  return priceRulesFor({ api: text(answer.api), provider: text(answer.provider), id: text(answer.model) });
 }
 
 function markOf(entry: AnyEntry, options: TimelineOptions): { kind: TimelineMarkKind; label: string } | undefined {
@@ -170,7 +181,7 @@ export class TimelineBuilder {
   private readonly points: TimelinePoint[] = [];
   private readonly marks: TimelineMark[] = [];
   private summarizer: SummarizerCalls = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
-  private meters: { rules: CacheRules; raw: CacheMeter; sent: CacheMeter } | undefined;
+  private meters: { rules: PriceRules; raw: CacheMeter; sent: CacheMeter } | undefined;
   /** The raw and the sent side share most messages: each is converted once for both meters. */
   private readonly wires = new WireCache();
   /** Entries whose marks and stats are collected. */
@@ -258,15 +269,15 @@ export class TimelineBuilder {
     // modelRequests keeps only assistant messages.
     const answer = isMessageEntry(entry) && entry.message.role === "assistant" ? entry.message : undefined;
     if (!answer) throw new Error(`request ${request.n} is not an assistant message`);
-    const rules = cacheRulesFor(typeof answer.api === "string" ? answer.api : undefined);
-    // A new provider starts with an empty cache.
-    if (this.meters?.rules !== rules) this.meters = { rules, raw: cacheMeter(rules, this.wires), sent: cacheMeter(rules, this.wires) };
+    const rules = rulesOf(answer);
+    // Another model starts with an empty cache.
+    if (!this.meters || !sameRules(this.meters.rules, rules)) this.meters = { rules, raw: cacheMeter(rules, this.wires), sent: cacheMeter(rules, this.wires) };
     const sentBill: RequestBill = this.meters.sent.bill({ system: "", tools: "", messages: view.messages });
     const rawBill: RequestBill = this.meters.raw.bill({ system: "", tools: "", messages: view.rawMessages });
     const usage = usageOf(answer);
     const outputTokens = usage?.output ?? estimateTokens(JSON.stringify(answer.content ?? "").length);
     const price = inputPriceOf(answer, rules);
-    const estimatedCost = (sentBill.billed + outputTokens * OUTPUT_PRICE[rules]) * price;
+    const estimatedCost = (sentBill.billed + outputTokens * rules.output) * price;
     const cost = usage?.cost ?? estimatedCost;
     const point: TimelinePoint = {
       n: request.n,
@@ -275,7 +286,7 @@ export class TimelineBuilder {
       rawTokens: estimateTokens(view.rawChars),
       sentChars: view.modelChars,
       sentTokens: estimateTokens(view.modelChars),
-      rules,
+      rules: rules.caching,
       estimate: { input: sentBill.uncachedTokens, cacheRead: sentBill.cacheReadTokens, cacheWrite: sentBill.cacheWriteTokens, output: outputTokens },
       cost,
       costEstimated: usage?.cost === undefined,

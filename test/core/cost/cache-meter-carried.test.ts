@@ -5,7 +5,8 @@
 // thinking in and before the latest user turn, failed turns, a system prompt and tools that change.
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { CACHE_RULES, cacheMeter, WireCache, type ProviderRequest } from "../../../core/src/cost/cache-rules.ts";
+import { cacheMeter, WireCache, type ProviderRequest } from "../../../core/src/cost/cache-rules.ts";
+import { CACHE_RULES, priceRulesFor, type Pricing } from "../../../core/src/cost/price-rules.ts";
 import type { AgentMessage } from "../../../core/src/shapes/messages.ts";
 
 type Op =
@@ -24,6 +25,9 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("head" as const), system: fc.integer({ min: 0, max: 2 }), tools: fc.integer({ min: 0, max: 2 }) }) },
   { weight: 4, arbitrary: fc.constant({ kind: "send" as const }) },
 );
+
+/** Every price model, and breakpoints on a model that strips earlier turns' thinking, and no cache at all. */
+const RULES: readonly Pricing[] = [...CACHE_RULES, priceRulesFor({ api: "anthropic-messages", provider: "anthropic", id: "claude-haiku-4-5" }), "none"];
 
 function conversation(ops: readonly Op[]): ProviderRequest[] {
   const requests: ProviderRequest[] = [];
@@ -78,7 +82,7 @@ describe("a cache meter carried on over a conversation's shared messages", () =>
     fc.assert(
       fc.property(fc.array(opArb, { minLength: 1, maxLength: 40 }), fc.nat(), (ops, changedFrom) => {
         const requests = conversation(ops);
-        for (const rules of CACHE_RULES) {
+        for (const rules of RULES) {
           const carried = cacheMeter(rules);
           const copied = cacheMeter(rules);
           for (const request of requests) {
@@ -100,7 +104,7 @@ describe("meters that share one WireCache", () => {
       fc.property(fc.array(opArb, { minLength: 1, maxLength: 40 }), fc.nat(), (ops, changedFrom) => {
         const requests = conversation(ops);
         const wires = new WireCache();
-        for (const rules of CACHE_RULES) {
+        for (const rules of RULES) {
           // Two meters on one cache, as a session's raw and sent side are: one sees copies of the other's messages.
           const shared = cacheMeter(rules, wires);
           const sharedCopies = cacheMeter(rules, wires);

@@ -1,7 +1,9 @@
 // The price models on small requests whose every block has a size chosen by hand: the expected
 // bills below are worked out from the providers' rules, not read back from the code.
 import { describe, expect, it } from "vitest";
-import { cacheMeter, cacheRulesFor, OUTPUT_PRICE, type CacheRules, type ProviderRequest, type RequestBill } from "../../../core/src/cost/cache-rules.ts";
+import { cacheMeter, type ProviderRequest, type RequestBill } from "../../../core/src/cost/cache-rules.ts";
+import { PRICE_MODELS, priceRulesFor, type ModelInfo } from "../../../core/src/cost/price-rules.ts";
+import { SessionBill } from "../../../core/src/cost/session-bill.ts";
 import type { AgentMessage, AssistantMessage, ToolResultMessage, UserMessage } from "../../../core/src/shapes/messages.ts";
 
 // Wire sizes: a text block {"type":"text","text":"…"} is 25 characters around its text; the tool
@@ -111,8 +113,9 @@ describe("anthropic rules", () => {
     expectBill(meter.bill(req([...grown, reply(10), user(10)], small)), { input: 1170, read: 1150, write: 20, uncached: 0, billed: 115 + 25 });
   });
 
-  it("bills the thinking of the open tool loop and drops earlier turns' thinking without breaking the prefix", () => {
-    const meter = cacheMeter("anthropic");
+  it("on a model that strips it, bills the thinking of the open tool loop and drops earlier turns' thinking without breaking the prefix", () => {
+    // claude-sonnet-4-5 strips earlier turns' thinking; its minimum is 1,024 tokens.
+    const meter = cacheMeter(priceRulesFor(SONNET_4_5));
     meter.bill(req([user(100)]));
     // In the loop: 200 tokens of thinking are input. Read the first request (1,300), write the rest.
     expectBill(meter.bill(req([user(100), thinkAndCall(200), result(50)])), { input: 1566, read: 1300, write: 266, uncached: 0, billed: 130 + 332.5 });
@@ -212,17 +215,101 @@ describe("simple model", () => {
   });
 });
 
-describe("cacheRulesFor", () => {
-  it("maps Pi's model apis to their provider's rules, and anything unknown to Anthropic's", () => {
-    expect(cacheRulesFor("anthropic-messages")).toBe("anthropic");
-    for (const api of ["openai-responses", "openai-completions", "openai-codex-responses", "azure-openai-responses"]) expect(cacheRulesFor(api)).toBe("openai");
-    expect(cacheRulesFor("google-generative-ai")).toBe("anthropic");
-    expect(cacheRulesFor(undefined)).toBe("anthropic");
+describe("earlier turns' thinking, per model", () => {
+  // 4,200 tokens of head (tools 2,000, system 2,200): over Haiku 4.5's 4,096-token minimum.
+  const bigHead = { tools: tools(2_000), system: system(2_200) };
+  const loop = [user(100), thinkAndCall(200), result(50)];
+  const nextTurn = [...loop, reply(50), user(100, "v")];
+
+  it("Sonnet 4.6 keeps it: after the next user turn the 200 thinking tokens are still input, and the loop's entry is read with them", () => {
+    const meter = cacheMeter(priceRulesFor(SONNET_4_6));
+    expectBill(meter.bill(req([user(100)], bigHead)), { input: 4_300, read: 0, write: 4_300, uncached: 0, billed: 5_375 });
+    expectBill(meter.bill(req(loop, bigHead)), { input: 4_566, read: 4_300, write: 266, uncached: 0, billed: 430 + 332.5 });
+    // 4,566 up to the tool result, thinking included, read back; the reply and the prompt written.
+    expectBill(meter.bill(req(nextTurn, bigHead)), { input: 4_716, read: 4_566, write: 150, uncached: 0, billed: 456.6 + 187.5 });
   });
 
-  it("prices output from one model per provider in Pi's registry", () => {
-    const expected: Record<CacheRules, number> = { anthropic: 5, openai: 8, simple: 5 };
-    expect(OUTPUT_PRICE).toEqual(expected);
+  it("Haiku 4.5 strips it: the same request is 200 tokens smaller and reads the loop's entry without them", () => {
+    const meter = cacheMeter(priceRulesFor(HAIKU_4_5));
+    expectBill(meter.bill(req([user(100)], bigHead)), { input: 4_300, read: 0, write: 4_300, uncached: 0, billed: 5_375 });
+    expectBill(meter.bill(req(loop, bigHead)), { input: 4_566, read: 4_300, write: 266, uncached: 0, billed: 430 + 332.5 });
+    expectBill(meter.bill(req(nextTurn, bigHead)), { input: 4_516, read: 4_366, write: 150, uncached: 0, billed: 436.6 + 187.5 });
+  });
+});
+
+// Registry entries as Pi 1.6's pi-ai carries them (dollars per million tokens).
+const SONNET_4_6: ModelInfo = { api: "anthropic-messages", provider: "anthropic", id: "claude-sonnet-4-6", cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } };
+const SONNET_4_5: ModelInfo = { api: "anthropic-messages", provider: "anthropic", id: "claude-sonnet-4-5", cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } };
+const HAIKU_4_5: ModelInfo = { api: "anthropic-messages", provider: "anthropic", id: "claude-haiku-4-5", cost: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 } };
+const FABLE_5_1: ModelInfo = { api: "anthropic-messages", provider: "anthropic", id: "claude-fable-5-1", cost: { input: 10, output: 50, cacheRead: 0.25, cacheWrite: 12.5 } };
+
+describe("priceRulesFor", () => {
+  it("takes the multiples from the model's registry prices: Fable 5.1 reads at 0.025×, not 0.1×", () => {
+    expect(priceRulesFor(SONNET_4_6)).toEqual({ model: "anthropic/claude-sonnet-4-6", inputPerMillion: 3, caching: "anthropic", read: 0.1, write: 1.25, uncached: 1, output: 5, thinkingKept: true, minCachedTokens: 1_024 });
+    expect(priceRulesFor(FABLE_5_1)).toMatchObject({ caching: "anthropic", read: 0.025, write: 1.25, output: 5, thinkingKept: true });
+    // gpt-5: $1.25 in, $10 out, $0.125 cache read, no write price.
+    expect(priceRulesFor({ api: "openai-responses", provider: "openai", id: "gpt-5", cost: { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 } })).toMatchObject({ caching: "openai", read: 0.1, write: 1, output: 8, thinkingKept: false });
+  });
+
+  it("a Fable request is billed at its own read price: 1,300 tokens read cost 32.5", () => {
+    const meter = cacheMeter(priceRulesFor(FABLE_5_1));
+    expectBill(meter.bill(req([user(100)])), { input: 1_300, read: 0, write: 1_300, uncached: 0, billed: 1_625 });
+    expectBill(meter.bill(req([user(100), reply(50), user(100, "v")])), { input: 1_450, read: 1_300, write: 150, uncached: 0, billed: 32.5 + 187.5 });
+  });
+
+  it("OpenAI-completions with Anthropic-style compat gets breakpoint rules, as Pi then adds cache_control", () => {
+    const viaCompat = { api: "openai-completions", provider: "my-proxy", id: "claude-sonnet-4-6", compat: { cacheControlFormat: "anthropic" }, cost: SONNET_4_6.cost };
+    expect(priceRulesFor(viaCompat)).toMatchObject({ caching: "anthropic", read: 0.1, write: 1.25, thinkingKept: true });
+    // Pi detects OpenRouter's anthropic/* routes itself; an explicit compat value wins.
+    const openRouter = { api: "openai-completions", provider: "openrouter", id: "anthropic/claude-haiku-4.5", cost: HAIKU_4_5.cost };
+    expect(priceRulesFor(openRouter)).toMatchObject({ caching: "anthropic", thinkingKept: false, minCachedTokens: 4_096 });
+    expect(priceRulesFor({ ...openRouter, compat: { cacheControlFormat: "none" } }).caching).toBe("openai");
+    expect(priceRulesFor({ api: "openai-completions", provider: "openrouter", id: "openai/gpt-5", cost: { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 } }).caching).toBe("openai");
+    // The request is then billed with breakpoints: a change far back rewrites everything after the system prompt.
+    const meter = cacheMeter(priceRulesFor(viaCompat));
+    meter.bill(req(history()));
+    expect(meter.bill(req([...history(0), reply(10), user(10)])).cacheReadTokens).toBe(1_200);
+  });
+
+  it("a model without cache prices caches nothing: every request is billed whole, uncached", () => {
+    const gpt4 = priceRulesFor({ api: "openai-responses", provider: "openai", id: "gpt-4", cost: { input: 30, output: 60, cacheRead: 0, cacheWrite: 0 } });
+    expect(gpt4).toMatchObject({ caching: "none", read: 1, write: 1, output: 2 });
+    const meter = cacheMeter(gpt4);
+    expectBill(meter.bill(req([user(100)])), { input: 1_300, read: 0, write: 0, uncached: 1_300, billed: 1_300 });
+    expectBill(meter.bill(req([user(100), reply(50), user(100, "v")])), { input: 1_450, read: 0, write: 0, uncached: 1_450, billed: 1_450 });
+    expect(meter.readAfterChange(req([user(100), reply(50), user(100, "v")]), 2, 2)).toEqual({ totalTokens: 1_450, readTokens: 0 });
+  });
+
+  it("an unknown model falls back to the strictest rules: Anthropic-style, 0.1× and 1.25×, Sonnet's output price", () => {
+    for (const model of [undefined, {}, { api: "anthropic-messages", provider: "mock", id: "m" }, { api: "google-generative-ai", id: "x", cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }]) {
+      expect(priceRulesFor(model)).toEqual(PRICE_MODELS.anthropic);
+    }
+    expect(PRICE_MODELS.anthropic).toMatchObject({ caching: "anthropic", read: 0.1, write: 1.25, output: 5, thinkingKept: true });
+    // Known to cache automatically but not priced: OpenAI's stand-in, gpt-5.
+    expect(priceRulesFor({ api: "openai-responses", provider: "custom", id: "my-model" })).toEqual(PRICE_MODELS.openai);
+  });
+});
+
+describe("a session that switches models", () => {
+  it("prices each request by the model it was sent to, starting the new model's cache empty", () => {
+    const bill = new SessionBill();
+    const first = [user(2_000)];
+    const second = [...first, reply(50), user(100, "v")];
+    const third = [...second, reply(50), user(100, "w")];
+    bill.useRules(priceRulesFor(SONNET_4_6));
+    bill.record(first, first);
+    bill.record(second, second);
+    // 2,000 written at 1.25×; then 2,000 read at 0.1× and 150 written.
+    expect(bill.settle().sent).toBeCloseTo(2_500 + 200 + 187.5, 6);
+    bill.useRules(priceRulesFor(FABLE_5_1));
+    bill.record(third, third);
+    // Fable's cache is empty: all 2,300 written at 1.25×.
+    expect(bill.settle()).toMatchObject({ rules: "anthropic", requests: 3, sent: expect.closeTo(2_887.5 + 2_875, 6) });
+    // The same model again keeps its cache: the next turn reads the 2,300 at Fable's 0.025×.
+    bill.useRules(priceRulesFor(FABLE_5_1));
+    const fourth = [...third, reply(50), user(100, "x")];
+    bill.record(fourth, fourth);
+    expect(bill.settle().sent).toBeCloseTo(2_887.5 + 2_875 + 2_300 * 0.025 + 150 * 1.25, 6);
   });
 });
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { afterRequest, afterTask, decideFlush, requestsAhead, windowCapTokens, type FlushInputs } from "../../../core/src/prune/flush-policy.ts";
 import { rewriteCost, rewriteSpan, savingPerRequest, summarizerCost } from "../../../core/src/cost/flush-economics.ts";
-import { cacheRulesFor } from "../../../core/src/cost/cache-rules.ts";
+import { priceRulesFor } from "../../../core/src/cost/price-rules.ts";
 import type { AgentMessage } from "../../../core/src/shapes/messages.ts";
 import { estimateTokens, messageChars } from "../../../core/src/shapes/size.ts";
 
@@ -40,7 +40,7 @@ function shortSession(overrides: Partial<FlushInputs> = {}): FlushInputs {
 
 describe("flush economics", () => {
   it("prices the saving per request, the rewrite and the summarizer under each provider's rules", () => {
-    expect(savingPerRequest(9_500)).toBeCloseTo(950);
+    expect(savingPerRequest(9_500, "anthropic")).toBeCloseTo(950);
     const span = { tokensFromFirstChange: 12_000, blocksFromFirstChange: 10, messageTokens: 50_000 };
     // 2,500 tokens are left after the change: written at 1.25× instead of read at 0.1×…
     expect(rewriteCost(span, 9_500, "anthropic")).toBeCloseTo(2_875);
@@ -49,9 +49,31 @@ describe("flush economics", () => {
     // A change 30 blocks back is out of Anthropic's lookback: every message is written again.
     expect(rewriteCost({ ...span, blocksFromFirstChange: 30 }, 9_500, "anthropic")).toBeCloseTo(46_575);
     expect(rewriteCost({ ...span, blocksFromFirstChange: 30 }, 9_500, "openai")).toBeCloseTo(2_250);
-    // Output at 5× (Claude Sonnet 4.5's price ratio) or 8× (GPT-5's).
+    // Output at 5× (Claude Sonnet 4.6's price ratio) or 8× (GPT-5's).
     expect(summarizerCost(3_000, 300, "anthropic")).toBeCloseTo(4_500);
     expect(summarizerCost(3_000, 300, "openai")).toBeCloseTo(5_400);
+  });
+
+  it("prices by the active model's registry entry: a cheaper cache read saves less and makes a rewrite dearer", () => {
+    // claude-fable-5-1: $10 in, $50 out, $0.25 cache read, $12.50 cache write per million.
+    const fable = priceRulesFor({ api: "anthropic-messages", provider: "anthropic", id: "claude-fable-5-1", cost: { input: 10, output: 50, cacheRead: 0.25, cacheWrite: 12.5 } });
+    const span = { tokensFromFirstChange: 12_000, blocksFromFirstChange: 10, messageTokens: 50_000 };
+    // 9,500 tokens no longer read at 0.025×; 2,500 written at 1.25× instead of read at 0.025×; output at 5×.
+    expect(savingPerRequest(9_500, fable)).toBeCloseTo(237.5);
+    expect(rewriteCost(span, 9_500, fable)).toBeCloseTo(3_062.5);
+    expect(summarizerCost(3_000, 300, fable)).toBeCloseTo(4_500);
+  });
+
+  it("without a cache, whatever is removed is saved at the full input price and a rewrite costs nothing extra", () => {
+    // gpt-4: $30 in, $60 out, no cache prices.
+    const uncached = priceRulesFor({ api: "openai-responses", provider: "openai", id: "gpt-4", cost: { input: 30, output: 60, cacheRead: 0, cacheWrite: 0 } });
+    expect(savingPerRequest(9_500, uncached)).toBe(9_500);
+    expect(rewriteCost({ tokensFromFirstChange: 12_000, blocksFromFirstChange: 30, messageTokens: 50_000 }, 9_500, uncached)).toBe(0);
+    expect(summarizerCost(3_000, 300, uncached)).toBeCloseTo(3_600);
+    // So a flush that cannot pay back under a cache pays back at once without one.
+    const farBack = midTask({ span: { tokensFromFirstChange: 12_000, blocksFromFirstChange: 30, messageTokens: 50_000 } });
+    expect(decideFlush(farBack)).toMatchObject({ flush: false });
+    expect(decideFlush({ ...farBack, rules: uncached })).toMatchObject({ flush: true, reason: "pays-back", saving: 9_500 * 15, cost: 3_600 });
   });
 
   it("measures the span from the assistant message whose call the first change answers, with the blocks the next request adds", () => {
@@ -108,10 +130,10 @@ describe("the flush decision", () => {
   it("an unknown provider uses the Anthropic rules, the strictest", () => {
     const farBack = midTask({ span: { tokensFromFirstChange: 12_000, blocksFromFirstChange: 30, messageTokens: 50_000 } });
     for (const api of [undefined, "google-generative-ai", "some-new-api"]) {
-      expect(cacheRulesFor(api)).toBe("anthropic");
-      expect(decideFlush({ ...farBack, rules: cacheRulesFor(api) })).toEqual(decideFlush({ ...farBack, rules: "anthropic" }));
+      expect(priceRulesFor({ api }).caching).toBe("anthropic");
+      expect(decideFlush({ ...farBack, rules: priceRulesFor({ api }) })).toEqual(decideFlush({ ...farBack, rules: "anthropic" }));
     }
-    expect(decideFlush({ ...farBack, rules: cacheRulesFor("openai-completions") })).toMatchObject({ flush: true });
+    expect(decideFlush({ ...farBack, rules: priceRulesFor({ api: "openai-completions" }) })).toMatchObject({ flush: true });
   });
 
   it("counts a final reply's saving over the rest of the session (as long again as so far), and mid-task over the rest of the task", () => {
