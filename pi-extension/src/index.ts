@@ -14,6 +14,7 @@ export default function piPruner(pi: ExtensionAPI): void {
   pi.on("turn_end", (event, ctx) => runtime.onTurnEnd(event, ctx));
   pi.on("context", (event, ctx) => runtime.onContext(event, ctx));
   pi.on("message_end", (event, ctx) => runtime.onMessageEnd(event, ctx));
+  pi.on("before_provider_request", (event, ctx) => runtime.onProviderRequest(event, ctx));
 
   registerQueryTool(pi, runtime.queryTool);
   const selfControlSubcommands = registerSelfControl(pi, runtime.selfControl);

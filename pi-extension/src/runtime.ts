@@ -2,10 +2,11 @@
 // point per event (index.ts only registers them), the hosts the commands and tools are given, and
 // the turn's end that captures and decides when to flush. Pure decisions live in core; the queue
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
-import type { ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
+import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
 import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, ControlsReader, chooseFlush, createRenderMemo, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, turnBlocks } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
+import { FrontierBreakpoint } from "./cache-breakpoint.ts";
 import { LiveBill } from "./live-bill.ts";
 import { RequestLedger } from "./request-ledger.ts";
 import { branchOf, contextMessagesOf, controlChangeIn } from "./branch-context.ts";
@@ -88,6 +89,8 @@ export class PrunerRuntime {
   private readonly pi: PiOperations;
   private readonly live: SelfControlLive;
   private readonly queue: PendingQueue;
+  /** The cache breakpoint at the frontier, and what the last request marked. */
+  private readonly breakpoint = new FrontierBreakpoint();
   /** The one flush-then-compress sequence, which `/pruner now` and `/pruner compact` run too. */
   readonly flushes: FlushSequence;
 
@@ -148,6 +151,18 @@ export class PrunerRuntime {
     } catch (error) {
       this.reporter.report(`retire:${(error as Error).message}`, `pi-pruner: could not retire a stale shrink (${(error as Error).message})`, "error");
     }
+  }
+
+  /**
+   * `before_provider_request`: on a provider that caches at markers, a breakpoint at the frontier,
+   * so a flush (which changes only what follows it) leaves the prefix before it readable. Fails
+   * open: the payload goes as Pi built it. Returns nothing when nothing changed.
+   */
+  onProviderRequest(event: BeforeProviderRequestEvent, ctx: ExtensionContext): unknown {
+    this.ui = ctx.ui;
+    if (!this.config.enabled) return undefined;
+    const sent = this.failOpen("cache breakpoint", () => this.breakpoint.place(event.payload, this.queue.batches), event.payload);
+    return sent === event.payload ? undefined : sent;
   }
 
   /** `turn_end`: self-control's turn metric, then the flush policy; the pruner's entries follow the drafts Pi already holds. */
@@ -262,6 +277,7 @@ export class PrunerRuntime {
     this.requests.reset(requestHistoryOf(branch));
     this.lastDecision = undefined;
     this.previousFraction = null;
+    this.breakpoint.reset();
   }
 
   /**

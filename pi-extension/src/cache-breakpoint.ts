@@ -1,0 +1,24 @@
+// The pruner's cache breakpoint on the payload Pi is about to send: at the frontier (the end of the
+// history a flush keeps), and for one request after the frontier moved, at the previous frontier
+// too. What one request marked is remembered for the next; core decides where the markers go.
+import { placeFrontierBreakpoint, type Batch, type BreakpointMemory } from "@pi-pruner/core";
+
+export class FrontierBreakpoint {
+  private memory: BreakpointMemory | undefined;
+
+  /** The payload to send with `pending` (the queue's batches, oldest first): the one given when nothing is added. */
+  place(payload: unknown, pending: readonly Batch[]): unknown {
+    const placed = placeFrontierBreakpoint(
+      payload,
+      pending.flatMap((batch) => batch.calls.map((call) => call.toolCallId)),
+      this.memory,
+    );
+    this.memory = placed.memory;
+    return placed.payload;
+  }
+
+  /** Another session or branch: what the last request marked says nothing about the next. */
+  reset(): void {
+    this.memory = undefined;
+  }
+}

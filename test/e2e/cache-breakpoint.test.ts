@@ -1,0 +1,107 @@
+// The pruner's cache breakpoint at the frontier, in the real `pi` binary: the bodies the scripted
+// model server logged carry a fourth `cache_control` on the block just before the oldest pending
+// tool result, keep one at that old frontier on the first request after a flush, and carry none
+// added where the provider caches prefixes by itself.
+import { afterEach, describe, expect, it } from "vitest";
+import { startModelServer, type AnthropicBlock, type ChatMessage, type ModelRequest, type ModelServer, type Reply } from "../helpers/model-server.ts";
+import { createPiWorkspace, type MockModelOptions, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import { assertRunOk, runPi } from "../helpers/run-pi.ts";
+import { EXTENSION, goodSummary, isSummarizerRequest } from "../helpers/pruner-e2e.ts";
+import { NO_NUDGES } from "../helpers/request-equality.ts";
+
+const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
+
+let server: ModelServer | undefined;
+let ws: PiWorkspace | undefined;
+afterEach(async () => {
+  await server?.close();
+  ws?.cleanup();
+  server = undefined;
+  ws = undefined;
+});
+
+/** Two tool turns, a final reply, a flush by command, then one more prompt. */
+async function runSession(model: MockModelOptions): Promise<ModelRequest[]> {
+  const agent: Reply[] = [
+    { thinking: "Start with a.", text: "Reading a.", toolCalls: [{ id: "toolu_a", name: "read", arguments: { path: "src/a.ts" } }] },
+    { thinking: "Now b.", text: "Reading b.", toolCalls: [{ id: "toolu_b", name: "read", arguments: { path: "src/b.ts" } }] },
+    { thinking: "Both read.", text: "Read both." },
+    { text: "Next: the tests." },
+  ];
+  server = await startModelServer();
+  server.route(isSummarizerRequest, goodSummary);
+  server.route(() => true, agent);
+  ws = createPiWorkspace({
+    baseUrl: server.baseUrl,
+    files: { "src/a.ts": lines("a", 60), "src/b.ts": lines("b", 60) },
+    // Batches stay pending until `/pruner now`, so the frontier is known at every request.
+    settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES } },
+    model,
+  });
+  assertRunOk(await runPi({ workspace: ws, model: ws.modelRef, extension: EXTENSION, prompts: ["read a and b", "/pruner now", "what next?"], timeoutMs: 30_000 }));
+  expect(server.warnings).toEqual([]);
+  const agentRequests = server.chatRequests.filter((r) => !isSummarizerRequest(r));
+  expect(agentRequests).toHaveLength(4);
+  expect(server.chatRequests.filter(isSummarizerRequest).length).toBeGreaterThan(0);
+  return agentRequests;
+}
+
+function blocks(content: string | AnthropicBlock[]): AnthropicBlock[] {
+  return typeof content === "string" ? [{ type: "text", text: content }] : content;
+}
+
+/** Where an Anthropic body carries markers, as `tools[i]`, `system[i]`, `<role>#<message>: <block type> <id>`. */
+function anthropicMarkers(req: ModelRequest): string[] {
+  const body = req.anthropic!;
+  const out: string[] = [];
+  body.tools?.forEach((t, i) => t.cache_control && out.push(`tools[${i}]`));
+  blocks(body.system ?? []).forEach((s, i) => s.cache_control && out.push(`system[${i}]`));
+  body.messages?.forEach((m, i) =>
+    blocks(m.content).forEach((b) => b.cache_control && out.push(`${m.role}#${i}: ${b.type}${b.id ? ` ${b.id}` : ""}${b.tool_use_id ? ` ${b.tool_use_id}` : ""}`)),
+  );
+  return out;
+}
+
+const lastTool = (req: ModelRequest) => `tools[${req.anthropic!.tools!.length - 1}]`;
+
+describe("the frontier breakpoint in real Pi", () => {
+  it("anthropic-messages: a fourth breakpoint before the oldest pending result, kept at the old frontier after the flush", async () => {
+    const [first, second, third, fourth] = await runSession({ api: "anthropic-messages" });
+
+    // Nothing pending yet: Pi's three breakpoints only.
+    expect(anthropicMarkers(first!)).toEqual([lastTool(first!), "system[0]", "user#0: text"]);
+    // a's result pending: the block before it, a's call, is marked; the frontier moved from the end
+    // of the first request, which keeps its breakpoint too, and the last tool's gives way (four at most).
+    expect(anthropicMarkers(second!)).toEqual(["system[0]", "user#0: text", "assistant#1: tool_use toolu_a", "user#2: tool_result toolu_a"]);
+    // a and b pending: the frontier is still before a's result; nothing moved, the tool's breakpoint is back.
+    expect(anthropicMarkers(third!)).toEqual([lastTool(third!), "system[0]", "assistant#1: tool_use toolu_a", "user#4: tool_result toolu_b"]);
+
+    // After `/pruner now` stubbed both results (and its summaries joined the history), nothing is
+    // pending: the old frontier keeps its breakpoint, the new prompt has Pi's.
+    const results = fourth!.anthropic!.messages!.flatMap((m) => blocks(m.content)).filter((b) => b.type === "tool_result");
+    expect(results.map((b) => JSON.stringify(b.content))).toEqual([expect.not.stringContaining("a line 30"), expect.not.stringContaining("b line 30")]);
+    expect(JSON.stringify(third!.anthropic!.messages)).toContain("a line 30");
+    expect(anthropicMarkers(fourth!)).toEqual([lastTool(fourth!), "system[0]", "assistant#1: tool_use toolu_a", "user#8: text"]);
+    // And the scripted cache read the history up to it, beyond the tools, system and first prompt.
+    expect(fourth!.anthropicUsage!.cache_read_input_tokens).toBeGreaterThan(first!.anthropicUsage!.cache_creation_input_tokens);
+  }, 60_000);
+
+  it("openai-completions with Anthropic-style cache control: the marker goes on the text before the pending result", async () => {
+    const [, second, third] = await runSession({ extra: { compat: { cacheControlFormat: "anthropic" } } });
+    const marked = (req: ModelRequest) => [
+      ...(req.body.tools ?? []).flatMap((t, i) => ((t as { cache_control?: unknown }).cache_control ? [`tools[${i}]`] : [])),
+      ...(req.body.messages ?? []).flatMap((m: ChatMessage, i) => (Array.isArray(m.content) ? m.content.filter((p) => p.cache_control !== undefined).map(() => `${m.role}#${i}`) : [])),
+    ];
+    const lastChatTool = (req: ModelRequest) => `tools[${req.body.tools!.length - 1}]`;
+    // The assistant's "Reading a." is the last text before a's result; the first request's end keeps
+    // its breakpoint (the frontier moved from there), the last tool's gives way.
+    expect(marked(second!)).toEqual(["system#0", "user#1", "assistant#2", "tool#3"]);
+    expect(marked(third!)).toEqual([lastChatTool(third!), "system#0", "assistant#2", "tool#5"]);
+  }, 60_000);
+
+  it("openai-completions without cache control (automatic prefix caching): no marker added to any body", async () => {
+    const requests = await runSession({});
+    for (const req of server!.chatRequests) expect(req.rawBody).not.toContain("cache_control");
+    expect(requests).toHaveLength(4);
+  }, 60_000);
+});
