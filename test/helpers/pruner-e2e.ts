@@ -26,9 +26,9 @@ export function goodSummary(req: ModelRequest): Reply & { text: string } {
   return { text: refsAsked(req).map(({ ref, tool }) => `- \`${ref}\` ${tool}: looked at it, nothing surprising`).join("\n") };
 }
 
-/** The agent's requests only, in order. */
+/** The agent's requests only, in order, in either wire format the server speaks. */
 export function agentRequests(requests: readonly ModelRequest[]): ModelRequest[] {
-  return requests.filter((r) => r.url.includes("chat/completions") && !isSummarizerRequest(r));
+  return requests.filter((r) => r.api !== undefined && !isSummarizerRequest(r));
 }
 
 /** Every `tool` message of a request, as `{id, text}`. */
