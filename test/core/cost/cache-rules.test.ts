@@ -345,3 +345,46 @@ describe("what the next request reads after a change in history", () => {
   });
 });
 
+
+describe("the pruner's own breakpoint at the frontier", () => {
+  // 8,000 tokens of prompt, the oldest pending read (call 16, result 100), 40 blocks of exchanges
+  // (400 tokens), then the newest read (call 16, result 2,000): the frontier is 42 blocks back.
+  const call = (id: string): AssistantMessage => ({ role: "assistant", content: [{ type: "toolCall", id, name: "read", arguments: { path: "a" } }], timestamp: 0, stopReason: "toolUse" });
+  const exchanges: AgentMessage[] = [];
+  for (let i = 0; i < 20; i++) exchanges.push(reply(10), user(10, "e"));
+  const before = [user(8_000), call("c0"), result(100, "c0"), ...exchanges];
+  const last = [...before, call("c1"), result(2_000, "c1")];
+  /** The newest result stubbed (20 tokens), then a turn of 24 blocks: the old entries are out of the lookback. */
+  const nextTurn: AgentMessage[] = [];
+  for (let i = 0; i < 12; i++) nextTurn.push(reply(10), user(10, "n"));
+  const flushed = [...before, call("c1"), result(20, "c1"), ...nextTurn];
+  const noHead = { tools: "", system: "" };
+
+  it("the request after a flush of the newest batch reads the entry at the frontier, however far back", () => {
+    const meter = cacheMeter("anthropic");
+    // The breakpoint sits on the last block before the oldest pending result: message 1.
+    meter.bill({ ...noHead, messages: before, extraBreakpoints: [1] });
+    meter.bill({ ...noHead, messages: last, extraBreakpoints: [1] });
+    // 8,792 tokens; the frontier's entry (8,016: the prompt and the old call) is read, the rest written.
+    expectBill(meter.bill({ ...noHead, messages: flushed, extraBreakpoints: [1] }), { input: 8_792, read: 8_016, write: 776, uncached: 0, billed: 801.6 + 970 });
+  });
+
+  it("without it, the same request finds no entry within 20 blocks and writes everything", () => {
+    const meter = cacheMeter("anthropic");
+    meter.bill({ ...noHead, messages: before });
+    meter.bill({ ...noHead, messages: last });
+    expectBill(meter.bill({ ...noHead, messages: flushed }), { input: 8_792, read: 0, write: 8_792, uncached: 0, billed: 10_990 });
+  });
+
+  it("asked what a change after the frontier leaves readable, the meter counts the entry the caller's breakpoint holds", () => {
+    const meter = cacheMeter("anthropic");
+    meter.bill({ ...noHead, messages: before });
+    meter.bill({ ...noHead, messages: last });
+    // Changing message 44 with 24 blocks to come: nothing within the lookback, all 10,532 written again…
+    expect(meter.readAfterChange({ ...noHead, messages: last }, 44, 24)).toEqual({ totalTokens: 10_532, readTokens: 0 });
+    // …unless a breakpoint holds everything before message 2 (8,016 tokens).
+    expect(meter.readAfterChange({ ...noHead, messages: last }, 44, 24, 2)).toEqual({ totalTokens: 10_532, readTokens: 8_016 });
+    // A change before the frontier gains nothing from it.
+    expect(meter.readAfterChange({ ...noHead, messages: last }, 1, 24, 2)).toEqual({ totalTokens: 10_532, readTokens: 0 });
+  });
+});

@@ -7,6 +7,7 @@ import { emptyIndex, type IndexedCall, type PruneIndex } from "../../../core/src
 import type { Batch } from "../../../core/src/prune/flush.ts";
 import {
   DEFAULT_SUMMARY_TOKENS_PER_CALL,
+  frontierIn,
   MAX_TAIL_BATCHES,
   chooseFlush,
   estimatePending,
@@ -20,6 +21,7 @@ import {
 } from "../../../core/src/prune/flush-choice.ts";
 import { estimateChainCompression } from "../../../core/src/prune/chain-plan.ts";
 import { rewriteSpan } from "../../../core/src/cost/flush-economics.ts";
+import { SessionBill } from "../../../core/src/cost/session-bill.ts";
 import { buildBatchRequest } from "../../../core/src/prune/summarizer-prompts.ts";
 import { estimateTokens } from "../../../core/src/shapes/size.ts";
 import type { AgentMessage } from "../../../core/src/shapes/messages.ts";
@@ -272,5 +274,73 @@ describe("where batches sit in the last request", () => {
   it("blocks are counted as the provider receives them", () => {
     expect(turnBlocks([call("a", 1), result("a", 2), user(3)])).toBe(3);
     expect(turnBlocks([{ role: "assistant", content: [{ type: "text", text: "a" }, { type: "toolCall", id: "x", name: "read", arguments: {} }], timestamp: 1 } as AgentMessage])).toBe(2);
+  });
+});
+
+describe("a flush after the pruner's breakpoint at the frontier", () => {
+  // Wire sizes as the meter counts them: a prompt of 8,000 tokens (31,975 characters in a 25-character
+  // block), a read call of 16 tokens, a result of n tokens (4n − 71 characters in its block), a
+  // 10-token exchange. The oldest pending read (100 tokens) comes right after the prompt, then 40
+  // blocks of exchanges, then the newest read (2,000 tokens): 10,532 tokens in all.
+  const prompt = (tokens: number, timestamp: number): AgentMessage => ({ role: "user", content: "p".repeat(tokens * 4 - 25), timestamp });
+  const readCall = (id: string, timestamp: number): AgentMessage => ({ role: "assistant", content: [{ type: "toolCall", id, name: "read", arguments: { path: "a" } }], timestamp, stopReason: "toolUse" } as AgentMessage);
+  const readResult = (id: string, tokens: number, timestamp: number) => result(id, timestamp, "o".repeat(tokens * 4 - 71));
+  const exchange = (timestamp: number): AgentMessage[] => [
+    { role: "assistant", content: [{ type: "text", text: "r".repeat(15) }], timestamp, stopReason: "stop" } as AgentMessage,
+    prompt(10, timestamp + 0.5),
+  ];
+  const before = [prompt(8_000, 0), readCall("c0", 1), readResult("c0", 100, 2)];
+  for (let i = 0; i < 20; i++) before.push(...exchange(10 + i));
+  const sent = [...before, readCall("c1", 43), readResult("c1", 2_000, 44)];
+  const old = batch("c0", 400, 2);
+  // 8,000 characters: 2,000 tokens, 1,930 removed once its 10-token stub and 60-token summary replace it.
+  const newest = batch("c1", 8_000, 44);
+
+  /** The session's bill after the request before the newest read and the one with it. */
+  function billed(): SessionBill {
+    const bill = new SessionBill();
+    bill.record(before, before);
+    bill.record(sent, sent);
+    return bill;
+  }
+
+  it("the frontier is the first result of the oldest pending batch", () => {
+    expect(frontierIn(sent, [old, newest])).toBe(2);
+    expect(frontierIn(sent, [newest])).toBe(44);
+    expect(frontierIn(sent, [])).toBeUndefined();
+  });
+
+  it("a flush of the newest batch with the frontier 42 blocks back is priced from the frontier, not as a write of the whole prefix", () => {
+    // The next turn adds 24 blocks: no earlier entry lies within 20 blocks of its breakpoint.
+    expect(rewriteSpanOf(sent, 44, 24, billed())).toMatchObject({ tokensFromFirstChange: 10_532 });
+    // The breakpoint before message 2 holds the prompt and the old call (8,016 tokens): 2,516 are written.
+    expect(rewriteSpanOf(sent, 44, 24, billed(), 2)).toEqual({ tokensFromFirstChange: 2_516, blocksFromFirstChange: 0, messageTokens: 2_516 });
+    const choice = chooseFlush({
+      moment: "mid-task",
+      pending: [old, newest],
+      index: emptyIndex(),
+      config,
+      rules: "anthropic",
+      history: { inCurrentTask: 10, completedTasks: 2, inCompletedTasks: 40 },
+      context: { tokens: 12_000, contextWindow: 200_000 },
+      lastSent: sent,
+      controlChange: sent.length,
+      nextBlocks: 23,
+      meter: billed(),
+      summarizedStub: stub,
+      summarizerInputMemo: memoOf(old, newest),
+    });
+    // The newest alone: (2,516 − 1,930) at 1.25× instead of 0.1×, and the summarizer's 1,000 in and
+    // 60 out at 5×, against 193 a request over the 50 left in the session.
+    expect(choice).toEqual({ decision: { flush: true, reason: "pays-back", saving: expect.closeTo(9_650, 6), cost: expect.closeTo(586 * 1.15 + 1_300, 6), requestsAhead: 50 }, keep: [old] });
+  });
+
+  it("under automatic caching there is no breakpoint to count on: the meter alone says what is read", () => {
+    const openai = new SessionBill();
+    openai.useRules("openai");
+    openai.record(before, before);
+    openai.record(sent, sent);
+    // OpenAI reads the whole shared prefix before message 44 (8,532 tokens, in 128-token steps: 8,448).
+    expect(rewriteSpanOf(sent, 44, 24, openai, 2)).toMatchObject({ tokensFromFirstChange: 10_532 - 8_448 });
   });
 });
