@@ -6,6 +6,7 @@ import type { PiHead, ReplayResult } from "../lib/replay.ts";
 import { openSection, chart, num, type ReportDoc, type ReportSection } from "../lib/report-doc.ts";
 import { readTemplate, sentence } from "../lib/report-template.ts";
 import { RULES_NAME, TABLE_RULES, TARGET_RULES } from "./replay-rules.ts";
+import { DEFAULT_CONFIG } from "../../core/src/settings/config.ts";
 
 const TEXT = readTemplate(new URL("./replay-report.md", import.meta.url));
 
@@ -173,7 +174,8 @@ function stripFinding(d: ReportDoc, generated: ReplaySession, defaults: ReplayRe
   ]
     .filter(Boolean)
     .join("; ");
-  return TEXT.block("strip", { ratios: per("stripVsDefaults"), verdict, byDefault: worse.length === 3 ? sentence(TEXT.block("strip-off-by-default")) : "" });
+  const byDefault = TEXT.block(DEFAULT_CONFIG.thinkingStrip.enabled ? "strip-on-by-default" : "strip-off-by-default", { long: d.val("replay.long.stripVsDefaults.anthropic"), longOpenai: d.val("replay.long.stripVsDefaults.openai") });
+  return TEXT.block("strip", { ratios: per("stripVsDefaults"), verdict, byDefault: sentence(byDefault) });
 }
 
 function naiveFinding(d: ReportDoc, per: (key: string) => string): string {
