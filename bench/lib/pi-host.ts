@@ -53,6 +53,8 @@ export interface ReplayHostOptions {
   /** Another extension than pi-pruner (a peer, a bench policy). */
   extension?: HostedExtension;
   contextWindow?: number;
+  /** The session's model as Pi's registry describes it (what the extension prices by); default an unknown model on anthropic-messages. */
+  model?: { provider: string; id: string; api: string; cost?: { input: number; output: number; cacheRead: number; cacheWrite: number } };
   /** Fire `context` before each request (off when only the session file is wanted). */
   fireContext?: boolean;
 }
@@ -86,7 +88,7 @@ export class ReplayHost {
   private lastRequestChars = 0;
   /** Whether the last request's `context` handlers returned other messages than Pi's context. */
   lastRequestRewritten = false;
-  private readonly model: { provider: string; id: string; api: string; contextWindow: number; maxTokens: number };
+  private readonly model: { provider: string; id: string; api: string; cost?: { input: number; output: number; cacheRead: number; cacheWrite: number }; contextWindow: number; maxTokens: number };
 
   private constructor(options: ReplayHostOptions) {
     this.options = options;
@@ -96,7 +98,7 @@ export class ReplayHost {
     this.sessionId = `bench-${hashString(options.root).toString(16)}`;
     for (const dir of [this.agentDir, this.cwd, this.sessionDir]) mkdirSync(dir, { recursive: true });
     this.header = { type: "session", version: 3, id: this.sessionId, timestamp: new Date(this.clock).toISOString(), cwd: this.cwd };
-    this.model = { provider: "mock", id: "m", api: "anthropic-messages", contextWindow: options.contextWindow ?? 200_000, maxTokens: 8192 };
+    this.model = { provider: "mock", id: "m", api: "anthropic-messages", ...options.model, contextWindow: options.contextWindow ?? 200_000, maxTokens: 8192 };
   }
 
   static async create(options: ReplayHostOptions): Promise<ReplayHost> {

@@ -85,6 +85,8 @@ export interface ReplayResult {
   thinkingTokens: number;
   /** Requests whose messages differ from Pi's own context (the extension rewrote something). */
   rewrittenRequests: number;
+  /** pi-pruner's replay on the OpenAI model, where its OpenAI bill comes from (its other figures are the Anthropic run's). */
+  openAiRun?: { summarizerCalls: number; peakContext: number };
   notes: string[];
 }
 
@@ -181,10 +183,34 @@ function resultKey(message: AgentMessage): string | undefined {
   return message.role === "toolResult" ? occurrenceKey(message.toolCallId, message.timestamp) : undefined;
 }
 
-export async function replayScript(script: readonly ScriptStep[], policy: Policy, piHead: PiHead): Promise<ReplayResult> {
+/** The model each price model's session runs on, as Pi's registry names it: what pi-pruner decides by. */
+const SESSION_MODELS: Record<"anthropic" | "openai", { provider: string; id: string; api: string }> = {
+  anthropic: { provider: "anthropic", id: "claude-sonnet-4-6", api: "anthropic-messages" },
+  openai: { provider: "openai", id: "gpt-5", api: "openai-responses" },
+};
+
+/** Whether `policy` is one of pi-pruner's own (it decides by the session's model). */
+function decidesByModel(policy: Policy): boolean {
+  return policy.contextPrune !== null && !policy.extension;
+}
+
+/**
+ * The script replayed through `policy`, each price model's bill taken from a session on that
+ * provider's model: pi-pruner decides for the provider it runs on, so its OpenAI bill comes from a
+ * second replay on an OpenAI model (the simple model's with the Anthropic one). A peer or no
+ * pruning decides nothing by the model and is replayed once.
+ */
+export async function replayPerProvider(script: readonly ScriptStep[], policy: Policy, piHead: PiHead): Promise<ReplayResult> {
+  const anthropic = await replayScript(script, policy, piHead, SESSION_MODELS.anthropic);
+  if (!decidesByModel(policy)) return anthropic;
+  const openai = await replayScript(script, policy, piHead, SESSION_MODELS.openai);
+  return { ...anthropic, cost: { ...anthropic.cost, openai: openai.cost.openai }, openAiRun: { summarizerCalls: openai.summarizerCalls, peakContext: openai.peakContext } };
+}
+
+export async function replayScript(script: readonly ScriptStep[], policy: Policy, piHead: PiHead, model = SESSION_MODELS.anthropic): Promise<ReplayResult> {
   const root = mkdtempSync(join(tmpdir(), "pprb-replay-"));
   try {
-    const host = await ReplayHost.create({ root, contextPrune: policy.contextPrune, extension: policy.extension });
+    const host = await ReplayHost.create({ root, contextPrune: policy.contextPrune, extension: policy.extension, model });
     const extensionPrompt = host.extensionPromptText();
     const extensionTools = host.extensionToolsText();
     const system = placeholderText("Pi's system prompt", piHead.systemChars) + (extensionPrompt ? `\n${extensionPrompt}` : "");
@@ -194,7 +220,7 @@ export async function replayScript(script: readonly ScriptStep[], policy: Policy
     const meters = Object.fromEntries(CACHE_RULES.map((r) => [r, cacheMeter(r, wires)])) as Record<PriceModelName, CacheMeter>;
     const totals = Object.fromEntries(CACHE_RULES.map((r) => [r, { mainBilled: 0, inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, uncachedTokens: 0 }])) as Record<PriceModelName, Omit<PolicyCost, "billed" | "summarizerBilled" | "cacheHitRatio">>;
     // pi-pruner's own breakpoint, for the price models that bill breakpoints.
-    const frontiers = policy.contextPrune !== null && !policy.extension ? new FrontierBreakpoints() : undefined;
+    const frontiers = decidesByModel(policy) ? new FrontierBreakpoints() : undefined;
     const perRequest: number[] = [];
     let mainTokens = 0;
     let lastSent: readonly AgentMessage[] = [];

@@ -7,7 +7,7 @@ import { parseSessionText, getBranch } from "../../core/src/session/session-read
 import { buildPiContext } from "../../core/src/session/pi-context.ts";
 import { CACHE_RULES, PRICE_MODELS } from "../../core/src/cost/price-rules.ts";
 import { codingScript, takeTurns, scriptFromMessages, type ScriptStep } from "../lib/gen.ts";
-import { MASKING_POLICY, PI_CONDENSE_SETTINGS, POLICIES, piCondensePolicy, replayScript, type PiHead, type Policy, type ReplayResult } from "../lib/replay.ts";
+import { MASKING_POLICY, PI_CONDENSE_SETTINGS, POLICIES, piCondensePolicy, replayPerProvider, type PiHead, type Policy, type ReplayResult } from "../lib/replay.ts";
 import { MASKING_WINDOW } from "../lib/masking.ts";
 import { RULES_NAME, TABLE_RULES, TARGET_RULES } from "./replay-rules.ts";
 import { loadPiCondense, type PeerInfo } from "../lib/peers.ts";
@@ -139,7 +139,7 @@ export async function runReplay(options: ReplayOptions): Promise<SuiteOutput> {
     const results: ReplayResult[] = [];
     for (const policy of policies) {
       const t0 = performance.now();
-      const r = await replayScript(script, policy, piHead);
+      const r = await replayPerProvider(script, policy, piHead);
       results.push(r);
       for (const n of r.notes) if (!out.notes.includes(n)) out.notes.push(n);
       const bills = TABLE_RULES.map((rules) => `${rules} ${Math.round(r.cost[rules].billed)}`).join(", ");
