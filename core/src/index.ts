@@ -45,7 +45,7 @@ export { type ChainCompressionResult, compressChains } from "./prune/chain-plan.
 export { type CacheReadMeter, chooseFlush, turnBlocks } from "./prune/flush-choice.ts";
 export { afterRequest, afterTask, type FlushDecision, type FlushMoment, type RequestHistory } from "./prune/flush-policy.ts";
 export { type Batch, captureBatch, flushBatches, type FlushResult, spillOversized } from "./prune/flush.ts";
-export { type SessionCall, sessionCallsOf } from "./prune/stale-outputs.ts";
+export { type SessionCall, sessionCallsOf, supersededBy } from "./prune/stale-outputs.ts";
 export { requestHistoryOf, unflushedBatches } from "./prune/pending-batches.ts";
 export { emptyIndex, type IndexedCall, type PruneIndex, rebuildIndex, resolveRequest } from "./prune/prune-index.ts";
 export { describeTarget, stripFooter, type Summarizer, type SummarizerAnswer, type SummarizerUsage } from "./prune/summarizer-prompts.ts";

@@ -4,7 +4,7 @@
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
 import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
-import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, ControlsReader, chooseFlush, createRenderMemo, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, turnBlocks } from "@pi-pruner/core";
+import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, ControlsReader, chooseFlush, createRenderMemo, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
 import { FrontierBreakpoint } from "./cache-breakpoint.ts";
 import { LiveBill } from "./live-bill.ts";
@@ -409,6 +409,7 @@ export class PrunerRuntime {
       moment, pending: this.queue.batches, hold, index: this.index, config: this.config, rules: this.prices, history, context: usage, lastSent,
       controlChange: controlChangeIn(lastSent, sentControls, controls),
       nextBlocks, meter: this.bill, summarizedStub, summarizerInputMemo: this.summarizerInput,
+      isStale: (call) => supersededBy(call, this.queue.calls, this.index, this.config) !== undefined,
     });
     this.lastDecision = { ...choice.decision, moment };
     return choice;

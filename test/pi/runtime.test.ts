@@ -299,10 +299,10 @@ describe("what a turn's end does", () => {
       expect(requestHistoryOf(s.b.entries)).toEqual({ inCurrentTask: turns, completedTasks: 0, inCompletedTasks: 0 });
     });
 
-    it("mid-task, the newest batch alone is flushed when flushing everything would rewrite the whole history: the older batches stay pending", async () => {
+    it("mid-task on the Anthropic rules, a flush is priced from the pruner's breakpoint at the frontier: the long prompt before it stays cached, so everything pending is flushed", async () => {
       const s = session({});
       s.rt.useModel("anthropic-messages");
-      // A long prompt: a change early in history rewrites all of it under the Anthropic rules.
+      // A long prompt: without a cache entry at the frontier, a change 20 blocks back would write all of it again.
       s.b.user(`review this spec:\n${"s".repeat(80_000)}`);
       s.request();
       for (let i = 0; i < 12; i++) {
@@ -315,20 +315,16 @@ describe("what a turn's end does", () => {
       const entries = await s.toolTurn([{ path: "src/next.ts", text: big("next", 1_200) }]);
       expect(types(entries)).toContain(PRUNE_SUMMARY);
       expect(s.rt.lastDecision).toMatchObject({ moment: "mid-task", flush: true, reason: "pays-back" });
+      // What the flush rewrites starts at the frontier (the first small read), not at the spec: far
+      // less than writing the spec's 20,000 tokens again.
+      expect(s.rt.lastDecision!.cost).toBeLessThan(20_000 * (1.25 - 0.1));
+      // One summarizer request for the thirteen batches; the read the model has not seen stays.
       expect(s.asked).toEqual(["batch"]);
-      expect(s.rt.pendingCallCount()).toBe(13);
+      expect(s.rt.pendingCallCount()).toBe(1);
       persist(s.b, entries);
       const texts = resultTexts(s.request());
-      expect(texts.filter((t) => t.includes("pruned: see ref"))).toHaveLength(1);
-      expect(texts.filter((t) => t.startsWith("small "))).toHaveLength(12);
+      expect(texts.filter((t) => t.includes("pruned: see ref"))).toHaveLength(13);
       expect(texts.at(-1)).toContain("next");
-      // The older reads are still pending, for this runtime and for one rebuilt from the file.
-      const { rt: reloaded } = runtime({});
-      reloaded.startSession(s.b.entries, memorySpillStorage());
-      expect(reloaded.pendingCallCount()).toBe(13);
-      const now = await s.rt.flushes.flushCommand(s.host);
-      expect(flushReply(now.outcome)).toContain("flushed 13 batch(es)");
-      expect(s.asked).toHaveLength(14);
     });
 
     it("the window cap forces a flush mid-task that could not pay back", async () => {

@@ -9,7 +9,7 @@ import type { PruneConfig } from "../settings/config.ts";
 import type { ReadAfterChange } from "../cost/cache-rules.ts";
 import { pricesOf, type Pricing } from "../cost/price-rules.ts";
 import { blockCount, rewriteSpan, type RewriteSpan } from "../cost/flush-economics.ts";
-import type { Batch } from "./flush.ts";
+import { JOINED_CALLS_MAX, type Batch } from "./flush.ts";
 import type { IndexedCall, PruneIndex } from "./prune-index.ts";
 import { estimateChainCompression, type ChainPlanConfig } from "./chain-plan.ts";
 import { buildBatchRequest } from "./summarizer-prompts.ts";
@@ -47,6 +47,8 @@ export interface FlushChoiceInputs {
   summarizedStub(call: IndexedCall): string;
   /** Summarizer input per batch, kept by the caller across choices: outputs are long. */
   summarizerInputMemo?: WeakMap<Batch, number>;
+  /** Whether a pending call's output is superseded by a later call: the flush stubs it without the summarizer. */
+  isStale?: (call: Batch["calls"][number]) => boolean;
 }
 
 /** The decision taken and the batches a flush leaves pending. */
@@ -79,7 +81,7 @@ export function chooseFlush(inputs: FlushChoiceInputs): FlushChoice {
   // Where Anthropic-style caching holds the pruner's own breakpoint: the entry there surely exists.
   const frontier = pricesOf(inputs.rules).caching === "anthropic" ? frontierIn(lastSent, inputs.pending) : undefined;
   const evaluate = (batches: readonly Batch[], ahead?: number) => {
-    const pending = estimatePending(batches, index, config, inputs.summarizedStub, inputs.summarizerInputMemo);
+    const pending = estimatePending(batches, index, config, inputs.summarizedStub, inputs.summarizerInputMemo, inputs.isStale);
     // A rewind, shrink or cancel since the last request rewrites history from where it applies:
     // a flush whose change lies after that point rewrites nothing more.
     let first = inputs.controlChange;
@@ -153,34 +155,47 @@ export function estimatePending(
   config: Pick<PruneConfig, "minBatchChars" | "summarizerInputChars">,
   summarizedStub: (call: IndexedCall) => string,
   memo?: WeakMap<Batch, number>,
+  isStale?: (call: PendingCall) => boolean,
 ): PendingEstimate {
   const perCall = summaryTokensPerCall(index);
   const estimate: PendingEstimate = { rawTokens: 0, replacementTokens: 0, summarizerInputTokens: 0, summarizerOutputTokens: 0 };
+  let summarized = 0;
   for (const batch of batches) {
     const chars = batchChars(batch);
     if (chars < config.minBatchChars) continue;
     estimate.rawTokens += estimateTokens(chars);
-    const summary = batch.calls.length * perCall;
     for (const c of batch.calls) {
       const stub = summarizedStub({ record: { toolCallId: c.toolCallId, toolName: c.toolName }, key: "", shortRef: `t${index.lastRefNumber + 1}` } as IndexedCall);
       estimate.replacementTokens += estimateTokens(stub.length);
     }
+    // An output a later call superseded becomes its stub alone: no summary, no summarizer input.
+    const live = isStale ? batch.calls.filter((c) => !isStale(c)) : batch.calls;
+    if (live.length === 0) continue;
+    const summary = live.length * perCall;
     estimate.replacementTokens += summary;
-    estimate.summarizerInputTokens += summarizerInputTokens(batch, config.summarizerInputChars, memo);
+    estimate.summarizerInputTokens += live === batch.calls ? batchPromptTokens(batch, config.summarizerInputChars, memo) : batchPromptTokens({ ...batch, calls: live }, config.summarizerInputChars);
     estimate.summarizerOutputTokens += summary;
+    summarized += live.length;
   }
+  // One joined request per flush (per JOINED_CALLS_MAX calls) carries the instructions once.
+  estimate.summarizerInputTokens += Math.ceil(summarized / JOINED_CALLS_MAX) * SUMMARIZER_SYSTEM_TOKENS;
   return estimate;
 }
 
-/** The summarizer's input for one batch, as the flush would build it; remembered in `memo` when one is given. */
-export function summarizerInputTokens(batch: Batch, inputChars: number, memo?: WeakMap<Batch, number>): number {
+type PendingCall = Batch["calls"][number];
+
+/** The summarizer's instructions, sent once per joined request. */
+const SUMMARIZER_SYSTEM_TOKENS = estimateTokens(buildBatchRequest([], 0).systemPrompt.length);
+
+/** What one batch adds to a joined summarizer request (its calls, without the instructions); remembered in `memo` when one is given. */
+function batchPromptTokens(batch: Batch, inputChars: number, memo?: WeakMap<Batch, number>): number {
   let tokens = memo?.get(batch);
   if (tokens === undefined) {
     const request = buildBatchRequest(
       batch.calls.map((c, i) => ({ shortRef: `t${i + 1}`, toolName: c.toolName, args: c.args, resultText: c.resultText, isError: c.isError })),
       inputChars,
     );
-    tokens = estimateTokens(request.systemPrompt.length + request.prompt.length);
+    tokens = estimateTokens(request.prompt.length);
     memo?.set(batch, tokens);
   }
   return tokens;

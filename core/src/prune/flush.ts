@@ -368,7 +368,7 @@ async function summarizeJobs(jobs: readonly SummaryJob[], config: Pick<FlushConf
  * Calls per joined request at most: the answer must fit the summarizer's output limit (a bullet or
  * two per call), and one request's failure should not hold back a whole long session's work.
  */
-const JOINED_CALLS_MAX = 24;
+export const JOINED_CALLS_MAX = 24;
 
 /** The jobs, by position, in groups of consecutive ones that share a request. */
 function joinedGroups(jobs: readonly SummaryJob[]): number[][] {

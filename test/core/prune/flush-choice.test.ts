@@ -13,7 +13,6 @@ import {
   estimatePending,
   positionsIn,
   rewriteSpanOf,
-  summarizerInputTokens,
   summaryTokensPerCall,
   turnBlocks,
   type CacheReadMeter,
@@ -56,6 +55,9 @@ const meter: CacheReadMeter = { readAfterChange: (sent, changedFrom) => ({ total
 const stub = () => "s".repeat(40);
 
 /** The summarizer's input fixed at 1,000 tokens for each batch. */
+/** The summarizer's instructions, which each joined request carries once. */
+const SYSTEM = estimateTokens(buildBatchRequest([], 0).systemPrompt.length);
+
 function memoOf(...batches: Batch[]): WeakMap<Batch, number> {
   const memo = new WeakMap<Batch, number>();
   for (const b of batches) memo.set(b, 1_000);
@@ -97,7 +99,7 @@ describe("chooseFlush", () => {
     // left, at 1.15×, plus 2,000 in and 120 out for the summarizer: it does not pay back.
     // The newest alone: 4,930 removed save 493 a request over the fifty left in the session; the
     // change at message 58 rewrites 2,000 tokens, all removed, plus 1,000 in and 60 out at 5×.
-    expect(chooseFlush(inputs)).toEqual({ decision: { flush: true, reason: "pays-back", saving: 24_650, cost: 1_300, requestsAhead: 50 }, keep: [old] });
+    expect(chooseFlush(inputs)).toEqual({ decision: { flush: true, reason: "pays-back", saving: 24_650, cost: 1_300 + SYSTEM, requestsAhead: 50 }, keep: [old] });
   });
 
   it("the batch the model has not seen yet is never a candidate and always stays", () => {
@@ -124,11 +126,11 @@ describe("chooseFlush", () => {
     const only = { ...inputs, pending: [recent] };
     // Alone, `recent` is first changed at 58: 2,000 tokens rewritten, all of them removed, and the
     // summarizer's 1,300; 493 a request over ten pay that back.
-    expect(chooseFlush(only).decision).toEqual({ flush: true, reason: "pays-back", saving: 4_930, cost: 1_300, requestsAhead: 10 });
+    expect(chooseFlush(only).decision).toEqual({ flush: true, reason: "pays-back", saving: 4_930, cost: 1_300 + SYSTEM, requestsAhead: 10 });
     // A rewind applying from message 10 rewrites from there, and the same flush no longer pays back.
     const rewound = chooseFlush({ ...only, controlChange: 10 });
     // 50,000 tokens from message 10, 45,070 left after the removal, at 1.15×, plus the summarizer's 1,300.
-    expect(rewound.decision).toMatchObject({ flush: false, reason: "cannot-pay-back", cost: expect.closeTo(45_070 * 1.15 + 1_300, 6) });
+    expect(rewound.decision).toMatchObject({ flush: false, reason: "cannot-pay-back", cost: expect.closeTo(45_070 * 1.15 + 1_300 + SYSTEM, 6) });
   });
 
   it("the window cap flushes everything at once, whatever it costs", () => {
@@ -145,7 +147,7 @@ describe("chooseFlush", () => {
   it("on a final reply only flushing everything is weighed, over the rest of the session", () => {
     const { inputs } = midTask({ moment: "final-reply" });
     // 9,860 removed save 986 a request over fifty requests, against the same 57,961 as mid-task.
-    expect(chooseFlush(inputs)).toEqual({ decision: { flush: false, reason: "cannot-pay-back", saving: 49_300, cost: expect.closeTo(48_140 * 1.15 + 2_600, 6), requestsAhead: 50 }, keep: [] });
+    expect(chooseFlush(inputs)).toEqual({ decision: { flush: false, reason: "cannot-pay-back", saving: 49_300, cost: expect.closeTo(48_140 * 1.15 + 2_600 + SYSTEM, 6), requestsAhead: 50 }, keep: [] });
   });
 
   it("on a final reply the closed chains it would compress count with the flush, and their first change too", () => {
@@ -184,7 +186,7 @@ describe("chooseFlush", () => {
     // them is (2k - 1) × 1,000 tokens, 1,070k - 1,000 left at 1.15×, and the summarizer 1,300k. The
     // net grows with k: the newest eight win, not nine, ten or eleven.
     expect(chooseFlush(inputs)).toEqual({
-      decision: { flush: true, reason: "pays-back", saving: 93 * 329 * 8, cost: expect.closeTo(1.15 * (1_070 * 8 - 1_000) + 1_300 * 8, 6), requestsAhead: 329 },
+      decision: { flush: true, reason: "pays-back", saving: 93 * 329 * 8, cost: expect.closeTo(1.15 * (1_070 * 8 - 1_000) + 1_300 * 8 + SYSTEM, 6), requestsAhead: 329 },
       keep: batches.slice(0, 3),
     });
   });
@@ -220,7 +222,7 @@ describe("estimatePending", () => {
 
   it("the outputs are replaced by a stub each and the summary, which the summarizer writes", () => {
     const b = batch("big", 4_000, 1);
-    expect(estimatePending([b], index, config, stub, memoOf(b))).toEqual({ rawTokens: 1_000, replacementTokens: 10 + DEFAULT_SUMMARY_TOKENS_PER_CALL, summarizerInputTokens: 1_000, summarizerOutputTokens: DEFAULT_SUMMARY_TOKENS_PER_CALL });
+    expect(estimatePending([b], index, config, stub, memoOf(b))).toEqual({ rawTokens: 1_000, replacementTokens: 10 + DEFAULT_SUMMARY_TOKENS_PER_CALL, summarizerInputTokens: 1_000 + SYSTEM, summarizerOutputTokens: DEFAULT_SUMMARY_TOKENS_PER_CALL });
   });
 
   it("the stub is asked for each call with the next ref", () => {
@@ -232,19 +234,35 @@ describe("estimatePending", () => {
 });
 
 describe("the summarizer's side", () => {
-  it("its input for a batch is the request the flush would build", () => {
-    const b = batch("a", 4_000, 1);
-    const request = buildBatchRequest([{ shortRef: "t1", toolName: "read", args: { path: "a.ts" }, resultText: "r".repeat(4_000), isError: false }], config.summarizerInputChars);
-    expect(summarizerInputTokens(b, config.summarizerInputChars)).toBe(estimateTokens(request.systemPrompt.length + request.prompt.length));
+  const callOf = (b: Batch) => b.calls.map((c, i) => ({ shortRef: `t${i + 1}`, toolName: c.toolName, args: c.args, resultText: c.resultText, isError: c.isError }));
+
+  it("one joined request per flush: each batch's calls, and the instructions once", () => {
+    const a = batch("a", 4_000, 1);
+    const b = batch("b", 6_000, 2);
+    const prompt = (x: Batch) => estimateTokens(buildBatchRequest(callOf(x), config.summarizerInputChars).prompt.length);
+    expect(estimatePending([a, b], emptyIndex(), config, stub).summarizerInputTokens).toBe(prompt(a) + prompt(b) + SYSTEM);
+  });
+
+  it("an output a later call superseded costs no summarizer input or summary, only its stub", () => {
+    const a = batch("a", 4_000, 1);
+    const b = batch("b", 6_000, 2);
+    const stale = estimatePending([a, b], emptyIndex(), config, stub, undefined, (c) => c.toolCallId === "a");
+    const alone = estimatePending([b], emptyIndex(), config, stub);
+    expect(stale.rawTokens).toBe(1_000 + 1_500);
+    expect(stale.summarizerInputTokens).toBe(alone.summarizerInputTokens);
+    expect(stale.summarizerOutputTokens).toBe(DEFAULT_SUMMARY_TOKENS_PER_CALL);
+    expect(stale.replacementTokens).toBe(10 + 10 + DEFAULT_SUMMARY_TOKENS_PER_CALL);
+    // All of a flush superseded: no summarizer request at all.
+    expect(estimatePending([a], emptyIndex(), config, stub, undefined, () => true)).toMatchObject({ summarizerInputTokens: 0, summarizerOutputTokens: 0 });
   });
 
   it("a memo the caller holds is read first and filled once", () => {
     const b = batch("a", 4_000, 1);
     const memo = new WeakMap<Batch, number>();
-    const first = summarizerInputTokens(b, config.summarizerInputChars, memo);
-    expect(memo.get(b)).toBe(first);
+    const first = estimatePending([b], emptyIndex(), config, stub, memo).summarizerInputTokens;
+    expect(memo.get(b)).toBe(first - SYSTEM);
     memo.set(b, 7);
-    expect(summarizerInputTokens(b, config.summarizerInputChars, memo)).toBe(7);
+    expect(estimatePending([b], emptyIndex(), config, stub, memo).summarizerInputTokens).toBe(7 + SYSTEM);
   });
 
   it("a summary takes the session's average per pruned call; before the first, a short bullet each", () => {
@@ -332,7 +350,7 @@ describe("a flush after the pruner's breakpoint at the frontier", () => {
     });
     // The newest alone: (2,516 − 1,930) at 1.25× instead of 0.1×, and the summarizer's 1,000 in and
     // 60 out at 5×, against 193 a request over the 50 left in the session.
-    expect(choice).toEqual({ decision: { flush: true, reason: "pays-back", saving: expect.closeTo(9_650, 6), cost: expect.closeTo(586 * 1.15 + 1_300, 6), requestsAhead: 50 }, keep: [old] });
+    expect(choice).toEqual({ decision: { flush: true, reason: "pays-back", saving: expect.closeTo(9_650, 6), cost: expect.closeTo(586 * 1.15 + 1_300 + SYSTEM, 6), requestsAhead: 50 }, keep: [old] });
   });
 
   it("under automatic caching there is no breakpoint to count on: the meter alone says what is read", () => {
