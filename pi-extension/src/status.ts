@@ -71,7 +71,7 @@ export function statsReport(index: PruneIndex, bill?: BillTotals): string {
     `chains compressed: ${s.chainsCompressed ?? 0}, range summaries: ${s.rangesSummarized ?? 0}`,
   ];
   if (bill && bill.requests > 0) {
-    const summarizer = summarizerCost(s.totalInputTokens ?? 0, s.totalOutputTokens ?? 0, bill.rules);
+    const summarizer = summarizerCost(s.totalInputTokens ?? 0, s.totalOutputTokens ?? 0, bill.prices);
     const total = bill.sent + summarizer;
     lines.push(
       `billed input over ${bill.requests} request(s), estimated under the ${bill.rules} cache rules, in input-token equivalents (the system prompt and tools are the same either way and left out):`,

@@ -7,6 +7,7 @@ import { OnceReporter } from "../../pi-extension/src/once-reporter.ts";
 import { EMPTY_CONTROLS } from "../../core/src/control/control-entries.ts";
 import { readControls } from "../../core/src/control/read-controls.ts";
 import type { AgentMessage } from "../../core/src/shapes/messages.ts";
+import { PRICE_MODELS } from "../../core/src/cost/price-rules.ts";
 
 const user = (text: string, timestamp: number): AgentMessage => ({ role: "user", content: text, timestamp });
 
@@ -84,6 +85,6 @@ describe("the request ledger", () => {
     requests.record(raw, raw, EMPTY_CONTROLS);
     expect(bill.settle()).toMatchObject({ requests: 1, rules: "openai" });
     bill.reset();
-    expect(bill.totals()).toEqual({ rules: "openai", requests: 0, raw: 0, sent: 0 });
+    expect(bill.totals()).toEqual({ rules: "openai", prices: PRICE_MODELS.openai, requests: 0, raw: 0, sent: 0 });
   });
 });

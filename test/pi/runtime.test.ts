@@ -6,6 +6,7 @@ import type { AgentMessage, ToolResultMessage } from "../../core/src/shapes/mess
 import { rebuildIndex } from "../../core/src/prune/prune-index.ts";
 import { renderModelView } from "../../core/src/render/render.ts";
 import { cacheMeter } from "../../core/src/cost/cache-rules.ts";
+import { PRICE_MODELS } from "../../core/src/cost/price-rules.ts";
 import type { Summarizer } from "../../core/src/prune/summarizer-prompts.ts";
 import { EMPTY_CONTROLS } from "../../core/src/control/control-entries.ts";
 import { requestHistoryOf } from "../../core/src/prune/pending-batches.ts";
@@ -380,7 +381,7 @@ describe("what a turn's end does", () => {
         rawBilled += raw.bill({ system: "", tools: "", messages: r.raw }).billed;
         sentBilled += sent.bill({ system: "", tools: "", messages: r.sent }).billed;
       }
-      expect(bill).toEqual({ rules: "openai", requests: 5, raw: rawBilled, sent: sentBilled });
+      expect(bill).toEqual({ rules: "openai", prices: PRICE_MODELS.openai, requests: 5, raw: rawBilled, sent: sentBilled });
       expect(bill.sent).toBeLessThan(bill.raw);
       const report = statsReport(s.rt.index, bill);
       expect(report).toContain("billed input over 5 request(s), estimated under the openai cache rules");

@@ -10,6 +10,8 @@ import { PRICE_MODELS, pricesOf, sameRules, type CacheRules, type PriceRules, ty
 export interface BillTotals {
   /** How the current model caches (the name the status line shows; `SessionBill.prices` has its prices). */
   rules: CacheRules;
+  /** The current model's price rules (what the summarizer's calls are priced by too). */
+  prices: PriceRules;
   requests: number;
   /** Billed input-token equivalents of the requests without pruning. */
   raw: number;
@@ -77,6 +79,6 @@ export class SessionBill {
 
   /** The totals of the requests billed so far, without billing the queued ones. */
   totals(): BillTotals {
-    return { rules: this.rules.caching, requests: this.requests, raw: this.raw, sent: this.sent };
+    return { rules: this.rules.caching, prices: this.rules, requests: this.requests, raw: this.raw, sent: this.sent };
   }
 }
