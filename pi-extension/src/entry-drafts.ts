@@ -16,10 +16,14 @@ export function withEntryDrafts<T>(existing: readonly T[], entries: readonly Per
   return { entries: [...existing, ...drafts] };
 }
 
-/** Appends the pruner's entries to the session outside a turn (commands, session start), in order. */
+/**
+ * Appends the pruner's entries to the session outside a turn's answer (commands, session start, a
+ * prompt's start), in order. A message never starts or steers a run: while Pi counts as busy (a
+ * prompt's start) it is held and appended ahead of the prompt, after the custom entries before it.
+ */
 export function persistEntries(pi: Pick<ExtensionAPI, "appendEntry" | "sendMessage">, entries: readonly PersistEntry[]): void {
   for (const e of entries) {
     if (e.kind === "custom") pi.appendEntry(e.customType, e.data);
-    else pi.sendMessage({ customType: e.customType, content: e.content, display: false, details: e.details });
+    else pi.sendMessage({ customType: e.customType, content: e.content, display: false, details: e.details }, { triggerTurn: false });
   }
 }

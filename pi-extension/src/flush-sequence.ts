@@ -1,10 +1,12 @@
-// The one flush-then-compress sequence that `turn_end`, `/pruner now` and `/pruner compact` share:
-// the queue's flush, then chain compression, each failure reported once, each spend told to Pi and
-// recorded in the session's stats. The runtime decides when and with what; this runs it.
+// The one flush-then-compress sequence that `turn_end`, the next prompt's start, `/pruner now` and
+// `/pruner compact` share: the queue's flush (waited for, or its summaries asked in the background
+// and applied at a later flush point), then chain compression, each failure reported once, each
+// spend told to Pi and recorded in the session's stats. The runtime decides when and with what;
+// this runs it.
 import type { AgentMessage, ChainCompressionResult, ControlState, FlushResult, FrontierData, PersistEntry, PruneConfig, PruneIndex, Summarizer, SummarizerUsage } from "@pi-pruner/core";
 import { PRUNE_CHAIN, PRUNE_FRONTIER, compressChains, type Batch } from "@pi-pruner/core";
 import type { OnceReporter } from "./once-reporter.ts";
-import { statsEntry, type PendingQueue } from "./pending-queue.ts";
+import { joinResults, statsEntry, type PendingQueue } from "./pending-queue.ts";
 import type { CompactOutcome, FlushNowOutcome } from "./commands.ts";
 
 /** A summarizer spend as Pi's `cost:external` event carries it; `totalCost` is the session's running total. */
@@ -52,6 +54,8 @@ export class FlushSequence {
   private readonly session: FlushSession;
   private readonly reporter: OnceReporter;
   private readonly onCost: ((cost: SummarizerCost) => void) | undefined;
+  /** Chains a final reply's flush would have compressed, waiting for the batch summaries still asked in the background. */
+  private compressLater: CompressScope = "none";
 
   constructor(queue: PendingQueue, session: FlushSession, reporter: OnceReporter, onCost?: (cost: SummarizerCost) => void) {
     this.queue = queue;
@@ -61,36 +65,56 @@ export class FlushSequence {
   }
 
   /**
-   * What is pending (but `keep`) is summarized first, so the chains about to be compressed have
-   * their batch summaries, then closed chains are compressed. The context is asked for only after
-   * the flush. A flush already under way (another caller's) is not joined: its entries are that
-   * caller's to persist. When something was flushed or compressed, `epoch()` (the newest message's
-   * timestamp) becomes the index's epoch, as a rebuild from the branch would find it.
+   * What is waiting (but `keep`) is flushed first, so the chains about to be compressed have their
+   * batch summaries, then closed chains are compressed. With `background`, summaries that
+   * background requests have brought since the last flush point are applied and the new summary
+   * jobs are asked in the background without waiting; chains are then compressed only once no
+   * request is outstanding (until then they wait for the flush point that applies the last
+   * summaries). Without it, everything in flight is waited for first. The context is asked for
+   * only after the flush. A flush already under way (another caller's) is not joined: its
+   * entries are that caller's to persist. When something was flushed or compressed (but only
+   * stubs near the end, with `keepEpoch`), `epoch()` (the newest message's timestamp) becomes
+   * the index's epoch, as a rebuild from the branch would find it.
    */
   async flushAndCompress(
     summarize: Summarizer,
     contextMessages: () => readonly AgentMessage[],
-    options: { compress: CompressScope; keep?: readonly Batch[]; epoch?: () => number | undefined; keepEpoch?: boolean },
+    options: { compress: CompressScope; keep?: readonly Batch[]; epoch?: () => number | undefined; keepEpoch?: boolean; background?: boolean },
   ): Promise<FlushAndCompressResult> {
     const result: FlushAndCompressResult = { entries: [] };
-    if (this.queue.batches.length > 0) {
-      result.flushed = await this.queue.flush(summarize, this.session.index, this.session.config, options.keep);
-      if (result.flushed) {
-        // Marked in the file, so a rebuild keeps the epoch where this flush left it.
-        if (options.keepEpoch) for (const e of result.flushed.entries) if (e.kind === "custom" && e.customType === PRUNE_FRONTIER) (e.data as FrontierData).keepsEpoch = true;
-        result.entries.push(...result.flushed.entries);
-      }
-      this.emitCost(result.flushed);
+    const { index, config } = this.session;
+    const started = { keepsEpoch: options.keepEpoch === true };
+    if (options.background) {
+      const landed = this.queue.applyLanded(index, config);
+      result.flushed = joinResults(landed, this.queue.start(summarize, index, config, options.keep, started));
+    } else if (this.queue.batches.length > 0) {
+      result.flushed = await this.queue.flush(summarize, index, config, options.keep, started);
     }
-    if (options.compress !== "none") {
-      result.compressed = await this.compressChains(contextMessages(), summarize, { all: options.compress === "all" });
+    if (result.flushed) result.entries.push(...result.flushed.entries);
+    this.emitCost(result.flushed);
+    const scope = widerScope(options.compress, this.compressLater);
+    if (scope !== "none" && this.queue.hasOutstanding()) this.compressLater = scope;
+    else if (scope !== "none") {
+      this.compressLater = "none";
+      result.compressed = await this.compressChains(contextMessages(), summarize, { all: scope === "all" });
       if (result.compressed) result.entries.push(...result.compressed.entries);
       this.emitCost(result.compressed);
     }
-    const opensEpoch = !options.keepEpoch && result.entries.some((e) => e.kind === "custom" && (e.customType === PRUNE_FRONTIER || e.customType === PRUNE_CHAIN));
+    const opensEpoch = result.entries.some((e) => e.kind === "custom" && (e.customType === PRUNE_CHAIN || (e.customType === PRUNE_FRONTIER && (e.data as FrontierData).keepsEpoch !== true)));
     const epoch = opensEpoch ? options.epoch?.() : undefined;
     if (epoch !== undefined) this.session.index.epoch = epoch;
     return result;
+  }
+
+  /**
+   * At a flush point that flushes nothing new (a turn's end the policy lets pass, the next
+   * prompt's start): the summaries background requests have brought since the last one, and the
+   * chains that waited for them. Nothing when no request has answered.
+   */
+  async applyLanded(summarize: () => Summarizer, contextMessages: () => readonly AgentMessage[], epoch: () => number | undefined): Promise<PersistEntry[]> {
+    if (!this.queue.hasLanded()) return [];
+    const done = await this.flushAndCompress(summarize(), contextMessages, { compress: "none", keep: this.queue.batches, epoch, background: true });
+    return done.entries;
   }
 
   /** `/pruner now`: summarizes every pending batch. */
@@ -162,4 +186,9 @@ export function newestTimestamp(messages: readonly AgentMessage[], fromContext: 
     if (typeof m.timestamp === "number" && (newest === undefined || m.timestamp > newest)) newest = m.timestamp;
   }
   return newest;
+}
+
+/** The wider of two compression scopes: all closed chains over those beyond the window over none. */
+function widerScope(a: CompressScope, b: CompressScope): CompressScope {
+  return a === "all" || b === "all" ? "all" : a === "window" || b === "window" ? "window" : "none";
 }

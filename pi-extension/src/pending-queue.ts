@@ -1,19 +1,45 @@
 // The batches waiting for the summarizer, and what happens to them: captured at a turn's end (their
 // oversized results spilled at once), spilled after a crash left them pending, dropped where the
-// agent rewound or shrank them, and flushed, one flush at a time, a failed batch going back on the
-// queue. Each problem is reported once. The runtime decides when; this keeps the queue.
+// agent rewound or shrank them, and flushed: settled at once where no summary is needed, the rest
+// asked about in a background request whose answer is applied at a later flush point (or waited
+// for), a failed batch going back to waiting. Each problem is reported once. The runtime decides
+// when; this keeps the queue.
 import type { AgentMessage, AssistantMessage, ControlState, ToolResultMessage } from "@pi-pruner/core";
-import { PRUNE_STATS, activeRewinds, activeShrinks, captureBatch, flushBatches, isMessageEntry, messageKey, sessionCallsOf, spillOversized, unflushedBatches } from "@pi-pruner/core";
-import type { AnyEntry, Batch, FlushResult, PersistEntry, PruneConfig, PruneIndex, SessionCall, SpillStorage, StatsData, Summarizer, SummarizerUsage } from "@pi-pruner/core";
+import { PRUNE_FRONTIER, PRUNE_STATS, activeRewinds, activeShrinks, applySummaries, captureBatch, isMessageEntry, messageKey, planFlush, sessionCallsOf, spillOversized, summarizeJobs, unflushedBatches } from "@pi-pruner/core";
+import type { AnyEntry, Batch, FlushResult, FrontierData, JobAnswers, PersistEntry, PruneConfig, PruneIndex, SessionCall, SpillStorage, StatsData, Summarizer, SummarizerUsage, SummaryJob } from "@pi-pruner/core";
 import type { OnceReporter } from "./once-reporter.ts";
 
+/** How a flush was started. */
+interface StartOptions {
+  /** The flush changes only stubs near the end of history: neither it nor its later summaries open an epoch. */
+  keepsEpoch?: boolean;
+}
+
+/** A background summarizer request: the jobs it asks about, and their answers once it answered. */
+interface Flight {
+  jobs: SummaryJob[];
+  answers?: JobAnswers;
+  /** Settles when the request has answered; never rejects. */
+  landed: Promise<void>;
+  keepsEpoch: boolean;
+}
+
 export class PendingQueue {
-  /** Oldest first. */
+  /**
+   * Oldest first, those in a background request included: the oldest is where the frontier (and
+   * the cache breakpoint placed there) stays until its summary is applied.
+   */
   batches: Batch[] = [];
   /** Every tool call of the branch with its result, protected ones too, in order: what may make a pending output stale. */
   calls: SessionCall[] = [];
   private flushing: Promise<FlushResult | undefined> | undefined;
   private readonly reporter: OnceReporter;
+  /** Background requests not applied yet, oldest first. */
+  private flights: Flight[] = [];
+  /** The queued batches a background request is asking about: never sent again meanwhile. */
+  private readonly inFlight = new Set<Batch>();
+  /** The newest result any flush settled: where the frontier may go once nothing older is outstanding. */
+  private settledThrough = -Infinity;
 
   constructor(reporter: OnceReporter) {
     this.reporter = reporter;
@@ -23,8 +49,16 @@ export class PendingQueue {
     return this.batches.reduce((n, b) => n + b.calls.length, 0);
   }
 
-  /** After a rebuild: the queue as the branch leaves it. */
+  /** The queued batches no background request is asking about, oldest first: what a flush may take. */
+  get waiting(): Batch[] {
+    return this.batches.filter((b) => !this.inFlight.has(b));
+  }
+
+  /** After a rebuild: the queue as the branch leaves it. Background requests still asking are forgotten: their batches are waiting again. */
   restore(branch: readonly AnyEntry[], index: PruneIndex, config: PruneConfig): void {
+    this.flights = [];
+    this.inFlight.clear();
+    this.settledThrough = index.frontier?.lastAttemptedTimestamp ?? -Infinity;
     this.batches = unflushedBatches(branch, index, config);
     this.calls = sessionCallsOf(branch.filter(isMessageEntry).map((e) => e.message));
   }
@@ -75,41 +109,132 @@ export class PendingQueue {
     this.batches = this.batches
       .map((b) => (b.calls.some((c) => gone.has(keyOf(c))) ? { ...b, calls: b.calls.filter((c) => !gone.has(keyOf(c))) } : b))
       .filter((b) => b.calls.length > 0);
+    // A batch asked about in the background and changed here is waiting again; the answer about it is dropped.
+    for (const b of this.inFlight) if (!this.batches.includes(b)) this.inFlight.delete(b);
   }
 
-  /** Runs the pre-flush pipeline over everything queued but `keep`. Concurrent calls share one flush. */
-  async flush(summarize: Summarizer, index: PruneIndex, config: PruneConfig, keep: readonly Batch[] = []): Promise<FlushResult | undefined> {
+  /**
+   * Runs the pre-flush pipeline over everything waiting but `keep`, and waits for the summarizer:
+   * what background requests are still asking about is waited for and applied first. Concurrent
+   * calls share one flush.
+   */
+  async flush(summarize: Summarizer, index: PruneIndex, config: PruneConfig, keep: readonly Batch[] = [], options: StartOptions = {}): Promise<FlushResult | undefined> {
     if (this.flushing) return this.flushing;
-    const batches = this.batches.filter((b) => !keep.includes(b));
-    if (!batches.length) return undefined;
-    this.batches = this.batches.filter((b) => keep.includes(b));
     this.flushing = (async () => {
       try {
-        // Batches left pending that are older than what is flushed keep the frontier below them.
-        const flushedFrom = Math.min(...batches.flatMap((b) => b.calls.map((c) => c.resultTimestamp)));
-        const older = this.batches.flatMap((b) => b.calls.map((c) => c.resultTimestamp)).filter((t) => t < flushedFrom);
-        const result = await flushBatches(batches, index, config, summarize, { frontierCeiling: older.length ? Math.min(...older) - 1 : undefined, sessionCalls: this.calls });
-        this.batches = [...result.retry, ...this.batches];
-        for (const o of result.outcomes) {
-          if (o.outcome === "failed") {
-            this.reporter.report(`summarizer:${o.error}`, `pi-pruner: summarizer failed (${o.error}); raw outputs stay in context and the batch will be retried`);
-          } else if (o.outcome === "skipped-oversized" && !config.quietOversizedSkips) {
-            this.reporter.info(`pi-pruner: summary (${o.summaryChars} chars) was not smaller than the outputs (${o.rawChars} chars); kept them raw`);
-          }
-        }
-        if (result.summarizerCalls > 0 && (result.usage.input || result.usage.output || result.usage.cost)) {
-          result.entries.push(statsEntry(index, result));
+        await this.landAll();
+        let result = this.applyLanded(index, config);
+        const started = this.start(summarize, index, config, keep, options);
+        if (started) {
+          result = joinResults(result, started);
+          await this.landAll();
+          result = joinResults(result, this.applyLanded(index, config));
         }
         return result;
-      } catch (error) {
-        this.batches = [...batches, ...this.batches];
-        this.reporter.report(`flush:${(error as Error).message}`, `pi-pruner: flush failed (${(error as Error).message}); nothing was changed`);
-        return undefined;
       } finally {
         this.flushing = undefined;
       }
     })();
     return this.flushing;
+  }
+
+  /**
+   * Starts a flush of everything waiting but `keep` without waiting for the summarizer: what needs
+   * none (duplicates, superseded outputs, batches too small) is settled now and returned; the rest
+   * goes to the summarizer in one background request, its batches staying queued (the frontier
+   * stays below them) until `applyLanded` applies the answer at a later flush point.
+   */
+  start(summarize: Summarizer, index: PruneIndex, config: PruneConfig, keep: readonly Batch[] = [], options: StartOptions = {}): FlushResult | undefined {
+    const batches = this.waiting.filter((b) => !keep.includes(b));
+    if (!batches.length) return undefined;
+    try {
+      // Whatever stays queued (kept, or asked about in the background) keeps the frontier below it.
+      const others = this.batches.filter((b) => !batches.includes(b));
+      const plan = planFlush(batches, index, config, { frontierCeiling: ceilingBelow(others), sessionCalls: this.calls });
+      if (options.keepsEpoch) markKeepsEpoch(plan.entries);
+      this.settledThrough = Math.max(this.settledThrough, plan.settledThrough ?? -Infinity);
+      const asked = new Set(plan.jobs.map((job) => job.from));
+      this.batches = this.batches.filter((b) => !batches.includes(b) || asked.has(b));
+      if (plan.jobs.length) this.ask(plan.jobs, summarize, config, options.keepsEpoch === true);
+      return { entries: plan.entries, outcomes: plan.outcomes, retry: [], usage: { input: 0, output: 0, cost: 0 }, summarizerCalls: 0 };
+    } catch (error) {
+      this.reporter.report(`flush:${(error as Error).message}`, `pi-pruner: flush failed (${(error as Error).message}); nothing was changed`);
+      return undefined;
+    }
+  }
+
+  /** Whether a background request has answered and waits to be applied. */
+  hasLanded(): boolean {
+    return this.flights.some((f) => f.answers !== undefined);
+  }
+
+  /** Whether a background request is still asking. */
+  hasOutstanding(): boolean {
+    return this.flights.some((f) => f.answers === undefined);
+  }
+
+  /** Settles when every background request started so far has answered. */
+  async landAll(): Promise<void> {
+    await Promise.all(this.flights.map((f) => f.landed));
+  }
+
+  /**
+   * The answers of the background requests that have answered, applied oldest first: each batch's
+   * index entry, summary and frontier; a batch whose summary failed waits again for a later flush
+   * (reported once). A batch that left the queue meanwhile (a rewind or shrink took some of its
+   * calls) gets nothing: its answer is dropped. Undefined when nothing had answered.
+   */
+  applyLanded(index: PruneIndex, config: PruneConfig): FlushResult | undefined {
+    const landed = this.flights.filter((f) => f.answers !== undefined);
+    if (!landed.length) return undefined;
+    this.flights = this.flights.filter((f) => f.answers === undefined);
+    let result: FlushResult | undefined;
+    for (const flight of landed) {
+      const answers = flight.answers!;
+      const live = flight.jobs.map((job, i) => ({ job, answer: answers.answers[i]! })).filter(({ job }) => this.inFlight.has(job.from));
+      const jobs = live.map(({ job }) => job);
+      const from = new Set(jobs.map((job) => job.from));
+      const applied = applySummaries(jobs, { ...answers, answers: live.map(({ answer }) => answer) }, index, {
+        frontierCeiling: ceilingBelow(this.batches.filter((b) => !from.has(b))),
+        settledThrough: this.settledThrough,
+      });
+      if (flight.keepsEpoch) markKeepsEpoch(applied.entries);
+      for (const job of jobs) {
+        this.inFlight.delete(job.from);
+        if (!applied.retry.includes(job.batch)) this.settledThrough = Math.max(this.settledThrough, ...job.batch.calls.map((c) => c.resultTimestamp));
+      }
+      // A failed batch stays queued, waiting for a later flush; the others are done.
+      const failed = new Set(jobs.filter((job) => applied.retry.includes(job.batch)).map((job) => job.from));
+      this.batches = this.batches.filter((b) => !from.has(b) || failed.has(b));
+      for (const o of applied.outcomes) {
+        if (o.outcome === "failed") {
+          this.reporter.report(`summarizer:${o.error}`, `pi-pruner: summarizer failed (${o.error}); raw outputs stay in context and the batch will be retried`);
+        } else if (o.outcome === "skipped-oversized" && !config.quietOversizedSkips) {
+          this.reporter.info(`pi-pruner: summary (${o.summaryChars} chars) was not smaller than the outputs (${o.rawChars} chars); kept them raw`);
+        }
+      }
+      if (applied.summarizerCalls > 0 && (applied.usage.input || applied.usage.output || applied.usage.cost)) {
+        applied.entries.push(statsEntry(index, applied));
+      }
+      result = joinResults(result, applied);
+    }
+    return result;
+  }
+
+  /** One background request for `jobs`; it never rejects, and a queue restored meanwhile forgets it. */
+  private ask(jobs: SummaryJob[], summarize: Summarizer, config: PruneConfig, keepsEpoch: boolean): void {
+    for (const job of jobs) this.inFlight.add(job.from);
+    const flight: Flight = { jobs, keepsEpoch, landed: Promise.resolve() };
+    flight.landed = summarizeJobs(jobs, config, summarize).then(
+      (answers) => {
+        flight.answers = answers;
+      },
+      (error: unknown) => {
+        const failure = error instanceof Error ? error : new Error(String(error));
+        flight.answers = { answers: jobs.map(() => failure), usage: { input: 0, output: 0, cost: 0 }, summarizerCalls: 0 };
+      },
+    );
+    this.flights.push(flight);
   }
 
   /** Spills a batch's oversized results; a spill file that cannot be written is told once and its output stays inline. */
@@ -133,4 +258,27 @@ export function statsEntry(index: PruneIndex, delta: { usage: SummarizerUsage; s
   };
   index.stats = stats;
   return { kind: "custom", customType: PRUNE_STATS, data: stats };
+}
+
+/** Just below the oldest result of `batches`: the highest the frontier may go while they are queued. */
+function ceilingBelow(batches: readonly Batch[]): number | undefined {
+  const oldest = Math.min(...batches.flatMap((b) => b.calls.map((c) => c.resultTimestamp)));
+  return Number.isFinite(oldest) ? oldest - 1 : undefined;
+}
+
+/** Marks the frontier entries in the file, so a rebuild keeps the epoch where this flush left it. */
+function markKeepsEpoch(entries: readonly PersistEntry[]): void {
+  for (const e of entries) if (e.kind === "custom" && e.customType === PRUNE_FRONTIER) (e.data as FrontierData).keepsEpoch = true;
+}
+
+/** Two flushes' results as one: entries and outcomes in order, spending added up. */
+export function joinResults(first: FlushResult | undefined, second: FlushResult | undefined): FlushResult | undefined {
+  if (!first || !second) return first ?? second;
+  return {
+    entries: [...first.entries, ...second.entries],
+    outcomes: [...first.outcomes, ...second.outcomes],
+    retry: [...first.retry, ...second.retry],
+    usage: { input: first.usage.input + second.usage.input, output: first.usage.output + second.usage.output, cost: first.usage.cost + second.usage.cost },
+    summarizerCalls: first.summarizerCalls + second.summarizerCalls,
+  };
 }

@@ -165,6 +165,23 @@ export class PrunerRuntime {
     return sent === event.payload ? undefined : sent;
   }
 
+  /**
+   * `before_agent_start`: the agent was idle since its final reply; summaries that came back
+   * meanwhile are applied before the prompt's first request (Pi counts as busy here: the summary
+   * messages are held until the run starts, ahead of the prompt). Fails open.
+   */
+  async onBeforeAgentStart(ctx: ExtensionContext): Promise<void> {
+    this.ui = ctx.ui;
+    if (!this.config.enabled) return;
+    try {
+      const host = this.hostOf(ctx);
+      const entries = await this.flushes.applyLanded(() => host.summarizer(), () => host.contextMessages(), () => newestTimestamp(host.contextMessages(), true));
+      if (entries.length) this.persistFor(ctx, { entries, outcome: undefined });
+    } catch (error) {
+      this.reporter.report(`prompt start:${(error as Error).message}`, `pi-pruner: ${(error as Error).message}`, "error");
+    }
+  }
+
   /** `turn_end`: self-control's turn metric, then the flush policy; the pruner's entries follow the drafts Pi already holds. */
   async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext): Promise<TurnEndEventResult | undefined> {
     this.ui = ctx.ui;
@@ -267,6 +284,7 @@ export class PrunerRuntime {
   /**
    * Rebuilds everything from the branch: the index from the pruner's entries, and the pending
    * queue from tool results after the frontier that no entry covers yet (so a reload loses nothing).
+   * Summaries still being asked in the background are dropped: their batches are pending again.
    */
   rebuild(branch: readonly AnyEntry[], spill?: SpillStorage): void {
     if (spill) this.spill = spill;
@@ -338,6 +356,10 @@ export class PrunerRuntime {
    * has not seen yet waits for a later flush. Without it, a final reply flushes. A budget trigger
    * flushes early either way. A flush on a final reply (or a cache-aware one) then compresses
    * the closed chains beyond the window; `pruneOn: "on-demand"` leaves all this to commands.
+   * The cache-aware policy's own flushes (paying back, final reply) settle at once what needs no
+   * summarizer and ask for the summaries in the background, so the next request does not wait;
+   * summaries that came back are applied at the next turn's end (or the next prompt's start),
+   * whatever the policy decides then. A budget or window-cap flush waits for them and for its own.
    * Returns the entries to persist.
    */
   async turnEnd(turn: TurnEnd, host: RuntimeHost): Promise<PersistEntry[]> {
@@ -373,15 +395,19 @@ export class PrunerRuntime {
         // The next request adds the final reply and the person's next prompt.
         if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined, controls, turnBlocks([turn.message]) + 1).decision.flush) reason = "final-reply";
       }
-      if (!reason) return entries;
+      const epoch = () => newestTimestamp([turn.message, ...turn.toolResults], false);
+      // Summaries that came back since the last flush point are applied here whatever the policy says.
+      if (!reason) return [...entries, ...(await this.flushes.applyLanded(() => host.summarizer(), () => host.contextMessages(), epoch))];
       // Pi has already appended a final reply to the branch, so the newest chain reads as closed;
       // mid-task the open chain is not closed and is left alone. A budget flush compresses nothing.
       // A flush that pays back mid-task changes only the stubs of results near the end of history:
       // it opens no epoch and compresses nothing, so what it rewrites is what the decision priced.
       const stubsOnly = reason === "pays-back" && !finalReply;
       const compress: CompressScope = reason === "budget" || reason === "budget-delta" || stubsOnly ? "none" : "window";
-      const epoch = () => newestTimestamp([turn.message, ...turn.toolResults], false);
-      const done = await this.flushes.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, keep, epoch, keepEpoch: stubsOnly });
+      // The cache-aware policy's flushes do not hold up the next request: their summaries are asked in
+      // the background. One that keeps the window from overflowing waits for them.
+      const background = this.config.cacheAware && (reason === "pays-back" || reason === "final-reply");
+      const done = await this.flushes.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, keep, epoch, keepEpoch: stubsOnly, background });
       entries.push(...done.entries);
       return entries;
     } catch (error) {
@@ -406,7 +432,7 @@ export class PrunerRuntime {
   private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined, controls: ControlState, nextBlocks: number) {
     const { lastSent, sentControls, history } = this.requests;
     const choice = chooseFlush({
-      moment, pending: this.queue.batches, hold, index: this.index, config: this.config, rules: this.prices, history, context: usage, lastSent,
+      moment, pending: this.queue.waiting, hold, index: this.index, config: this.config, rules: this.prices, history, context: usage, lastSent,
       controlChange: controlChangeIn(lastSent, sentControls, controls),
       nextBlocks, meter: this.bill, summarizedStub, summarizerInputMemo: this.summarizerInput,
       isStale: (call) => supersededBy(call, this.queue.calls, this.index, this.config) !== undefined,

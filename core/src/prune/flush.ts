@@ -184,8 +184,10 @@ export interface FlushOptions {
 }
 
 /** A batch whose outputs go to the summarizer: its calls left after dedup and stale stubs. */
-interface SummaryJob {
+export interface SummaryJob {
   batch: Batch;
+  /** The batch as the caller handed it to the plan (`batch` is what of it lies past the frontier). */
+  from: Batch;
   calls: CapturedCall[];
   rawChars: number;
   /**
@@ -197,7 +199,7 @@ interface SummaryJob {
 }
 
 /** What a flush settles without the summarizer, and what it leaves for it. */
-interface FlushPlan {
+export interface FlushPlan {
   /** Aliases, superseded outputs and skipped batches, in batch order: to persist now. */
   entries: PersistEntry[];
   outcomes: FlushOutcome[];
@@ -207,7 +209,7 @@ interface FlushPlan {
 }
 
 /** Each job's answer in its request's refs, or why there is none. */
-interface JobAnswers {
+export interface JobAnswers {
   answers: (string | Error)[];
   usage: SummarizerUsage;
   summarizerCalls: number;
@@ -263,7 +265,7 @@ function frontierThrough(settled: number, outstanding: number, ceiling: number |
  * batches with nothing left (or too little) are settled. What remains becomes summary jobs. The
  * index is updated as entries are planned; the caller persists `entries` in order.
  */
-function planFlush(batches: readonly Batch[], index: PruneIndex, config: FlushConfig, options: FlushOptions = {}): FlushPlan {
+export function planFlush(batches: readonly Batch[], index: PruneIndex, config: FlushConfig, options: FlushOptions = {}): FlushPlan {
   const plan: FlushPlan = { entries: [], outcomes: [], jobs: [] };
   const protection = { protectedTools: config.protectedTools ?? [], protectedPaths: config.protectedPaths ?? [] };
   let oldestJob = Infinity;
@@ -272,8 +274,8 @@ function planFlush(batches: readonly Batch[], index: PruneIndex, config: FlushCo
     plan.entries.push(frontierEntry(batch, index, outcome, rawChars, 0, frontierThrough(plan.settledThrough, oldestJob, options.frontierCeiling)));
     plan.outcomes.push({ batchTurnIndex: batch.turnIndex, outcome, rawChars, summaryChars: 0, refs: [] });
   };
-  for (const original of batches) {
-    const batch = trimToFrontier(original, index);
+  for (const queued of batches) {
+    const batch = trimToFrontier(queued, index);
     if (!batch) continue;
     const remaining: CapturedCall[] = [];
     const superseded: ToolCallRecord[] = [];
@@ -300,7 +302,7 @@ function planFlush(batches: readonly Batch[], index: PruneIndex, config: FlushCo
     if (remaining.length === 0) settle(batch, superseded.length ? "superseded" : "skipped-deduped", 0);
     else if (rawChars < config.minBatchChars) settle(batch, "skipped-trivial", rawChars);
     else {
-      plan.jobs.push({ batch, calls: remaining, rawChars, labels: [] });
+      plan.jobs.push({ batch, from: queued, calls: remaining, rawChars, labels: [] });
       oldestJob = Math.min(oldestJob, oldestResult(batch));
     }
   }
@@ -329,7 +331,7 @@ function callsForRequest(job: SummaryJob): CallForSummary[] {
  * its answer split back by ref. A job whose refs the joined answer leaves out gets a call of its
  * own; a request that fails fails every job in it.
  */
-async function summarizeJobs(jobs: readonly SummaryJob[], config: Pick<FlushConfig, "summarizerInputChars">, summarize: Summarizer): Promise<JobAnswers> {
+export async function summarizeJobs(jobs: readonly SummaryJob[], config: Pick<FlushConfig, "summarizerInputChars">, summarize: Summarizer): Promise<JobAnswers> {
   const result: JobAnswers = { answers: jobs.map(() => new Error("not summarized")), usage: { input: 0, output: 0, cost: 0 }, summarizerCalls: 0 };
   const ask = async (calls: CallForSummary[]): Promise<string | Error> => {
     result.summarizerCalls++;
@@ -426,7 +428,7 @@ function renameRefs(text: string, renames: ReadonlyMap<string, string>): string 
  * summary and frontier, unless it is not smaller than the outputs (skipped-oversized) or failed
  * (the batch goes back to pending). `frontierCeiling` stands for what else is still outstanding.
  */
-function applySummaries(jobs: readonly SummaryJob[], summarized: JobAnswers, index: PruneIndex, options: { frontierCeiling?: number; settledThrough?: number } = {}): FlushResult {
+export function applySummaries(jobs: readonly SummaryJob[], summarized: JobAnswers, index: PruneIndex, options: { frontierCeiling?: number; settledThrough?: number } = {}): FlushResult {
   const result: FlushResult = { entries: [], outcomes: [], retry: [], usage: summarized.usage, summarizerCalls: summarized.summarizerCalls };
   let settled = options.settledThrough ?? -Infinity;
   let failedFrom = Infinity;

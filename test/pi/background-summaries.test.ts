@@ -1,0 +1,212 @@
+// The cache-aware policy's flushes ask for their summaries in the background: the turn's end
+// returns at once, the summaries that came back are applied at the next flush point, and only a
+// flush that keeps the window from overflowing waits. Driven the way Pi drives the runtime: a
+// session built turn by turn, every entry the runtime returns persisted, and a summarizer whose
+// answers the test releases one request at a time.
+import { describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG } from "../../core/src/settings/config.ts";
+import { memorySpillStorage } from "../../core/src/session/blobs.ts";
+import { PRUNE_SUMMARY, type PersistEntry } from "../../core/src/shapes/entries.ts";
+import type { ToolResultMessage } from "../../core/src/shapes/messages.ts";
+import type { Summarizer, SummarizerAnswer } from "../../core/src/prune/summarizer-prompts.ts";
+import { EMPTY_CONTROLS } from "../../core/src/control/control-entries.ts";
+import { rebuildIndex } from "../../core/src/prune/prune-index.ts";
+import { renderModelView } from "../../core/src/render/render.ts";
+import { PrunerRuntime, type RuntimeHost } from "../../pi-extension/src/runtime.ts";
+import { OnceReporter } from "../../pi-extension/src/once-reporter.ts";
+import { SessionBuilder } from "../helpers/session-builder.ts";
+import { big, echoSummarizer, persist, piContext, resultTexts } from "../helpers/prune-session.ts";
+
+const STUB = "pruned: see ref";
+
+/** A summarizer request the test answers (with the echo summarizer's answer) or fails when it chooses. */
+interface HeldRequest {
+  /** The files whose reads it asks about, by number (src/fN.ts). */
+  files: number[];
+  answered: boolean;
+  answer(): void;
+  fail(message: string): void;
+}
+
+function session() {
+  const seen: string[] = [];
+  const rt = new PrunerRuntime({ ...DEFAULT_CONFIG }, new OnceReporter((m) => seen.push(m)));
+  rt.useModel("openai-completions");
+  const b = new SessionBuilder();
+  rt.startSession(b.entries, memorySpillStorage());
+  const held: HeldRequest[] = [];
+  const summarizer: Summarizer = (request) =>
+    new Promise<SummarizerAnswer>((resolve, reject) => {
+      const asked: HeldRequest = {
+        files: [...request.prompt.matchAll(/src\/f(\d+)\.ts/g)].map((m) => Number(m[1])),
+        answered: false,
+        answer: () => {
+          asked.answered = true;
+          void echoSummarizer(request).then(resolve);
+        },
+        fail: (message) => {
+          asked.answered = true;
+          reject(new Error(message));
+        },
+      };
+      held.push(asked);
+    });
+  let usage = { tokens: 10_000, contextWindow: 100_000 };
+  const host: RuntimeHost = {
+    contextUsage: () => usage,
+    summarizer: () => summarizer,
+    contextMessages: () => piContext(b),
+    controls: () => EMPTY_CONTROLS,
+  };
+  let turnIndex = 0;
+  let file = 0;
+  /** One request, then a turn reading one new 8,000-character file; what turn_end returns is persisted, as Pi does. */
+  const readTurn = async (): Promise<PersistEntry[]> => {
+    rt.render(piContext(b));
+    b.assistant({ toolCalls: [{ name: "read", args: { path: `src/f${file}.ts` } }] });
+    b.toolResult(b.lastToolCallIds[0]!, "read", big(`file ${file}`, 8_000));
+    file++;
+    const messages = piContext(b);
+    const entries = await rt.turnEnd({ message: messages.at(-2)!, toolResults: messages.slice(-1) as ToolResultMessage[], turnIndex: turnIndex++, outcome: "completed" }, host);
+    persist(b, entries);
+    return entries;
+  };
+  /** Reads until the policy first decides that a flush pays back; returns its request. */
+  const untilFirstFlush = async () => {
+    b.user("read the whole project");
+    while (held.length === 0 && file < 40) expect(await readTurn()).toEqual([]);
+    expect(rt.lastDecision).toMatchObject({ moment: "mid-task", flush: true, reason: "pays-back" });
+    return held[0]!;
+  };
+  /** Which files' reads the model is sent as stubs now, by number. */
+  const stubbed = () =>
+    resultTexts(rt.render(piContext(b)))
+      .map((t, i) => (t.includes(STUB) ? i : -1))
+      .filter((i) => i >= 0);
+  /** A budget trigger from the next turn's end on. */
+  const nearlyFull = () => {
+    usage = { tokens: 90_000, contextWindow: 100_000 };
+    rt.config = { ...rt.config, autoBudgetThreshold: 0.8 };
+  };
+  return { rt, b, held, host, seen, readTurn, untilFirstFlush, stubbed, nearlyFull, files: () => file };
+}
+
+const summaries = (entries: readonly PersistEntry[]) => entries.filter((e) => e.customType === PRUNE_SUMMARY);
+/** Lets an answer travel through the queue. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+/** The render from the session file alone equals the live runtime's: the editor shows what was sent. */
+function expectRebuildRendersTheSame(s: ReturnType<typeof session>) {
+  const rebuilt = rebuildIndex(s.b.entries).index;
+  expect(JSON.stringify(renderModelView(piContext(s.b), rebuilt, s.rt.config).messages)).toBe(JSON.stringify(s.rt.render(piContext(s.b))));
+}
+
+describe("summaries in the background", () => {
+  it("a flush that pays back returns at once; its summaries are applied at the next turn's end, and until then the model sees what it saw", async () => {
+    const s = session();
+    const first = await s.untilFirstFlush();
+    // Every read but the newest, which the model has not seen; all of them still pending.
+    expect(first.files).toEqual(range(0, s.files() - 1));
+    expect(s.rt.pendingCallCount()).toBe(s.files());
+    expect(s.stubbed()).toEqual([]);
+
+    first.answer();
+    await settle();
+    // The answer is in, but history changes only at a flush point.
+    expect(s.stubbed()).toEqual([]);
+
+    // One summary per batch, from the one request.
+    const applied = await s.readTurn();
+    expect(summaries(applied)).toHaveLength(first.files.length);
+    expect(s.stubbed()).toEqual(first.files);
+    expectRebuildRendersTheSame(s);
+  });
+
+  it("a flush point applies only the summaries that are ready and leaves the rest for the next one", async () => {
+    const s = session();
+    const first = await s.untilFirstFlush();
+    // Reading on until a second request is out, the first still unanswered.
+    while (s.held.length < 2 && s.files() < 40) expect(summaries(await s.readTurn())).toEqual([]);
+    const second = s.held[1]!;
+    // A read already asked about is not asked about again while its request is out.
+    expect(second.files.length).toBeGreaterThan(0);
+    expect(second.files.filter((f) => first.files.includes(f))).toEqual([]);
+
+    second.answer();
+    await settle();
+    expect(summaries(await s.readTurn())).toHaveLength(second.files.length);
+    expect(s.stubbed()).toEqual(second.files);
+
+    first.answer();
+    await settle();
+    expect(summaries(await s.readTurn())).toHaveLength(first.files.length);
+    expect(s.stubbed()).toEqual([...first.files, ...second.files]);
+    expectRebuildRendersTheSame(s);
+  });
+
+  it("a background request that fails is reported once and its batches wait again: the next flush asks about them again", async () => {
+    const s = session();
+    const first = await s.untilFirstFlush();
+    first.fail("overloaded");
+    await settle();
+    // The next turn's end is a budget flush: it applies the failure, then asks about everything waiting and waits.
+    s.nearlyFull();
+    const flushed = s.readTurn();
+    await settle();
+    expect(s.held).toHaveLength(2);
+    expect(s.held[1]!.files).toEqual(range(0, s.files()));
+    s.held[1]!.answer();
+    const entries = await flushed;
+    expect(summaries(entries)).toHaveLength(s.files());
+    expect(s.seen).toEqual(["pi-pruner: summarizer failed (overloaded); raw outputs stay in context and the batch will be retried"]);
+    expect(s.rt.pendingCallCount()).toBe(0);
+    expect(s.stubbed()).toEqual(range(0, s.files()));
+  });
+
+  it("a rebuild drops what is in flight: its answer is never applied and the batches are pending again from the branch", async () => {
+    const s = session();
+    const first = await s.untilFirstFlush();
+    const pending = s.rt.pendingCallCount();
+    s.rt.rebuild(s.b.entries, memorySpillStorage());
+    expect(s.rt.pendingCallCount()).toBe(pending);
+    first.answer();
+    await settle();
+    expect(summaries(await s.readTurn())).toEqual([]);
+    expect(s.stubbed()).toEqual([]);
+    // /pruner now asks about every read, those of the dropped request among them.
+    let done = false;
+    const now = s.rt.flushes.flushCommand(s.host).finally(() => (done = true));
+    while (!done) {
+      await settle();
+      for (const request of s.held.filter((r) => !r.answered)) request.answer();
+    }
+    persist(s.b, (await now).entries);
+    // The reads of the dropped request were asked about again by a later one.
+    expect(s.held.slice(1).flatMap((r) => r.files)).toEqual(expect.arrayContaining(first.files));
+    expect(s.stubbed()).toEqual(range(0, s.files()));
+    expectRebuildRendersTheSame(s);
+  });
+
+  it("a budget flush waits for the request in flight, then for its own summaries, before the next request", async () => {
+    const s = session();
+    const first = await s.untilFirstFlush();
+    s.nearlyFull();
+    let done = false;
+    const flushed = s.readTurn().then((entries) => ((done = true), entries));
+    await settle();
+    // Nothing new is asked, and the turn's end does not return, while the first request is out.
+    expect(s.held).toHaveLength(1);
+    expect(done).toBe(false);
+    first.answer();
+    await settle();
+    expect(done).toBe(false);
+    // Then everything still waiting is asked about (the newest read too), and waited for.
+    expect(s.held).toHaveLength(2);
+    expect(s.held[1]!.files).toEqual(range(first.files.length, s.files()));
+    s.held[1]!.answer();
+    expect(summaries(await flushed)).toHaveLength(s.files());
+    expect(s.rt.pendingCallCount()).toBe(0);
+    expect(s.stubbed()).toEqual(range(0, s.files()));
+    expectRebuildRendersTheSame(s);
+  });
+});
