@@ -117,7 +117,7 @@ export const wireReport: ReportSection = {
     ["wire.anthropic.defaults.peakVsNone", "Long session on the wire, Anthropic: peak context ÷ no pruning"],
     ["wire.openai.defaults.peakVsNone", "Long session on the wire, OpenAI: peak context ÷ no pruning"],
     ["wire.defaults.worstVsNone", "Long session on the wire: never above no pruning"],
-    ["wire.anthropic.defaults.summarizerCalls", "Long session on the wire: summarizer calls"],
+    ["wire.anthropic.defaults.summarizerCalls", `Long session on the wire, Anthropic: summarizer calls (${WIRE_BASELINE.summarizerCalls} before)`],
     ["wire.wall.defaults.vsNone", "Long session with a latency-modelled model: wall time ÷ no pruning"],
   ],
 
