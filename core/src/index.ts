@@ -44,7 +44,7 @@ export { resolveShrinkTarget, searchableText, visibleContext } from "./control/s
 export { type ChainCompressionResult, compressChains } from "./prune/chain-plan.ts";
 export { type CacheReadMeter, chooseFlush, turnBlocks } from "./prune/flush-choice.ts";
 export { afterRequest, afterTask, type FlushDecision, type FlushMoment, type RequestHistory } from "./prune/flush-policy.ts";
-export { applySummaries, type Batch, captureBatch, flushBatches, type FlushResult, type JobAnswers, planFlush, spillOversized, summarizeJobs, type SummaryJob } from "./prune/flush.ts";
+export { applySummaries, type Batch, captureBatch, type FlushResult, type JobAnswers, planFlush, spillOversized, summarizeJobs, type SummaryJob } from "./prune/flush.ts";
 export { type SessionCall, sessionCallsOf, supersededBy } from "./prune/stale-outputs.ts";
 export { requestHistoryOf, unflushedBatches } from "./prune/pending-batches.ts";
 export { emptyIndex, type IndexedCall, type PruneIndex, rebuildIndex, resolveRequest } from "./prune/prune-index.ts";

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../core/src/settings/config.ts";
 import { memorySpillStorage } from "../../core/src/session/blobs.ts";
-import { PRUNE_SUMMARY, type PersistEntry } from "../../core/src/shapes/entries.ts";
+import { PRUNE_CHAIN, PRUNE_SUMMARY, type ChainData, type PersistEntry } from "../../core/src/shapes/entries.ts";
 import type { ToolResultMessage } from "../../core/src/shapes/messages.ts";
 import type { Summarizer, SummarizerAnswer } from "../../core/src/prune/summarizer-prompts.ts";
 import { EMPTY_CONTROLS } from "../../core/src/control/control-entries.ts";
@@ -28,9 +28,9 @@ interface HeldRequest {
   fail(message: string): void;
 }
 
-function session() {
+function session(overrides: Partial<typeof DEFAULT_CONFIG> = {}) {
   const seen: string[] = [];
-  const rt = new PrunerRuntime({ ...DEFAULT_CONFIG }, new OnceReporter((m) => seen.push(m)));
+  const rt = new PrunerRuntime({ ...DEFAULT_CONFIG, ...overrides }, new OnceReporter((m) => seen.push(m)));
   rt.useModel("openai-completions");
   const b = new SessionBuilder();
   rt.startSession(b.entries, memorySpillStorage());
@@ -88,7 +88,26 @@ function session() {
     usage = { tokens: 90_000, contextWindow: 100_000 };
     rt.config = { ...rt.config, autoBudgetThreshold: 0.8 };
   };
-  return { rt, b, held, host, seen, readTurn, untilFirstFlush, stubbed, nearlyFull, files: () => file };
+  /** One request, then the task's final reply and its turn_end; returns what was persisted. */
+  const finalReply = async (): Promise<PersistEntry[]> => {
+    rt.render(piContext(b));
+    b.assistant("all read");
+    const entries = await rt.turnEnd({ message: piContext(b).at(-1)!, toolResults: [], turnIndex: turnIndex++, outcome: "completed" }, host);
+    persist(b, entries);
+    return entries;
+  };
+  const answerAll = async () => {
+    for (const request of held.filter((r) => !r.answered)) request.answer();
+    await settle();
+  };
+  /** Awaits `work`, answering every summarizer request it makes meanwhile. */
+  const answering = async <T>(work: Promise<T>): Promise<T> => {
+    let done = false;
+    const result = work.finally(() => (done = true));
+    while (!done) await answerAll();
+    return result;
+  };
+  return { rt, b, held, host, seen, readTurn, untilFirstFlush, finalReply, answerAll, answering, stubbed, nearlyFull, files: () => file };
 }
 
 const summaries = (entries: readonly PersistEntry[]) => entries.filter((e) => e.customType === PRUNE_SUMMARY);
@@ -174,13 +193,7 @@ describe("summaries in the background", () => {
     expect(summaries(await s.readTurn())).toEqual([]);
     expect(s.stubbed()).toEqual([]);
     // /pruner now asks about every read, those of the dropped request among them.
-    let done = false;
-    const now = s.rt.flushes.flushCommand(s.host).finally(() => (done = true));
-    while (!done) {
-      await settle();
-      for (const request of s.held.filter((r) => !r.answered)) request.answer();
-    }
-    persist(s.b, (await now).entries);
+    persist(s.b, (await s.answering(s.rt.flushes.flushCommand(s.host))).entries);
     // The reads of the dropped request were asked about again by a later one.
     expect(s.held.slice(1).flatMap((r) => r.files)).toEqual(expect.arrayContaining(first.files));
     expect(s.stubbed()).toEqual(range(0, s.files()));
@@ -207,6 +220,32 @@ describe("summaries in the background", () => {
     expect(summaries(await flushed)).toHaveLength(s.files());
     expect(s.rt.pendingCallCount()).toBe(0);
     expect(s.stubbed()).toEqual(range(0, s.files()));
+    expectRebuildRendersTheSame(s);
+  });
+
+  it("a final reply's flush leaves its summaries in the background; the chain it closed is compressed when they are applied", async () => {
+    const s = session({ chainCompression: { ...DEFAULT_CONFIG.chainCompression, rollingWindow: 0 } });
+    await s.untilFirstFlush();
+    await s.answerAll();
+    await s.readTurn();
+    await s.answerAll();
+    const atReply = await s.finalReply();
+    expect(s.rt.lastDecision).toMatchObject({ moment: "final-reply", flush: true });
+    // The reads still waiting are asked about in the background; without their summaries the chain waits.
+    const out = s.held.filter((r) => !r.answered);
+    expect(out).toHaveLength(1);
+    expect(out[0]!.files).toContain(s.files() - 1);
+    expect(atReply.map((e) => e.customType)).not.toContain(PRUNE_CHAIN);
+    await s.answerAll();
+    s.b.user("next task");
+    // The next turn's end applies them, then compresses the chain (fusing its summaries: one more request).
+    const asked = s.held.length;
+    const applied = await s.answering(s.readTurn());
+    expect(s.held.slice(asked)).toHaveLength(1);
+    const types = applied.map((e) => e.customType);
+    expect(types.indexOf(PRUNE_CHAIN)).toBeGreaterThan(types.lastIndexOf(PRUNE_SUMMARY));
+    const chain = applied.find((e) => e.customType === PRUNE_CHAIN) as { data: ChainData };
+    expect(chain.data.toolRefs).toHaveLength(s.files() - 1);
     expectRebuildRendersTheSame(s);
   });
 });
