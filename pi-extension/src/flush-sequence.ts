@@ -68,9 +68,9 @@ export class FlushSequence {
    * What is waiting (but `keep`) is flushed first, so the chains about to be compressed have their
    * batch summaries, then closed chains are compressed. With `background`, summaries that
    * background requests have brought since the last flush point are applied and the new summary
-   * jobs are asked in the background without waiting; chains are then compressed only once no
-   * request is outstanding (until then they wait for the flush point that applies the last
-   * summaries). Without it, everything in flight is waited for first. The context is asked for
+   * jobs are asked in the background without waiting; chains wait while summaries asked up to
+   * their final reply are out, and are compressed at the flush point that applies the last of
+   * them. Without it, everything in flight is waited for first. The context is asked for
    * only after the flush. A flush already under way (another caller's) is not joined: its
    * entries are that caller's to persist. When something was flushed or compressed (but only
    * stubs near the end, with `keepEpoch`), `epoch()` (the newest message's timestamp) becomes
@@ -84,18 +84,26 @@ export class FlushSequence {
     const result: FlushAndCompressResult = { entries: [] };
     const { index, config } = this.session;
     const started = { keepsEpoch: options.keepEpoch === true };
+    // Whether summaries asked before this flush are still out: chains closed earlier wait for them, not for this flush's.
+    let askedBefore = false;
     if (options.background) {
       const landed = this.queue.applyLanded(index, config);
+      askedBefore = this.queue.hasOutstanding();
       result.flushed = joinResults(landed, this.queue.start(summarize, index, config, options.keep, started));
     } else if (this.queue.batches.length > 0) {
       result.flushed = await this.queue.flush(summarize, index, config, options.keep, started);
     }
     if (result.flushed) result.entries.push(...result.flushed.entries);
     this.emitCost(result.flushed);
-    const scope = widerScope(options.compress, this.compressLater);
-    if (scope !== "none" && this.queue.hasOutstanding()) this.compressLater = scope;
-    else if (scope !== "none") {
+    let scope = options.compress;
+    if (scope !== "none" && this.queue.hasOutstanding()) {
+      this.compressLater = widerScope(this.compressLater, scope);
+      scope = "none";
+    } else if (this.compressLater !== "none" && !askedBefore) {
+      scope = widerScope(scope, this.compressLater);
       this.compressLater = "none";
+    }
+    if (scope !== "none") {
       result.compressed = await this.compressChains(contextMessages(), summarize, { all: scope === "all" });
       if (result.compressed) result.entries.push(...result.compressed.entries);
       this.emitCost(result.compressed);

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../core/src/settings/config.ts";
 import { memorySpillStorage } from "../../core/src/session/blobs.ts";
 import { PRUNE_CHAIN, PRUNE_SUMMARY, type ChainData, type PersistEntry } from "../../core/src/shapes/entries.ts";
-import type { ToolResultMessage } from "../../core/src/shapes/messages.ts";
+import type { AssistantMessage, ToolResultMessage } from "../../core/src/shapes/messages.ts";
 import type { Summarizer, SummarizerAnswer } from "../../core/src/prune/summarizer-prompts.ts";
 import { EMPTY_CONTROLS } from "../../core/src/control/control-entries.ts";
 import { rebuildIndex } from "../../core/src/prune/prune-index.ts";
@@ -23,6 +23,7 @@ const STUB = "pruned: see ref";
 interface HeldRequest {
   /** The files whose reads it asks about, by number (src/fN.ts). */
   files: number[];
+  prompt: string;
   answered: boolean;
   answer(): void;
   fail(message: string): void;
@@ -39,6 +40,7 @@ function session(overrides: Partial<typeof DEFAULT_CONFIG> = {}) {
     new Promise<SummarizerAnswer>((resolve, reject) => {
       const asked: HeldRequest = {
         files: [...request.prompt.matchAll(/src\/f(\d+)\.ts/g)].map((m) => Number(m[1])),
+        prompt: request.prompt,
         answered: false,
         answer: () => {
           asked.answered = true;
@@ -247,5 +249,26 @@ describe("summaries in the background", () => {
     const chain = applied.find((e) => e.customType === PRUNE_CHAIN) as { data: ChainData };
     expect(chain.data.toolRefs).toHaveLength(s.files() - 1);
     expectRebuildRendersTheSame(s);
+  });
+
+  it("a flush point that applies a final reply's last summaries compresses its chain even while it asks about newer reads", async () => {
+    const s = session({ chainCompression: { ...DEFAULT_CONFIG.chainCompression, rollingWindow: 0 } });
+    await s.untilFirstFlush();
+    await s.answerAll();
+    const atReply = await s.finalReply();
+    expect(atReply.map((e) => e.customType)).not.toContain(PRUNE_CHAIN);
+    await s.answerAll();
+    // The next task reads a file; a flush that applies what came back also asks about that read.
+    s.b.user("next task");
+    s.b.assistant({ toolCalls: [{ name: "read", args: { path: "src/next.ts" } }] });
+    s.b.toolResult(s.b.lastToolCallIds[0]!, "read", big("next", 8_000));
+    const messages = piContext(s.b);
+    s.rt.captureTurn(messages.at(-2) as AssistantMessage, messages.slice(-1) as ToolResultMessage[], 100);
+    const asked = s.held.length;
+    const flushed = s.rt.flushes.flushAndCompress(s.host.summarizer(), () => piContext(s.b), { compress: "none", background: true });
+    const { entries } = await s.answering(flushed);
+    expect(s.held.slice(asked).filter((r) => r.prompt.includes("src/next.ts"))).toHaveLength(1);
+    expect(entries.map((e) => e.customType)).toContain(PRUNE_CHAIN);
+    expect((entries.find((e) => e.customType === PRUNE_CHAIN) as { data: ChainData }).data.toolRefs).toHaveLength(s.files());
   });
 });
