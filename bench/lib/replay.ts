@@ -207,7 +207,7 @@ export async function replayPerProvider(script: readonly ScriptStep[], policy: P
   return { ...anthropic, cost: { ...anthropic.cost, openai: openai.cost.openai }, openAiRun: { summarizerCalls: openai.summarizerCalls, peakContext: openai.peakContext } };
 }
 
-export async function replayScript(script: readonly ScriptStep[], policy: Policy, piHead: PiHead, model = SESSION_MODELS.anthropic): Promise<ReplayResult> {
+async function replayScript(script: readonly ScriptStep[], policy: Policy, piHead: PiHead, model = SESSION_MODELS.anthropic): Promise<ReplayResult> {
   const root = mkdtempSync(join(tmpdir(), "pprb-replay-"));
   try {
     const host = await ReplayHost.create({ root, contextPrune: policy.contextPrune, extension: policy.extension, model });

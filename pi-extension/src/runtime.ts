@@ -385,7 +385,12 @@ export class PrunerRuntime {
         if (reason) keep = [];
         else if (automatic && this.config.cacheAware) {
           const choice = this.decide("mid-task", usage, hold, controls, turnBlocks([turn.message, ...turn.toolResults]));
-          if (choice.decision.flush) {
+          if (choice.decision.reason === "pays-back" && this.queue.hasOutstanding()) {
+            // One summarizer request at a time mid-task: while the last flush's is still being
+            // answered, these batches wait and join the next flush's request (fewer calls, and one
+            // request more carrying them raw). The window cap does not wait.
+            this.lastDecision = { ...choice.decision, flush: false, reason: "summarizer-busy", moment: "mid-task" };
+          } else if (choice.decision.flush) {
             reason = choice.decision.reason === "window-cap" ? "window-cap" : "pays-back";
             keep = choice.keep;
           }
@@ -432,7 +437,7 @@ export class PrunerRuntime {
   private decide(moment: FlushMoment, usage: { tokens: number | null; contextWindow: number } | undefined, hold: Batch | undefined, controls: ControlState, nextBlocks: number) {
     const { lastSent, sentControls, history } = this.requests;
     const choice = chooseFlush({
-      moment, pending: this.queue.waiting, hold, index: this.index, config: this.config, rules: this.prices, history, context: usage, lastSent,
+      moment, pending: this.queue.waiting, queued: this.queue.batches, hold, index: this.index, config: this.config, rules: this.prices, history, context: usage, lastSent,
       controlChange: controlChangeIn(lastSent, sentControls, controls),
       nextBlocks, meter: this.bill, summarizedStub, summarizerInputMemo: this.summarizerInput,
       isStale: (call) => supersededBy(call, this.queue.calls, this.index, this.config) !== undefined,

@@ -40,7 +40,7 @@ function flushMode(config: PruneConfig, policy: PolicyState | undefined): string
 function decisionLine(policy: PolicyState | undefined): string | undefined {
   const d = policy?.decision;
   if (!d) return undefined;
-  const verdict = d.reason === "window-cap" ? "flush (the window is nearly full)" : d.reason === "pays-back" ? "flush" : d.reason === "nothing-pending" ? "nothing to flush" : "wait";
+  const verdict = d.reason === "window-cap" ? "flush (the window is nearly full)" : d.reason === "pays-back" ? "flush" : d.reason === "nothing-pending" ? "nothing to flush" : d.reason === "summarizer-busy" ? "wait (it would pay back, but the last flush's summaries are still being written: these join the next flush)" : "wait";
   return `last decision (${d.moment}): ${verdict}; saves ≈${formatNumber(Math.round(d.saving))} over ${formatNumber(Math.round(d.requestsAhead))} request(s) ahead, costs ≈${formatNumber(Math.round(d.cost))} (input-token equivalents)`;
 }
 

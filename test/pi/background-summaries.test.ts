@@ -143,11 +143,31 @@ describe("summaries in the background", () => {
     expectRebuildRendersTheSame(s);
   });
 
+  it("mid-task, one summarizer request at a time: while one is out, a flush that would pay back waits, and its batches join the next flush's one request", async () => {
+    const s = session();
+    const first = await s.untilFirstFlush();
+    for (let i = 0; i < 3; i++) expect(summaries(await s.readTurn())).toEqual([]);
+    // Nothing more is asked while the first request is out, although flushing would pay back.
+    expect(s.held).toHaveLength(1);
+    expect(s.rt.lastDecision).toMatchObject({ moment: "mid-task", flush: false, reason: "summarizer-busy" });
+    first.answer();
+    await settle();
+    // The next turn's end applies the first request's summaries and asks about every read waiting
+    // since (but the newest, which the model has not seen) in one request.
+    expect(summaries(await s.readTurn())).toHaveLength(first.files.length);
+    expect(s.held).toHaveLength(2);
+    expect(s.held[1]!.files).toEqual(range(first.files.length, s.files() - 1));
+    expect(s.stubbed()).toEqual(first.files);
+    expectRebuildRendersTheSame(s);
+  });
+
   it("a flush point applies only the summaries that are ready and leaves the rest for the next one", async () => {
     const s = session();
     const first = await s.untilFirstFlush();
-    // Reading on until a second request is out, the first still unanswered.
-    while (s.held.length < 2 && s.files() < 40) expect(summaries(await s.readTurn())).toEqual([]);
+    expect(summaries(await s.readTurn())).toEqual([]);
+    // A final reply's flush does not wait for the request out: the reads since go in a second one.
+    await s.finalReply();
+    expect(s.held).toHaveLength(2);
     const second = s.held[1]!;
     // A read already asked about is not asked about again while its request is out.
     expect(second.files.length).toBeGreaterThan(0);
@@ -155,6 +175,7 @@ describe("summaries in the background", () => {
 
     second.answer();
     await settle();
+    s.b.user("read on");
     expect(summaries(await s.readTurn())).toHaveLength(second.files.length);
     expect(s.stubbed()).toEqual(second.files);
 

@@ -25,8 +25,10 @@ export interface CacheReadMeter {
 
 export interface FlushChoiceInputs {
   moment: FlushMoment;
-  /** Every pending batch, oldest first. */
+  /** Every pending batch a flush may take, oldest first. */
   pending: readonly Batch[];
+  /** Every queued batch, oldest first, those whose summaries are still being written included: the frontier (the pruner's breakpoint) sits before the oldest. Default `pending`. */
+  queued?: readonly Batch[];
   /** The batch captured this turn, which the model has not seen yet: never flushed by the choice, always kept. */
   hold?: Batch;
   index: PruneIndex;
@@ -79,7 +81,7 @@ export function chooseFlush(inputs: FlushChoiceInputs): FlushChoice {
   const chains = moment === "final-reply" ? estimateChainCompression(lastSent, index, config) : undefined;
   const positions = positionsIn(lastSent, candidates);
   // Where Anthropic-style caching holds the pruner's own breakpoint: the entry there surely exists.
-  const frontier = pricesOf(inputs.rules).caching === "anthropic" ? frontierIn(lastSent, inputs.pending) : undefined;
+  const frontier = pricesOf(inputs.rules).caching === "anthropic" ? frontierIn(lastSent, inputs.queued ?? inputs.pending) : undefined;
   const evaluate = (batches: readonly Batch[], ahead?: number) => {
     const pending = estimatePending(batches, index, config, inputs.summarizedStub, inputs.summarizerInputMemo, inputs.isStale);
     // A rewind, shrink or cancel since the last request rewrites history from where it applies:

@@ -50,7 +50,8 @@ export interface FlushInputs {
   requestsAhead?: number;
 }
 
-type FlushReasonCode = "nothing-pending" | "window-cap" | "pays-back" | "cannot-pay-back";
+/** Why a flush happens or not; "summarizer-busy" is the runtime's: it would pay back, but the last flush's summaries are still being written, and these batches join the next flush. */
+type FlushReasonCode = "nothing-pending" | "window-cap" | "pays-back" | "cannot-pay-back" | "summarizer-busy";
 
 export interface FlushDecision {
   flush: boolean;
