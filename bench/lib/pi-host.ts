@@ -60,6 +60,8 @@ export interface ReplayHostOptions {
 }
 
 const START_TIME = Date.UTC(2025, 2, 3, 9, 0, 0);
+/** Event-loop turns a person's idle time between a reply and the next prompt stands for (the scripted summarizer answers within a few). */
+const IDLE_TICKS = 20;
 /** Who registered the scripted summarizer in pi-ai's provider registry (so it can be removed again). */
 const SCRIPTED_PROVIDER_SOURCE = "pi-pruner-bench-host";
 
@@ -311,8 +313,18 @@ export class ReplayHost {
     this.lastRequestChars = chars;
   }
 
-  user(text: string): void {
+  /**
+   * The person's next prompt. Between a final reply and the next prompt a person reads and types:
+   * work the extension left running (a summarizer request in the background) has time to finish,
+   * so the host lets the event loop run before `before_agent_start`, as Pi fires it before the
+   * prompt's first request.
+   */
+  async user(text: string): Promise<void> {
     this.turnIndex = 0;
+    if (this.handlers.get("before_agent_start")?.length) {
+      for (let i = 0; i < IDLE_TICKS; i++) await new Promise((resolve) => setImmediate(resolve));
+      await this.fire("before_agent_start", { type: "before_agent_start", prompt: text, systemPrompt: "" });
+    }
     this.appendMessage({ role: "user", content: text, timestamp: this.tick() });
   }
 

@@ -12,7 +12,7 @@ import { CACHE_RULES, PRICE_MODELS, type PriceModelName } from "../../core/src/c
 import type { ScriptStep } from "./gen.ts";
 import { occurrenceKey, type AgentMessage } from "../../core/src/shapes/messages.ts";
 import type { AnyEntry } from "../../core/src/shapes/entries.ts";
-import { frontierIn } from "../../core/src/prune/flush-choice.ts";
+import { frontierIn, frontierQueue } from "../../core/src/prune/flush-choice.ts";
 import { unflushedBatches } from "../../core/src/prune/pending-batches.ts";
 import { rebuildIndex } from "../../core/src/prune/prune-index.ts";
 import { DEFAULT_CONFIG } from "../../core/src/settings/config.ts";
@@ -165,7 +165,7 @@ class FrontierBreakpoints {
   private previous: string | undefined;
 
   next(sent: readonly AgentMessage[], branch: readonly AnyEntry[]): number[] {
-    const pending = unflushedBatches(branch, rebuildIndex(branch).index, DEFAULT_CONFIG);
+    const pending = frontierQueue(unflushedBatches(branch, rebuildIndex(branch).index, DEFAULT_CONFIG), DEFAULT_CONFIG.minBatchChars);
     const at = frontierIn(sent, pending);
     const key = at === undefined ? undefined : resultKey(sent[at]!);
     const out: number[] = [];
@@ -230,7 +230,7 @@ async function replayScript(script: readonly ScriptStep[], policy: Policy, piHea
     let lastRaw: AgentMessage[] = [];
     for (const step of script) {
       if (step.kind === "user") {
-        host.user(step.text);
+        await host.user(step.text);
         continue;
       }
       const sent = await host.request();
@@ -296,4 +296,4 @@ async function replayScript(script: readonly ScriptStep[], policy: Policy, piHea
 }
 
 /** The events the replay host fires (the others an extension subscribes to are reported). */
-const FIRED_EVENTS = ["session_start", "context", "message_end", "turn_end", "session_tree"];
+const FIRED_EVENTS = ["session_start", "before_agent_start", "context", "message_end", "turn_end", "session_tree"];

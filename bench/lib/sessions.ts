@@ -29,7 +29,7 @@ export async function generateSession(options: GenerateOptions): Promise<{ host:
   };
   const done = () => (options.messages !== undefined && messages >= options.messages) || (options.bytes !== undefined && bytes >= options.bytes);
   for (const step of codingScript({ seed: options.seed ?? 1, ...options })) {
-    if (step.kind === "user") host.user(step.text);
+    if (step.kind === "user") await host.user(step.text);
     else await host.assistantTurn(step);
     count();
     if (done()) break;

@@ -347,7 +347,7 @@ async function runThroughHost(outputs: readonly FactOutput[], spilled: FactOutpu
     let seenRawFirst = 0;
     let turnsChecked = 0;
     for (const [i, task] of tasks.entries()) {
-      host.user(`Task ${i + 1}: look into ${task.output?.name ?? "the release skill"}.`);
+      await host.user(`Task ${i + 1}: look into ${task.output?.name ?? "the release skill"}.`);
       await host.request();
       await host.assistantTurn({ kind: "assistant", text: "Checking.", calls: [task.call] });
       // The model's next request is its first sight of the output: it must be there raw (a
@@ -360,7 +360,7 @@ async function runThroughHost(outputs: readonly FactOutput[], spilled: FactOutpu
       await host.assistantTurn({ kind: "assistant", text: `Done with task ${i + 1}.`, calls: [] });
     }
     await host.command("pruner", "now");
-    host.user("What did we find?");
+    await host.user("What did we find?");
     const finalText = (await host.request()).map(messageText).join("\n");
 
     const { index } = rebuildIndex(host.entries);

@@ -42,7 +42,7 @@ export { resolveShrinkTarget, searchableText, visibleContext } from "./control/s
 
 // Pruning: batches, flushes, the index, chains, the summarizer
 export { type ChainCompressionResult, compressChains } from "./prune/chain-plan.ts";
-export { type CacheReadMeter, chooseFlush, turnBlocks } from "./prune/flush-choice.ts";
+export { type CacheReadMeter, chooseFlush, frontierQueue, turnBlocks } from "./prune/flush-choice.ts";
 export { afterRequest, afterTask, type FlushDecision, type FlushMoment, type RequestHistory } from "./prune/flush-policy.ts";
 export { applySummaries, type Batch, captureBatch, type FlushResult, type JobAnswers, planFlush, spillOversized, summarizeJobs, type SummaryJob } from "./prune/flush.ts";
 export { type SessionCall, sessionCallsOf, supersededBy } from "./prune/stale-outputs.ts";

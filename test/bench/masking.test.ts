@@ -57,7 +57,7 @@ describe("observation masking in the replay host", () => {
   it("runs as an extension: its context handler masks what each request sends, one turn more per request", async () => {
     root = mkdtempSync(join(tmpdir(), "pprb-masking-"));
     const host = await ReplayHost.create({ root, extension: { factory: observationMasking, settings: {} } });
-    host.user("fix the build");
+    await host.user("fix the build");
     const maskedPerRequest: number[] = [];
     for (let t = 1; t <= 13; t++) {
       const sent = await host.request();

@@ -37,7 +37,7 @@ describe.skipIf(!checkout)("pi-condense through the replay host (needs PI_CONDEN
     let lastRaw: AgentMessage[] = [];
     for (const step of script) {
       if (step.kind === "user") {
-        host.user(step.text);
+        await host.user(step.text);
         continue;
       }
       lastRaw = host.contextMessages();

@@ -81,7 +81,7 @@ export function chooseFlush(inputs: FlushChoiceInputs): FlushChoice {
   const chains = moment === "final-reply" ? estimateChainCompression(lastSent, index, config) : undefined;
   const positions = positionsIn(lastSent, candidates);
   // Where Anthropic-style caching holds the pruner's own breakpoint: the entry there surely exists.
-  const frontier = pricesOf(inputs.rules).caching === "anthropic" ? frontierIn(lastSent, inputs.queued ?? inputs.pending) : undefined;
+  const frontier = pricesOf(inputs.rules).caching === "anthropic" ? frontierIn(lastSent, frontierQueue(inputs.queued ?? inputs.pending, config.minBatchChars)) : undefined;
   const evaluate = (batches: readonly Batch[], ahead?: number) => {
     const pending = estimatePending(batches, index, config, inputs.summarizedStub, inputs.summarizerInputMemo, inputs.isStale);
     // A rewind, shrink or cancel since the last request rewrites history from where it applies:
@@ -105,7 +105,11 @@ export function chooseFlush(inputs: FlushChoiceInputs): FlushChoice {
   if (moment === "mid-task" && !choice.decision.flush) {
     const restOfSession = requestsAhead(inputs.history, "final-reply");
     let best = 0;
-    for (let k = 1; k <= candidates.length && k <= MAX_TAIL_BATCHES; k++) {
+    // With the pruner's breakpoint at the frontier every candidate's rewrite is priced from an
+    // entry that surely exists, so any number of the newest batches may be weighed; without it a
+    // long tail reaches back where the price is a guess.
+    const most = frontier !== undefined ? candidates.length : MAX_TAIL_BATCHES;
+    for (let k = 1; k <= candidates.length && k <= most; k++) {
       const decision = evaluate(candidates.slice(-k), restOfSession);
       const net = decision.saving - decision.cost;
       if (decision.flush && net > best) {
@@ -145,6 +149,16 @@ export function rewriteSpanOf(lastSent: readonly AgentMessage[], first: number, 
  * on the message before that position; everything before the position stays cached through a
  * flush that changes only what follows. Undefined when nothing pending was sent.
  */
+/**
+ * The queued batches from the oldest one a flush would summarize on. A batch below
+ * `minBatchChars` ahead of it is never sent to the summarizer and stays as it was: it must not
+ * hold the frontier (and the pruner's breakpoint) back at the start of a long history.
+ */
+export function frontierQueue(queued: readonly Batch[], minBatchChars: number): readonly Batch[] {
+  const at = queued.findIndex((b) => batchChars(b) >= minBatchChars);
+  return at < 0 ? [] : at === 0 ? queued : queued.slice(at);
+}
+
 export function frontierIn(sent: readonly AgentMessage[], pending: readonly Batch[]): number | undefined {
   const oldest = pending[0];
   return oldest ? positionsIn(sent, [oldest]).get(oldest) : undefined;

@@ -8,6 +8,7 @@ import type { Batch } from "../../../core/src/prune/flush.ts";
 import {
   DEFAULT_SUMMARY_TOKENS_PER_CALL,
   frontierIn,
+  frontierQueue,
   MAX_TAIL_BATCHES,
   chooseFlush,
   estimatePending,
@@ -176,19 +177,29 @@ describe("chooseFlush", () => {
     expect(withThem.cost).toBeGreaterThan(without.cost);
   });
 
-  it(`the newest ${MAX_TAIL_BATCHES} batches at most are tried alone`, () => {
+  it(`without the pruner's breakpoint (automatic caching), the newest ${MAX_TAIL_BATCHES} batches at most are tried alone`, () => {
     // Eleven batches of 1,000 tokens at the end of a request of 122 messages, the newest last. The
     // task has run as long as the average (one request ahead), the session 329 requests so far.
     const batches = Array.from({ length: 11 }, (_, i) => batch(`b${i}`, 4_000, 100 + i));
     const lastSent: AgentMessage[] = [...Array.from({ length: 100 }, (_, i) => user(i)), ...batches.flatMap((_, i) => [call(`b${i}`, 99 + i), result(`b${i}`, 100 + i)])];
-    const { inputs } = midTask({ pending: batches, lastSent, controlChange: lastSent.length, summarizerInputMemo: memoOf(...batches), history: { inCurrentTask: 29, completedTasks: 10, inCompletedTasks: 300 } });
+    const { inputs } = midTask({ rules: "openai", pending: batches, lastSent, controlChange: lastSent.length, summarizerInputMemo: memoOf(...batches), history: { inCurrentTask: 29, completedTasks: 10, inCompletedTasks: 300 } });
     // The newest k: 930k tokens removed save 93k a request over 329; the rewrite from the oldest of
-    // them is (2k - 1) × 1,000 tokens, 1,070k - 1,000 left at 1.15×, and the summarizer 1,300k. The
-    // net grows with k: the newest eight win, not nine, ten or eleven.
+    // them is (2k - 1) × 1,000 tokens, 1,070k - 1,000 left, sent uncached once (0.9× more than a
+    // read), and the summarizer 1,000k in and 60k out at 8×, with its instructions once. The net
+    // grows with k: the newest eight win, not nine, ten or eleven.
     expect(chooseFlush(inputs)).toEqual({
-      decision: { flush: true, reason: "pays-back", saving: 93 * 329 * 8, cost: expect.closeTo(1.15 * (1_070 * 8 - 1_000) + 1_300 * 8 + SYSTEM, 6), requestsAhead: 329 },
+      decision: { flush: true, reason: "pays-back", saving: expect.closeTo(93 * 329 * 8, 6), cost: expect.closeTo(0.9 * (1_070 * 8 - 1_000) + (1_000 + 60 * 8) * 8 + SYSTEM, 6), requestsAhead: 329 },
       keep: batches.slice(0, 3),
     });
+  });
+
+  it("with the pruner's breakpoint at the frontier, every candidate's rewrite is priced from it, and any number of the newest batches is weighed", () => {
+    const batches = Array.from({ length: 11 }, (_, i) => batch(`b${i}`, 4_000, 100 + i));
+    const lastSent: AgentMessage[] = [...Array.from({ length: 100 }, (_, i) => user(i)), ...batches.flatMap((_, i) => [call(`b${i}`, 99 + i), result(`b${i}`, 100 + i)])];
+    const { inputs } = midTask({ pending: batches, lastSent, controlChange: lastSent.length, summarizerInputMemo: memoOf(...batches), history: { inCurrentTask: 29, completedTasks: 10, inCompletedTasks: 300 } });
+    // All eleven: the rewrite starts at the frontier (the oldest batch) whichever are flushed, so
+    // the more the better.
+    expect(chooseFlush(inputs)).toMatchObject({ decision: { flush: true, reason: "pays-back", saving: expect.closeTo(93 * 329 * 11, 6) }, keep: [] });
   });
 });
 
@@ -328,16 +339,27 @@ describe("a flush after the pruner's breakpoint at the frontier", () => {
     expect(frontierIn(sent, [])).toBeUndefined();
   });
 
+  it("a batch too small for the summarizer does not hold the frontier back: it stays as it is", () => {
+    // The old read is 329 characters, under the default minimum of 1,000.
+    expect(frontierIn(sent, frontierQueue([old, newest], config.minBatchChars))).toBe(44);
+    expect(frontierIn(sent, frontierQueue([old, newest], 100))).toBe(2);
+    expect(frontierQueue([old], config.minBatchChars)).toEqual([]);
+  });
+
   it("a flush of the newest batch with the frontier 42 blocks back is priced from the frontier, not as a write of the whole prefix", () => {
     // The next turn adds 24 blocks: no earlier entry lies within 20 blocks of its breakpoint.
     expect(rewriteSpanOf(sent, 44, 24, billed())).toMatchObject({ tokensFromFirstChange: 10_532 });
     // The breakpoint before message 2 holds the prompt and the old call (8,016 tokens): 2,516 are written.
     expect(rewriteSpanOf(sent, 44, 24, billed(), 2)).toEqual({ tokensFromFirstChange: 2_516, blocksFromFirstChange: 0, messageTokens: 2_516 });
+    // The old batch's summary is still being written: it is queued (the frontier is before it) but
+    // not a candidate.
     const choice = chooseFlush({
       moment: "mid-task",
-      pending: [old, newest],
+      pending: [newest],
+      queued: [old, newest],
       index: emptyIndex(),
-      config,
+      // The old read is small: summarized only with a lower minimum (else it would not hold the frontier).
+      config: { ...config, minBatchChars: 100 },
       rules: "anthropic",
       history: { inCurrentTask: 10, completedTasks: 2, inCompletedTasks: 40 },
       context: { tokens: 12_000, contextWindow: 200_000 },
@@ -350,7 +372,7 @@ describe("a flush after the pruner's breakpoint at the frontier", () => {
     });
     // The newest alone: (2,516 − 1,930) at 1.25× instead of 0.1×, and the summarizer's 1,000 in and
     // 60 out at 5×, against 193 a request over the 50 left in the session.
-    expect(choice).toEqual({ decision: { flush: true, reason: "pays-back", saving: expect.closeTo(9_650, 6), cost: expect.closeTo(586 * 1.15 + 1_300 + SYSTEM, 6), requestsAhead: 50 }, keep: [old] });
+    expect(choice).toEqual({ decision: { flush: true, reason: "pays-back", saving: expect.closeTo(9_650, 6), cost: expect.closeTo(586 * 1.15 + 1_300 + SYSTEM, 6), requestsAhead: 50 }, keep: [] });
   });
 
   it("under automatic caching there is no breakpoint to count on: the meter alone says what is read", () => {
