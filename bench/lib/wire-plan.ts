@@ -10,9 +10,10 @@ export const WIRE_PROVIDERS = [
 ] as const;
 
 /** The figures' names for each way the session is played. */
-export const WIRE_RUNS: readonly { id: string; pruner: WirePruner; label: string }[] = [
+export const WIRE_RUNS: readonly { id: string; pruner: WirePruner; label: string; settings?: Record<string, unknown> }[] = [
   { id: "none", pruner: "none", label: "no pruning" },
   { id: "defaults", pruner: "pi-pruner", label: "pi-pruner defaults" },
+  { id: "background", pruner: "pi-pruner", label: "pi-pruner, backgroundSummaries on", settings: { contextPrune: { backgroundSummaries: true } } },
   { id: "picondense", pruner: "pi-condense", label: "pi-condense" },
 ];
 

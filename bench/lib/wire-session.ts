@@ -46,6 +46,8 @@ export interface WireRunOptions {
   /** The pi-condense checkout (for `pi-condense`). */
   piCondenseDir?: string;
   latency: boolean;
+  /** pi-pruner's settings.json for the run (its defaults when absent). */
+  settings?: Record<string, unknown>;
 }
 
 export interface WireRun {
@@ -81,7 +83,7 @@ export async function playLongSession(options: WireRunOptions): Promise<WireRun>
     baseUrl: server.baseUrl,
     files: LONG_FILES,
     model: { api: model.api, id: model.id, cost: model.prices, contextWindow: 200_000, maxTokens: 8192, reasoning: true },
-    settings: options.pruner === "pi-condense" ? { contextPrune: { enabled: true } } : undefined,
+    settings: options.pruner === "pi-condense" ? { contextPrune: { enabled: true } } : options.settings,
     prefix: "pprb-wire-",
   });
   const extension = options.pruner === "pi-pruner" ? join(REPO_ROOT, "pi-extension") : options.pruner === "pi-condense" ? options.piCondenseDir : undefined;

@@ -85,11 +85,13 @@ function targets(d: ReportDoc): void {
   };
   const lines = [
     ...WIRE_PROVIDERS.flatMap((p) => row(`wire.${p.name}.defaultsVsPiCondense`, `defaults ÷ pi-condense, ${p.label}`)),
+    ...WIRE_PROVIDERS.flatMap((p) => row(`wire.${p.name}.backgroundVsPiCondense`, `backgroundSummaries on ÷ pi-condense, ${p.label}`)),
     ...WIRE_PROVIDERS.flatMap((p) => row(`wire.${p.name}.defaults.vsNone`, `defaults ÷ no pruning, ${p.label}`)),
     ...WIRE_PROVIDERS.flatMap((p) => row(`wire.${p.name}.defaults.peakVsNone`, `peak context ÷ no pruning, ${p.label}`)),
     ...row("wire.defaults.worstVsNone", "never above no pruning (the larger of the two)"),
     ...WIRE_PROVIDERS.flatMap((p) => row(`wire.${p.name}.defaults.summarizerCalls`, `summarizer calls, ${p.label}`, WIRE_BASELINE.summarizerCalls)),
     ...row("wire.wall.defaults.vsNone", "wall time ÷ no pruning", WIRE_BASELINE.wallVsNone),
+    ...row("wire.wall.background.vsNone", "wall time with backgroundSummaries on ÷ no pruning"),
     ...row("wire.wall.picondense.vsNone", "pi-condense's wall time ÷ no pruning", WIRE_BASELINE.piCondenseWallVsNone),
   ];
   d.push(TEXT.block("targets"), "", ...lines, "");

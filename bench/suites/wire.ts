@@ -68,7 +68,7 @@ export async function runWire(options: WireOptions): Promise<SuiteOutput> {
     models[provider.name] = model;
     for (const run of runs) {
       const t0 = performance.now();
-      const result = await playLongSession({ model, pruner: run.pruner, piCondenseDir: condense?.dir, latency: provider.latency });
+      const result = await playLongSession({ model, pruner: run.pruner, piCondenseDir: condense?.dir, latency: provider.latency, settings: run.settings });
       const bill = billWire(model.api, result.requests, model.prices);
       played.push({ provider: provider.name, id: run.id, bill, wallMs: result.wallMs, bodiesWithBreakpoints: result.bodiesWithBreakpoints });
       options.log(
@@ -97,6 +97,8 @@ export async function runWire(options: WireOptions): Promise<SuiteOutput> {
     }
     const defaults = find(provider.name, "defaults")!;
     if (peer) out.figures[`wire.${provider.name}.defaultsVsPiCondense`] = figure(defaults.bill.dollars / peer.bill.dollars, "ratio", { target: { op: "<=", value: TARGETS.vsPiCondense }, note: `defaults ÷ pi-condense, ${provider.label} wire` });
+    const background = find(provider.name, "background");
+    if (peer && background) out.figures[`wire.${provider.name}.backgroundVsPiCondense`] = figure(background.bill.dollars / peer.bill.dollars, "ratio", { note: `backgroundSummaries on ÷ pi-condense, ${provider.label} wire` });
   }
   // Never above no pruning, on either provider: the larger of the two ratios.
   const worst = Math.max(...WIRE_PROVIDERS.map((p) => find(p.name, "defaults")!.bill.dollars / find(p.name, "none")!.bill.dollars));

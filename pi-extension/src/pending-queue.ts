@@ -5,7 +5,7 @@
 // for), a failed batch going back to waiting. Each problem is reported once. The runtime decides
 // when; this keeps the queue.
 import type { AgentMessage, AssistantMessage, ControlState, ToolResultMessage } from "@pi-pruner/core";
-import { PRUNE_FRONTIER, PRUNE_STATS, activeRewinds, activeShrinks, applySummaries, captureBatch, isMessageEntry, messageKey, planFlush, sessionCallsOf, spillOversized, summarizeJobs, unflushedBatches } from "@pi-pruner/core";
+import { PRUNE_FRONTIER, PRUNE_STATS, activeRewinds, activeShrinks, applySummaries, captureBatch, copyIndex, isMessageEntry, messageKey, planFlush, sessionCallsOf, spillOversized, summarizeJobs, unflushedBatches } from "@pi-pruner/core";
 import type { AnyEntry, Batch, FlushResult, FrontierData, JobAnswers, PersistEntry, PruneConfig, PruneIndex, SessionCall, SpillStorage, StatsData, Summarizer, SummarizerUsage, SummaryJob } from "@pi-pruner/core";
 import type { OnceReporter } from "./once-reporter.ts";
 
@@ -15,8 +15,13 @@ interface StartOptions {
   keepsEpoch?: boolean;
 }
 
-/** A background summarizer request: the jobs it asks about, and their answers once it answered. */
+/**
+ * A background summarizer request: the batches its flush took, the jobs a trial plan asked about,
+ * and their answers once it answered. Nothing of the flush changes history before its answers are
+ * applied: the flush is planned again then, so history changes once.
+ */
 interface Flight {
+  batches: Batch[];
   jobs: SummaryJob[];
   answers?: JobAnswers;
   /** Settles when the request has answered; never rejects. */
@@ -124,9 +129,8 @@ export class PendingQueue {
       try {
         await this.landAll();
         let result = this.applyLanded(index, config);
-        const started = this.start(summarize, index, config, keep, options);
-        if (started) {
-          result = joinResults(result, started);
+        result = joinResults(result, this.start(summarize, index, config, keep, options));
+        if (this.hasOutstanding()) {
           await this.landAll();
           result = joinResults(result, this.applyLanded(index, config));
         }
@@ -139,23 +143,28 @@ export class PendingQueue {
   }
 
   /**
-   * Starts a flush of everything waiting but `keep` without waiting for the summarizer: what needs
-   * none (duplicates, superseded outputs, batches too small) is settled now and returned; the rest
-   * goes to the summarizer in one background request, its batches staying queued (the frontier
-   * stays below them) until `applyLanded` applies the answer at a later flush point.
+   * Starts a flush of everything waiting but `keep` without waiting for the summarizer. A flush
+   * that needs no summary (duplicates, superseded outputs, batches too small) is settled now and
+   * returned. Otherwise a trial plan on a copy of the index says what to ask, and one background
+   * request asks it; the batches stay queued (the frontier stays below them) and nothing changes
+   * until `applyLanded` plans the flush again with the answers, so its stubs and its summaries
+   * change history together. Undefined when nothing was settled now.
    */
   start(summarize: Summarizer, index: PruneIndex, config: PruneConfig, keep: readonly Batch[] = [], options: StartOptions = {}): FlushResult | undefined {
     const batches = this.waiting.filter((b) => !keep.includes(b));
     if (!batches.length) return undefined;
     try {
       // Whatever stays queued (kept, or asked about in the background) keeps the frontier below it.
-      const others = this.batches.filter((b) => !batches.includes(b));
-      const plan = planFlush(batches, index, config, { frontierCeiling: ceilingBelow(others), sessionCalls: this.calls });
+      const planning = { frontierCeiling: ceilingBelow(this.batches.filter((b) => !batches.includes(b))), sessionCalls: this.calls };
+      const trial = planFlush(batches, copyIndex(index), config, planning);
+      if (trial.jobs.length) {
+        this.ask(batches, trial.jobs, summarize, config, options.keepsEpoch === true);
+        return undefined;
+      }
+      const plan = planFlush(batches, index, config, planning);
       if (options.keepsEpoch) markKeepsEpoch(plan.entries);
       this.settledThrough = Math.max(this.settledThrough, plan.settledThrough ?? -Infinity);
-      const asked = new Set(plan.jobs.map((job) => job.from));
-      this.batches = this.batches.filter((b) => !batches.includes(b) || asked.has(b));
-      if (plan.jobs.length) this.ask(plan.jobs, summarize, config, options.keepsEpoch === true);
+      this.batches = this.batches.filter((b) => !batches.includes(b));
       return { entries: plan.entries, outcomes: plan.outcomes, retry: [], usage: { input: 0, output: 0, cost: 0 }, summarizerCalls: 0 };
     } catch (error) {
       this.reporter.report(`flush:${(error as Error).message}`, `pi-pruner: flush failed (${(error as Error).message}); nothing was changed`);
@@ -191,21 +200,39 @@ export class PendingQueue {
     let result: FlushResult | undefined;
     for (const flight of landed) {
       const answers = flight.answers!;
-      const live = flight.jobs.map((job, i) => ({ job, answer: answers.answers[i]! })).filter(({ job }) => this.inFlight.has(job.from));
-      const jobs = live.map(({ job }) => job);
-      const from = new Set(jobs.map((job) => job.from));
-      const applied = applySummaries(jobs, { ...answers, answers: live.map(({ answer }) => answer) }, index, {
-        frontierCeiling: ceilingBelow(this.batches.filter((b) => !from.has(b))),
-        settledThrough: this.settledThrough,
+      // The flush's batches still queued as they were asked about (a rewind or shrink may have taken some).
+      const live = flight.batches.filter((b) => this.inFlight.has(b) && this.batches.includes(b));
+      for (const b of flight.batches) this.inFlight.delete(b);
+      if (!live.length) continue;
+      const others = this.batches.filter((b) => !live.includes(b));
+      const plan = planFlush(live, index, config, { frontierCeiling: ceilingBelow(others), sessionCalls: this.calls });
+      this.settledThrough = Math.max(this.settledThrough, plan.settledThrough ?? -Infinity);
+      // Each job the plan makes now takes the answer about the same calls, in the refs it was asked by.
+      const asked = new Map(flight.jobs.map((job, i) => [job.from, { job, answer: answers.answers[i]! }]));
+      const matched = plan.jobs.map((job) => {
+        const was = asked.get(job.from);
+        return was && sameCalls(was.job, job) ? { job: { ...job, labels: was.job.labels }, answer: was.answer } : undefined;
       });
+      const jobs = matched.flatMap((m) => (m ? [m.job] : []));
+      // A job the request did not ask about as it stands now waits for a later flush.
+      const unasked = new Set(plan.jobs.filter((_, i) => !matched[i]).map((job) => job.from));
+      const applied = joinResults(
+        { entries: plan.entries, outcomes: plan.outcomes, retry: [], usage: { input: 0, output: 0, cost: 0 }, summarizerCalls: 0 },
+        applySummaries(jobs, { ...answers, answers: matched.flatMap((m) => (m ? [m.answer] : [])) }, index, {
+          frontierCeiling: ceilingBelow([...others, ...unasked]),
+          settledThrough: this.settledThrough,
+        }),
+      )!;
+      applied.usage = answers.usage;
+      applied.summarizerCalls = answers.summarizerCalls;
+      const from = new Set(live);
       if (flight.keepsEpoch) markKeepsEpoch(applied.entries);
       for (const job of jobs) {
-        this.inFlight.delete(job.from);
         if (!applied.retry.includes(job.batch)) this.settledThrough = Math.max(this.settledThrough, ...job.batch.calls.map((c) => c.resultTimestamp));
       }
-      // A failed batch stays queued, waiting for a later flush; the others are done.
+      // A failed batch, or one asked about as it no longer is, stays queued, waiting for a later flush; the others are done.
       const failed = new Set(jobs.filter((job) => applied.retry.includes(job.batch)).map((job) => job.from));
-      this.batches = this.batches.filter((b) => !from.has(b) || failed.has(b));
+      this.batches = this.batches.filter((b) => !from.has(b) || failed.has(b) || unasked.has(b));
       for (const o of applied.outcomes) {
         if (o.outcome === "failed") {
           this.reporter.report(`summarizer:${o.error}`, `pi-pruner: summarizer failed (${o.error}); raw outputs stay in context and the batch will be retried`);
@@ -222,9 +249,9 @@ export class PendingQueue {
   }
 
   /** One background request for `jobs`; it never rejects, and a queue restored meanwhile forgets it. */
-  private ask(jobs: SummaryJob[], summarize: Summarizer, config: PruneConfig, keepsEpoch: boolean): void {
-    for (const job of jobs) this.inFlight.add(job.from);
-    const flight: Flight = { jobs, keepsEpoch, landed: Promise.resolve() };
+  private ask(batches: Batch[], jobs: SummaryJob[], summarize: Summarizer, config: PruneConfig, keepsEpoch: boolean): void {
+    for (const batch of batches) this.inFlight.add(batch);
+    const flight: Flight = { batches, jobs, keepsEpoch, landed: Promise.resolve() };
     flight.landed = summarizeJobs(jobs, config, summarize).then(
       (answers) => {
         flight.answers = answers;
@@ -258,6 +285,11 @@ export function statsEntry(index: PruneIndex, delta: { usage: SummarizerUsage; s
   };
   index.stats = stats;
   return { kind: "custom", customType: PRUNE_STATS, data: stats };
+}
+
+/** Whether two jobs ask about the same calls (the same results, in order). */
+function sameCalls(a: SummaryJob, b: SummaryJob): boolean {
+  return a.calls.length === b.calls.length && a.calls.every((c, i) => c.toolCallId === b.calls[i]!.toolCallId && c.resultTimestamp === b.calls[i]!.resultTimestamp);
 }
 
 /** Just below the oldest result of `batches`: the highest the frontier may go while they are queued. */

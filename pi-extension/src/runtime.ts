@@ -175,6 +175,9 @@ export class PrunerRuntime {
     if (!this.config.enabled) return;
     try {
       const host = this.hostOf(ctx);
+      // What the final reply's flush asked is waited for: a person's typing usually covers it, and
+      // its summaries, stubs and chains then change history at once, before the prompt's first request.
+      await this.queue.landAll();
       const entries = await this.flushes.applyLanded(() => host.summarizer(), () => host.contextMessages(), () => newestTimestamp(host.contextMessages(), true));
       if (entries.length) this.persistFor(ctx, { entries, outcome: undefined });
     } catch (error) {
@@ -409,9 +412,11 @@ export class PrunerRuntime {
       // it opens no epoch and compresses nothing, so what it rewrites is what the decision priced.
       const stubsOnly = reason === "pays-back" && !finalReply;
       const compress: CompressScope = reason === "budget" || reason === "budget-delta" || stubsOnly ? "none" : "window";
-      // The cache-aware policy's flushes do not hold up the next request: their summaries are asked in
-      // the background. One that keeps the window from overflowing waits for them.
-      const background = this.config.cacheAware && (reason === "pays-back" || reason === "final-reply");
+      // A final reply's flush does not hold the agent up: its summaries are asked in the background and
+      // applied before the next prompt's first request. Mid-task, a flush that pays back waits for
+      // them unless backgroundSummaries (landing a request later costs that request the outputs
+      // raw); one that keeps the window from overflowing always waits.
+      const background = this.config.cacheAware && (reason === "final-reply" || (reason === "pays-back" && this.config.backgroundSummaries));
       const done = await this.flushes.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, keep, epoch, keepEpoch: stubsOnly, background });
       entries.push(...done.entries);
       return entries;

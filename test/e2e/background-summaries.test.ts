@@ -37,7 +37,7 @@ async function setup(n: number, delayMs: number, settings: Record<string, unknow
   server.route(isSummarizerRequest, (req) => ({ ...goodSummary(req), delayMs }));
   server.route(() => true, replies);
   // The default policy (cache-aware); a large window keeps the window cap out of the way.
-  ws = createPiWorkspace({ baseUrl: server.baseUrl, files, model: { contextWindow: 400_000 }, settings: { contextPrune: { selfControl: NO_NUDGES, ...settings } } });
+  ws = createPiWorkspace({ baseUrl: server.baseUrl, files, model: { contextWindow: 400_000 }, settings: { contextPrune: { selfControl: NO_NUDGES, backgroundSummaries: true, ...settings } } });
   return { server, ws };
 }
 

@@ -31,7 +31,8 @@ interface HeldRequest {
 
 function session(overrides: Partial<typeof DEFAULT_CONFIG> = {}) {
   const seen: string[] = [];
-  const rt = new PrunerRuntime({ ...DEFAULT_CONFIG, ...overrides }, new OnceReporter((m) => seen.push(m)));
+  // Mid-task flushes ask in the background only with backgroundSummaries.
+  const rt = new PrunerRuntime({ ...DEFAULT_CONFIG, backgroundSummaries: true, ...overrides }, new OnceReporter((m) => seen.push(m)));
   rt.useModel("openai-completions");
   const b = new SessionBuilder();
   rt.startSession(b.entries, memorySpillStorage());

@@ -84,6 +84,27 @@ export function emptyIndex(): PruneIndex {
   };
 }
 
+/**
+ * A copy of `index` a plan may change without touching the original: its maps and lists are
+ * copied, the records in them shared (a plan adds and replaces entries; it does not edit records).
+ */
+export function copyIndex(index: PruneIndex): PruneIndex {
+  return {
+    ...index,
+    calls: new Map(index.calls),
+    byToolCallId: new Map([...index.byToolCallId].map(([id, calls]) => [id, [...calls]])),
+    byShortRef: new Map(index.byShortRef),
+    byContentHash: new Map(index.byContentHash),
+    unhashed: [...index.unhashed],
+    aliases: new Map(index.aliases),
+    aliasIdCounts: new Map(index.aliasIdCounts),
+    summaries: [...index.summaries],
+    chains: [...index.chains],
+    frontier: index.frontier ? { ...index.frontier } : undefined,
+    stats: { ...index.stats },
+  };
+}
+
 export function recordKey(record: Pick<ToolCallRecord, "toolCallId" | "resultTimestamp">): string {
   return occurrenceKey(record.toolCallId, typeof record.resultTimestamp === "number" ? record.resultTimestamp : undefined);
 }

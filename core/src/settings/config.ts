@@ -94,6 +94,12 @@ export interface PruneConfig {
    * final reply, and purges, grace and thinking strip follow the turns as they pass.
    */
   cacheAware: boolean;
+  /**
+   * Mid-task, a cache-aware flush asks for its summaries in the background: the agent's next request
+   * does not wait, and the summaries land a request later (that request still carries the outputs
+   * raw). A final reply's flush is always asked in the background.
+   */
+  backgroundSummaries: boolean;
   chainCompression: ChainCompressionConfig;
   purgeErrors: PurgeErrorsConfig;
   thinkingStrip: ThinkingStripConfig;
@@ -143,6 +149,7 @@ export const DEFAULT_CONFIG: PruneConfig = deepFreeze({
   budgetTurnDelta: null,
   recoveryGraceTurns: 3,
   cacheAware: true,
+  backgroundSummaries: false,
   chainCompression: { enabled: true, rollingWindow: 3, fuseRangeSummary: true, stripFinalAssistantThinking: true },
   purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
   thinkingStrip: { enabled: false, keepLastTurns: 16 },
@@ -301,6 +308,7 @@ const LEAF_RULES: FieldRules<Pick<PruneConfig, LeafKey>> = {
   budgetTurnDelta: fractionOrNull,
   recoveryGraceTurns: nonNegativeInteger,
   cacheAware: booleanRule,
+  backgroundSummaries: booleanRule,
 };
 
 const NESTED_RULES: { [N in NestedKey]: FieldRules<PruneConfig[N]> } = {

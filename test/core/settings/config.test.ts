@@ -35,6 +35,7 @@ describe("DEFAULT_CONFIG", () => {
       budgetTurnDelta: null,
       recoveryGraceTurns: 3,
       cacheAware: true,
+      backgroundSummaries: false,
       chainCompression: { enabled: true, rollingWindow: 3, fuseRangeSummary: true, stripFinalAssistantThinking: true },
       purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
       thinkingStrip: { enabled: false, keepLastTurns: 16 },
