@@ -150,21 +150,29 @@ export async function runWire(options: WireOptions): Promise<SuiteOutput> {
     models: Object.fromEntries(Object.entries(models).map(([name, m]) => [name, { id: m.id, api: m.api, prices: m.prices }])),
     runs: played.map((p) => ({ provider: p.provider, id: p.id, wallMs: Math.round(p.wallMs), bill: p.bill })),
   };
-  out.charts["wire-cost.svg"] = barChart({
-    title: "The long session on the wire: billed relative to no pruning",
-    yLabel: "× the bill of no pruning",
-    labels: (v) => `${v.toFixed(2)}×`,
-    guides: [{ y: TARGETS.vsNone, label: `target for defaults: ≤ ${TARGETS.vsNone}×` }, { y: 1, label: "no pruning" }],
-    groups: WIRE_PROVIDERS.map((provider) => ({
-      label: provider.label,
-      bars: runs.filter((r) => r.id !== "none").map((r) => ({ name: r.label, value: out.figures[`wire.${provider.name}.${r.id}.vsNone`]!.value })),
-    })),
-  });
-  out.charts["wire-wall.svg"] = barChart({
-    title: `Wall time of the long session, answers after ${LATENCY.baseMs / 1000} s + ${LATENCY.perOutputTokenMs} ms per output token`,
-    yLabel: "seconds",
-    labels: (v) => `${v.toFixed(0)} s`,
-    groups: [{ label: timed.label, bars: runs.map((r) => ({ name: r.label, value: out.figures[`wire.wall.${r.id}`]!.value })) }],
-  });
+  Object.assign(out.charts, wireCharts(out.figures, runs));
   return out;
+}
+
+/** The section's charts, drawn from its figures: the bills relative to no pruning per provider, and the timed runs' wall times. */
+function wireCharts(figures: Record<string, Figure>, runs: readonly { id: string; label: string }[]): Record<string, string> {
+  const timed = WIRE_PROVIDERS.find((p) => p.latency)!;
+  return {
+    "wire-cost.svg": barChart({
+      title: "The long session on the wire: billed relative to no pruning",
+      yLabel: "× the bill of no pruning",
+      labels: (v) => `${v.toFixed(2)}×`,
+      guides: [{ y: TARGETS.vsNone, label: `target for defaults: ≤ ${TARGETS.vsNone}×` }, { y: 1, label: "no pruning" }],
+      groups: WIRE_PROVIDERS.map((provider) => ({
+        label: provider.label,
+        bars: runs.filter((r) => r.id !== "none").map((r) => ({ name: r.label, value: figures[`wire.${provider.name}.${r.id}.vsNone`]!.value })),
+      })),
+    }),
+    "wire-wall.svg": barChart({
+      title: `Wall time of the long session, answers after ${LATENCY.baseMs / 1000} s + ${LATENCY.perOutputTokenMs} ms per output token`,
+      yLabel: "seconds",
+      labels: (v) => `${v.toFixed(0)} s`,
+      groups: [{ label: timed.label, bars: runs.map((r) => ({ name: r.label, value: figures[`wire.wall.${r.id}`]!.value })) }],
+    }),
+  };
 }
