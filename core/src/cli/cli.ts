@@ -1,5 +1,6 @@
 // `pi-pruner`: a thin command line over core. Exit codes: 0 done, 1 a user error, 2 an unreadable input.
 import { parseArgs } from "node:util";
+import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { readSessionFile, type SessionData } from "../session/session-reader.ts";
 import { buildSessionView, type SessionView } from "../view/session-view.ts";
@@ -83,6 +84,12 @@ export async function main(argv: string[], io: CliIO = defaultIO()): Promise<num
 }
 
 function defaultIO(): CliIO {
+  // A reader that stops early (`pi-pruner view … | head`) closes the pipe: the rest of the output
+  // has nowhere to go, which is no error of ours.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    process.exit(process.exitCode ?? 0);
+  });
   return {
     out: (t) => process.stdout.write(t),
     err: (t) => process.stderr.write(t),
@@ -449,7 +456,7 @@ export function inspectText(view: SessionView, file: string, spills: ReadonlyMap
 function check(args: string[], io: CliIO): number {
   const { values, positionals } = parse(args, { cwd: { type: "string" }, json: { type: "boolean" } });
   if (positionals.length === 0) throw new UsageError("check needs at least one path");
-  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : io.cwd;
+  const cwd = folderOption(values.cwd, io);
   const loaded = loadSettings(io, cwd);
   reportWarnings(loaded.warnings, io);
   const results = positionals.map((path) => {
@@ -458,7 +465,19 @@ function check(args: string[], io: CliIO): number {
   });
   if (values.json) io.out(JSON.stringify(results, null, 2) + "\n");
   else for (const r of results) io.out(r.protected ? `protected  ${r.path}  (by \`${r.pattern}\`)\n` : `prunable   ${r.path}\n`);
-  return 0;
+  // A settings file that could not be read leaves the answers above without its patterns.
+  const refused = [loaded.global, loaded.project].filter((f) => f.error !== undefined);
+  if (refused.length === 0) return 0;
+  io.err(`pi-pruner: answered without ${refused.length === 1 ? "a settings file" : "settings files"} that could not be read; fix ${refused.length === 1 ? "it" : "them"} and check again\n`);
+  return 2;
+}
+
+/** A `--cwd` folder, resolved against the working directory; one that does not exist is a usage error. */
+function folderOption(value: string | undefined, io: CliIO): string {
+  if (!value) return io.cwd;
+  const folder = resolve(io.cwd, value);
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UsageError(`--cwd ${value}: no such folder`);
+  return folder;
 }
 
 function protect(args: string[], io: CliIO): number {
@@ -468,7 +487,7 @@ function protect(args: string[], io: CliIO): number {
   if (!pattern) throw new UsageError("the glob is empty");
   const unusable = globPatternProblem(pattern);
   if (unusable !== undefined) throw new UsageError(`the glob is not added: ${unusable}`);
-  const cwd = values.cwd ? resolve(io.cwd, values.cwd) : io.cwd;
+  const cwd = folderOption(values.cwd, io);
   const agentDir = agentDirFrom(io.env);
   const loaded = loadSettings(io, cwd);
   const paths = settingsPaths({ agentDir, cwd });

@@ -171,6 +171,20 @@ describe("pi-pruner view and inspect of a session pi-mulligan wrote on Pi 1.6", 
   });
 });
 
+describe("pi-pruner view into a pipe that closes early", () => {
+  it("stops quietly, with no stack trace, when the reader has read enough (view … | head -2)", () => {
+    const dir = tempDir();
+    // Far more output than a pipe holds, so the writer is still writing when the reader goes.
+    const b = prunedSessionBuilder();
+    for (let i = 0; i < 40; i++) b.user(`question ${i}: ${"x".repeat(20_000)}`);
+    const file = b.writeTo(join(dir, "s.jsonl"));
+    const r = spawnSync("sh", ["-c", `"${process.execPath}" "${bin}" view "${file}" | head -2`], { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: tempDir() } });
+    expect(r.status).toBe(0);
+    expect(r.stdout.split("\n").filter(Boolean)).toHaveLength(2);
+    expect(r.stderr).toBe("");
+  });
+});
+
 describe("pi-pruner check", () => {
   it("says which paths are protected and by which pattern, in argument order", () => {
     const cwd = tempDir();
@@ -181,6 +195,27 @@ describe("pi-pruner check", () => {
       { path: "src/x.ts", protected: false, pattern: null },
       { path: "C:\\u\\skills\\x\\ref.md", protected: true, pattern: "**/skills/**/*.md" },
     ]);
+  });
+
+  it("a settings file that does not parse: the answers come without it, and the exit code is 2", () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, ".pi"));
+    writeFileSync(join(cwd, ".pi", "settings.json"), '{ "contextPrune": { "protectedPaths": ["docs/**"] ');
+    const r = run(["check", "docs/a.md", "skills/a/SKILL.md", "--json"], { cwd });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).map((x: { protected: boolean }) => x.protected)).toEqual([false, true]);
+    expect(r.stderr).toContain(join(cwd, ".pi", "settings.json"));
+    expect(r.stderr).toContain("answered without a settings file that could not be read");
+  });
+
+  it("--cwd of a folder that does not exist is a usage error, for check and protect", () => {
+    const missing = join(tempDir(), "nowhere");
+    for (const args of [["check", "a.md", "--cwd", missing], ["protect", "docs/**", "--cwd", missing]]) {
+      const r = run(args);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`--cwd ${missing}: no such folder`);
+    }
+    expect(existsSync(missing)).toBe(false);
   });
 
   it("uses the project settings of --cwd", () => {
@@ -255,11 +290,11 @@ describe("a project settings file nested 5,000 levels deep (it comes with the cl
   }
   const warningLine = (file: string) => `warning: project settings: ${file}: nested deeper than 64 levels; its contextPrune settings are ignored\n`;
 
-  it("check: one warning line naming the file, no stack, the answers under the defaults, exit 0", () => {
+  it("check: the file named once, no stack, the answers under the defaults, exit 2 (the answers lack that file)", () => {
     const { cwd, file } = deepProject();
     const r = run(["check", "skills/a/SKILL.md", "src/x.ts"], { cwd });
-    expect(r.stderr).toBe(warningLine(file));
-    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`${warningLine(file)}pi-pruner: answered without a settings file that could not be read; fix it and check again\n`);
+    expect(r.code).toBe(2);
     expect(r.stdout).toBe("protected  skills/a/SKILL.md  (by `**/skills/**/*.md`)\nprunable   src/x.ts\n");
   });
 
