@@ -9,6 +9,7 @@ import { resolveConfig, type ConfigWarning } from "../settings/config.ts";
 import { globPatternProblem, protectingPattern } from "../settings/protection.ts";
 import { addProtectedPath, SettingsFileError } from "../settings/settings-writer.ts";
 import { estimateTokens, formatNumber } from "../shapes/size.ts";
+import { isRecord } from "../shapes/json.ts";
 import { buildModelView, modelViewText, NEXT_REQUEST_TITLE, sizesLine, type ModelView } from "../view/model-view.ts";
 import { NUDGES_NOT_SHOWN, RequestRenderer, requestTitle, settingsSourceText, type RequestView } from "../view/request-views.ts";
 import { getBranch } from "../session/session-reader.ts";
@@ -502,5 +503,12 @@ function protect(args: string[], io: CliIO): number {
   if (result.added) io.out(`added \`${pattern}\` to contextPrune.protectedPaths in ${file}\n`);
   else io.out(`\`${pattern}\` is already protected; ${file} unchanged\n`);
   io.out(`protectedPaths: ${JSON.stringify(result.list)}\n`);
+  // The project's own list replaces the global one: a global pattern does not reach this folder.
+  const projectBlock = loaded.projectBlock;
+  if (values.global && isRecord(projectBlock) && Array.isArray(projectBlock.protectedPaths)) {
+    io.err(
+      `note: ${paths.project} sets its own contextPrune.protectedPaths, which replaces the global list in ${cwd}: there \`${pattern}\` does not apply (add it there with: pi-pruner protect '${pattern}')\n`,
+    );
+  }
   return 0;
 }

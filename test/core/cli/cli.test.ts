@@ -253,6 +253,21 @@ describe("pi-pruner protect", () => {
     expect(settings.contextPrune.protectedPaths).toEqual(["**/skills/**/*.md", "**/PLAN.md"]);
   });
 
+  it("--global where the project sets its own list: says the pattern does not reach this folder, and how to add it there", () => {
+    const agentDir = tempDir();
+    const cwd = realpathSync(tempDir());
+    mkdirSync(join(cwd, ".pi"));
+    writeFileSync(join(cwd, ".pi", "settings.json"), '{ "contextPrune": { "protectedPaths": ["docs/**"] } }');
+    const r = run(["protect", "*.log", "--global"], { agentDir, cwd });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8")).contextPrune.protectedPaths).toContain("*.log");
+    expect(r.stderr).toBe(`note: ${join(cwd, ".pi", "settings.json")} sets its own contextPrune.protectedPaths, which replaces the global list in ${cwd}: there \`*.log\` does not apply (add it there with: pi-pruner protect '*.log')\n`);
+    // And indeed: here the global pattern does not protect.
+    expect(JSON.parse(run(["check", "a.log", "--json"], { agentDir, cwd }).stdout)[0].protected).toBe(false);
+    // Without a project list there is nothing to say.
+    expect(run(["protect", "*.tmp", "--global"], { agentDir, cwd: tempDir() }).stderr).toBe("");
+  });
+
   it("refuses a settings file that does not parse and leaves it byte for byte", () => {
     const cwd = tempDir();
     mkdirSync(join(cwd, ".pi"));
