@@ -171,6 +171,10 @@ async function openSession(command: string, args: string[], io: CliIO) {
   const file = resolve(io.cwd, positionals[0]!);
   // `inspect` shows sizes, not output: the long bodies can stay on disk.
   const data = await loadSession(file, command === "inspect");
+  // Text with no header and no entry in it at all is some other file (a README, a log), not a torn session.
+  if (!data.header && data.entries.length === 0 && data.errors.length > 0) {
+    throw new InputError(`${file} is not a Pi session file: no session header and no entry in its ${data.errors.length} non-blank line(s)`);
+  }
   if (values.leaf && !data.byId.has(values.leaf)) throw new UsageError(`no entry with id "${values.leaf}" in ${file}`);
   const cwd = values.cwd ? resolve(io.cwd, values.cwd) : headerCwd(data, io);
   const loaded = loadSettings(io, cwd);

@@ -171,6 +171,19 @@ describe("pi-pruner view and inspect of a session pi-mulligan wrote on Pi 1.6", 
   });
 });
 
+describe("a file that is not a session", () => {
+  it("inspect and view say so and exit 2, instead of reporting a session written by Pi alone", () => {
+    const file = join(tempDir(), "README.md");
+    writeFileSync(file, "# A project\n\nSome text.\n- a list\n");
+    for (const command of ["inspect", "view"]) {
+      const r = run([command, file]);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toBe(`pi-pruner: ${file} is not a Pi session file: no session header and no entry in its 3 non-blank line(s)\n`);
+    }
+  });
+});
+
 describe("pi-pruner view into a pipe that closes early", () => {
   it("stops quietly, with no stack trace, when the reader has read enough (view … | head -2)", () => {
     const dir = tempDir();
