@@ -6,6 +6,7 @@ import { QUERY_TOOL } from "../shapes/entries.ts";
 import type { PruneIndex, IndexedCall } from "../prune/prune-index.ts";
 import { findCallForResult } from "../prune/prune-index.ts";
 import { isProtected } from "../settings/protection.ts";
+import { oneLine } from "../shapes/text.ts";
 import type { PruneConfig } from "../settings/config.ts";
 
 export type StubConfig = Pick<PruneConfig, "protectedTools" | "protectedPaths" | "recoveryGraceTurns">;
@@ -32,9 +33,12 @@ function spilledStub(call: IndexedCall): string {
   );
 }
 
+/** What a superseded stub may quote of its record's text at most: the pruner writes a ref and a short call (80 characters of path or command); a session file from elsewhere may hold anything there. */
+const SUPERSEDED_BY_CHARS = 120;
+
 /** A stale output needs no summary: the stub names what superseded it, and the ref brings it back. */
 function supersededStub(call: IndexedCall, supersededBy: string): string {
-  return `[${call.record.toolName} output superseded by ${supersededBy}; ${QUERY_TOOL} returns ref \`${call.shortRef}\`]`;
+  return `[${call.record.toolName} output superseded by ${oneLine(supersededBy, SUPERSEDED_BY_CHARS)}; ${QUERY_TOOL} returns ref \`${call.shortRef}\`]`;
 }
 
 function stubFor(call: IndexedCall): string {

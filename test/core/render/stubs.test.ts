@@ -13,6 +13,16 @@ import { contentText } from "../../../core/src/shapes/messages.ts";
 const config: PruneConfig = { ...DEFAULT_CONFIG, protectedPaths: [...DEFAULT_CONFIG.protectedPaths], protectedTools: [], cacheAware: false };
 
 describe("stubs", () => {
+  it("a superseded stub quotes at most 120 characters of its record's text, on one line, whatever a session file holds there", async () => {
+    const { b, index } = await summarizedReads(config);
+    const call = [...index.calls.values()][0]!;
+    call.record.supersededBy = `t9 (edit ${"x\n".repeat(5_000)})`;
+    const stubs = resultTexts(renderModelView(piContext(b), index, config).messages).filter((t) => t.includes("superseded by"));
+    expect(stubs).toHaveLength(1);
+    expect(stubs[0]).toMatch(/^\[read output superseded by t9 \(edit x x x[ x]*…; context_tree_query returns ref `t\d+`\]$/);
+    expect(stubs[0]!.length).toBeLessThan(220);
+  });
+
   it("summarized results become stubs that keep the call id and name and are not errors", async () => {
     const { b, index } = await summarizedReads(config);
     const input = piContext(b);
