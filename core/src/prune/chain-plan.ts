@@ -100,6 +100,8 @@ function planOne(chain: ClosedChain, index: PruneIndex, config: ChainPlanConfig,
     droppedIds.push(call.toolCallId);
     droppedKeys.push(call.key);
     const found = findCallForResult(index, call.toolCallId, call.resultTimestamp);
+    // A repeated output has no ref of its own: its original's ref belongs to the original's chain.
+    if (found?.aliased) continue;
     let ref: string;
     if (found) ref = found.call.shortRef;
     else {

@@ -162,9 +162,10 @@ function escapeAttribute(value: string): string {
   return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
 }
 
+/** A dropped call's line: its own ref, or for a repeated output the ref of the original it repeats (never both). */
 function callLine(ref: string | undefined, call: ChainCall, aliasOf?: string): string {
   const head = ref ? `- \`${ref}\` ${call.toolName}` : `- ${call.toolName}`;
-  const notes = [call.isError ? "failed" : "", aliasOf ? `same output as \`${aliasOf}\`` : "", ref ? "" : "not indexed"].filter(Boolean);
+  const notes = [call.isError ? "failed" : "", aliasOf ? `same output as \`${aliasOf}\`` : "", ref || aliasOf ? "" : "not indexed"].filter(Boolean);
   return `${head} ${describeTarget(call.args)}${notes.length ? `(${notes.join(", ")})` : ""}`.trimEnd();
 }
 
@@ -183,7 +184,7 @@ function chainBody(chain: ChainData, dropped: readonly ChainCall[], summaries: r
   for (const call of dropped) {
     const found = findCallForResult(index, call.toolCallId, call.resultTimestamp);
     if (found && !found.aliased && (covered.has(found.call.key) || covered.has(call.toolCallId))) continue;
-    lines.push(callLine(found?.call.shortRef, call, found?.aliased ? found.call.shortRef : undefined));
+    lines.push(found?.aliased ? callLine(undefined, call, found.call.shortRef) : callLine(found?.call.shortRef, call));
   }
   if (lines.length) parts.push(lines.join("\n"));
   return parts.length ? parts.join("\n") : "(no tool output besides the protected output below)";
@@ -194,7 +195,8 @@ function toolRefsOf(chain: ChainData, dropped: readonly ChainCall[], index: Prun
   if (stored) return stored;
   const refs: string[] = [];
   for (const call of dropped) {
-    const ref = findCallForResult(index, call.toolCallId, call.resultTimestamp)?.call.shortRef;
+    const found = findCallForResult(index, call.toolCallId, call.resultTimestamp);
+    const ref = found && !found.aliased ? found.call.shortRef : undefined;
     if (ref && !refs.includes(ref)) refs.push(ref);
   }
   return refs;

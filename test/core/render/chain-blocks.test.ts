@@ -80,3 +80,26 @@ describe("chain range prune", () => {
     expect(chainBlocks(off)).toEqual([]);
   });
 });
+
+describe("a repeated output inside a later chain", () => {
+  /** Chain "first" reads src/a.ts; chain "again" reads it once more (the same output) and edits it; both compressed. */
+  async function rereadSession() {
+    const b = new SessionBuilder();
+    const index = freshIndex(b);
+    await playChain(b, index, config, "first", [[{ name: "read", args: { path: "src/a.ts" }, result: big("A") }]]);
+    await playChain(b, index, config, "again", [[{ name: "read", args: { path: "src/a.ts" }, result: big("A") }], [{ name: "edit", args: { path: "src/a.ts" }, result: "edited" }]]);
+    const result = await compressChains(piContext(b), index, { ...config, chainCompression: { ...config.chainCompression, rollingWindow: 0 } }, echoSummarizer, { now: 1 });
+    persist(b, result.entries);
+    return chainBlocks(renderModelView(piContext(b), freshIndex(b), config).messages);
+  }
+
+  it("its original's ref belongs to the original's chain alone, and the line names it once, as the original", async () => {
+    const blocks = await rereadSession();
+    expect(blocks).toHaveLength(2);
+    const tools = blocks.map((t) => /tools="([^"]*)"/.exec(t)![1]!.split(","));
+    expect(tools[0]).toEqual(["t1"]);
+    expect(tools[1]).not.toContain("t1");
+    expect(blocks[1]).toContain("- read src/a.ts (same output as `t1`)");
+    expect(blocks.join("\n")).not.toContain("`t1` read src/a.ts (same output as `t1`)");
+  });
+});
