@@ -12,7 +12,7 @@ import { RequestLedger } from "./request-ledger.ts";
 import { branchOf, contextMessagesOf, controlChangeIn } from "./branch-context.ts";
 import { persistEntries, withEntryDrafts } from "./entry-drafts.ts";
 import { createSummarizer } from "./summarizer.ts";
-import { loadPrunerSettings, settingsTarget, writePrunerSetting, type LoadedSettings } from "./settings.ts";
+import { changedSettings, loadPrunerSettings, settingsTarget, writePrunerSetting, type LoadedSettings } from "./settings.ts";
 import { recordSettings } from "./settings-record.ts";
 import { STATUS_KEY, statsReport, statusReport, statusText } from "./status.ts";
 import { treeNodes, treeReport } from "./tree.ts";
@@ -126,12 +126,14 @@ export class PrunerRuntime {
   }
 
   /**
-   * `context`, before every model call: the render, the request's bookkeeping, then self-control's
-   * nudges on what is sent. Nothing here writes to the session. Returns nothing when nothing changed.
+   * `context`, before every model call: settings edited since are taken up, then the render, the
+   * request's bookkeeping, and self-control's nudges on what is sent. Only new settings are written
+   * to the session here (their record, before this request's answer). Returns nothing when nothing changed.
    */
   onContext(event: ContextEvent, ctx: ExtensionContext): ContextEventResult | undefined {
     this.ui = ctx.ui;
     this.useModel(ctx.model);
+    this.followSettings(ctx);
     const messages = event.messages as unknown as AgentMessage[];
     const controls = this.controls.read(branchOf(ctx));
     const rendered = this.render(messages, controls);
@@ -226,10 +228,35 @@ export class PrunerRuntime {
   });
 
   private loadSettings(ctx: ExtensionContext): void {
-    this.settings = loadPrunerSettings(ctx.cwd, ctx.isProjectTrusted());
-    this.config = this.settings.config;
-    this.applyWarnings(this.settings.warnings);
+    this.useSettings(ctx, loadPrunerSettings(ctx.cwd, ctx.isProjectTrusted()));
+  }
+
+  private useSettings(ctx: ExtensionContext, settings: LoadedSettings): void {
+    this.settings = settings;
+    this.config = settings.config;
+    this.applyWarnings(settings.warnings);
     this.recordSettings(ctx);
+  }
+
+  /**
+   * Before a request: a settings file changed since it was read (a stat each, no read otherwise)
+   * applies from this request on, recorded in the session first so its view is rendered with it.
+   * A file that turned unparsable keeps the settings in use. Fails open: the request goes on.
+   */
+  private followSettings(ctx: ExtensionContext): void {
+    if (!this.settings) return;
+    try {
+      const change = changedSettings(this.settings, ctx.cwd, ctx.isProjectTrusted());
+      if (change?.kind === "unreadable") {
+        this.settings = change.settings;
+        for (const problem of change.problems) this.reporter.report(`settings-unreadable:${problem}`, `pi-pruner: ${problem}; kept the settings in use until it is fixed`);
+      } else if (change) {
+        this.useSettings(ctx, change.settings);
+        this.showStatus(ctx);
+      }
+    } catch (error) {
+      this.reporter.report(`settings-follow:${(error as Error).message}`, `pi-pruner: could not read the changed settings (${(error as Error).message}); kept the settings in use`);
+    }
   }
 
   /** The branch records the settings its requests are rendered with (hidden from the model). */

@@ -1,5 +1,7 @@
 // Settings IO for the live pruner: reading the effective `contextPrune` block (project settings
-// only for trusted projects, as Pi does) and writing changes through core's one settings writer.
+// only for trusted projects, as Pi does), noticing when either settings file changed since, and
+// writing changes through core's one settings writer.
+import { statSync } from "node:fs";
 import { agentDirFrom, loadConfig, settingsPaths, type ConfigWarning, type PruneConfig } from "@pi-pruner/core";
 import { setPruneSetting } from "@pi-pruner/core";
 
@@ -10,6 +12,10 @@ export interface LoadedSettings {
   projectFile: string;
   /** The project settings file carries a `contextPrune` block. */
   projectHasBlock: boolean;
+  /** The files as stat saw them just before they were read (see `settingsStamp`). */
+  stamp: string;
+  /** Files that exist but could not be read or parsed, with why (their settings are ignored). */
+  unreadable: { path: string; error: string }[];
 }
 
 /**
@@ -19,6 +25,8 @@ export interface LoadedSettings {
 export function loadPrunerSettings(cwd: string, projectTrusted: boolean): LoadedSettings {
   const agentDir = agentDirFrom(process.env);
   const paths = settingsPaths({ agentDir, cwd });
+  // Taken before the read: a write in between shows as a change at the next check, never as none.
+  const stamp = settingsStamp(paths.global, paths.project, projectTrusted);
   const loaded = loadConfig({ agentDir, cwd, projectTrusted });
   return {
     config: loaded.config,
@@ -26,7 +34,45 @@ export function loadPrunerSettings(cwd: string, projectTrusted: boolean): Loaded
     globalFile: paths.global,
     projectFile: paths.project,
     projectHasBlock: loaded.projectBlock !== undefined,
+    stamp,
+    unreadable: [loaded.global, loaded.project].flatMap((f) => (f.error !== undefined ? [{ path: f.path, error: f.error }] : [])),
   };
+}
+
+/**
+ * The settings files as stat sees them (inode, size, modification time; a missing file as such),
+ * the project's only when it is trusted: any edit, save or replacement of either gives another
+ * stamp, and telling costs two stats and no read. Never throws.
+ */
+export function settingsStamp(globalFile: string, projectFile: string, projectTrusted: boolean): string {
+  return `${fileStamp(globalFile)}|${projectTrusted ? fileStamp(projectFile) : "untrusted"}`;
+}
+
+function fileStamp(path: string): string {
+  try {
+    const stat = statSync(path, { bigint: true });
+    return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`;
+  } catch (error) {
+    return `none:${(error as NodeJS.ErrnoException).code ?? "?"}`;
+  }
+}
+
+/** What a check before a request found: new settings to use, or a file that turned unreadable (the settings in use stay). */
+export type SettingsChange = { kind: "changed"; settings: LoadedSettings } | { kind: "unreadable"; settings: LoadedSettings; problems: string[] };
+
+/**
+ * Whether the settings files changed since `current` was read, and if so what they say now. A
+ * file that turned unreadable or unparsable (an editor's save caught halfway, a typo) would drop
+ * all its settings at once, so it changes nothing: the settings in use stay, with the new stamp,
+ * until the file changes again. Undefined when nothing changed. Never throws.
+ */
+export function changedSettings(current: LoadedSettings, cwd: string, projectTrusted: boolean): SettingsChange | undefined {
+  if (settingsStamp(current.globalFile, current.projectFile, projectTrusted) === current.stamp) return undefined;
+  const next = loadPrunerSettings(cwd, projectTrusted);
+  // A file the settings in use were read without already does not count.
+  const broken = next.unreadable.filter((file) => !current.unreadable.some((known) => known.path === file.path));
+  if (broken.length > 0) return { kind: "unreadable", settings: { ...current, stamp: next.stamp }, problems: broken.map((f) => `${f.path}: ${f.error}`) };
+  return { kind: "changed", settings: next };
 }
 
 /**
