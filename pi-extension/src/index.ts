@@ -16,6 +16,7 @@ export default function piPruner(pi: ExtensionAPI): void {
   pi.on("context", (event, ctx) => runtime.onContext(event, ctx));
   pi.on("message_end", (event, ctx) => runtime.onMessageEnd(event, ctx));
   pi.on("before_provider_request", (event, ctx) => runtime.onProviderRequest(event, ctx));
+  pi.on("session_before_compact", (event, ctx) => runtime.onBeforeCompact(event, ctx));
 
   registerQueryTool(pi, runtime.queryTool);
   const selfControlSubcommands = registerSelfControl(pi, runtime.selfControl);

@@ -2,7 +2,7 @@
 // point per event (index.ts only registers them), the hosts the commands and tools are given, and
 // the turn's end that captures and decides when to flush. Pure decisions live in core; the queue
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
-import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
+import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
 import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
@@ -21,6 +21,7 @@ import type { QueryHost } from "./query-tool.ts";
 import { createSelfControlHost, type SelfControlHost } from "./self-control/host.ts";
 import { createSelfControlLive, type SelfControlLive } from "./self-control/live.ts";
 import { PendingQueue } from "./pending-queue.ts";
+import { compactPrunedHistory } from "./compaction.ts";
 import { FlushSequence, newestTimestamp, type CommandResult, type CompressScope, type FlushHost, type SummarizerCost } from "./flush-sequence.ts";
 ;
 
@@ -197,6 +198,21 @@ export class PrunerRuntime {
     this.bill.settle();
     this.showStatus(ctx);
     return drafts;
+  }
+
+  /**
+   * `session_before_compact`: Pi's compaction is sent the history as the model last saw it (the
+   * render of the context now); nothing when the pruner is off or that fails, so Pi's own runs.
+   */
+  onBeforeCompact(event: SessionBeforeCompactEvent, ctx: ExtensionContext): Promise<SessionBeforeCompactResult | undefined> {
+    this.ui = ctx.ui;
+    return compactPrunedHistory(event, ctx, {
+      enabled: this.config.enabled,
+      idleTimeoutMs: this.config.summarizerIdleTimeoutMs,
+      timeoutMs: this.config.summarizerTimeoutMs,
+      render: (messages, branch) => renderModelView(messages, this.index, this.config, this.controls.read(branch)).messages,
+      report: (key, message) => this.reporter.report(key, message, "error"),
+    });
   }
 
   /** What `/pruner` is given. */
