@@ -62,7 +62,7 @@ export { markerEffectText, markerStateText, type MarkerView } from "./view/contr
 export { type ExportSource, modelViewMarkdown, summariesMarkdown } from "./view/export-markdown.ts";
 export { callsNamingFile, type FileCall, type FileQuery, rewoundEntries } from "./view/file-calls.ts";
 export { buildModelViewWithBodies, type ModelView, modelViewText, NEXT_REQUEST_TITLE, sizesLine } from "./view/model-view.ts";
-export { settingsToRecord } from "./view/recorded-settings.ts";
+export { configOfRecord, settingsEntryData, settingsToRecord } from "./view/recorded-settings.ts";
 export { type ModelRequestRef, modelRequests, NUDGES_NOT_SHOWN, RequestRenderer, type RequestView, settingsSourceText } from "./view/request-views.ts";
 export { type SearchPart, type SearchPartKind, searchSnippet, sessionSearchParts } from "./view/session-search.ts";
 export { buildSessionView, type CallView, type ChainView, type CompactionView, type ReclaimTotals, type SessionView, type SummaryView } from "./view/session-view.ts";

@@ -18,6 +18,7 @@ import { CopiedPatterns } from "./settings/copied-patterns.ts";
 import { affectsEditorSetting, editorSetting } from "./settings/editor-settings.ts";
 import { ProtectedPathsEditor } from "./settings/protected-paths-editor.ts";
 import { PruneSettings, resolveAgentDir } from "./settings/prune-settings.ts";
+import { SettingsPickup } from "./settings/settings-pickup.ts";
 import { ReclaimStatus } from "./status-bar.ts";
 import { SessionStore } from "./store/session-store.ts";
 import { registerTimelineCommand, TimelinePanels } from "./timeline/timeline-panel.ts";
@@ -36,6 +37,8 @@ export interface PiPrunerApi {
   decorations: PrunerDecorations;
   documents: PrunerDocuments;
   status: ReclaimStatus;
+  /** Whether a running session took up the last settings change the editor made. */
+  settingsPickup: SettingsPickup;
   sessionsView: vscode.TreeView<SessionNode>;
   search: SessionSearch;
   searchTree: SearchTreeProvider;
@@ -68,7 +71,8 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   const documents = new PrunerDocuments(store);
   const timelines = new TimelinePanels(store, context.extensionUri);
   const status = new ReclaimStatus();
-  const editor = new ProtectedPathsEditor(settings, copiedPatterns);
+  const settingsPickup = new SettingsPickup(store);
+  const editor = new ProtectedPathsEditor(settings, copiedPatterns, settingsPickup);
   const defaultPrompter = editor.prompter;
   let saveTarget = saveDialog;
   const search = new SessionSearch(store);
@@ -90,6 +94,7 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
     decorations,
     documents,
     status,
+    settingsPickup,
     sessionsView,
     protectedView,
     settings,
@@ -150,6 +155,7 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
     decorations,
     documents,
     status,
+    settingsPickup,
     sessionsView,
     timelines,
     search,

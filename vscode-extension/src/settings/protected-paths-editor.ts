@@ -2,13 +2,15 @@
 // the person picks the pattern and the settings file; the write goes through core's one settings
 // writer, which keeps comments and formatting, writes atomically and refuses a file it cannot parse.
 // A removal is offered back with Undo in its notification, which restores the file's exact text
-// while the file still holds what the removal wrote.
+// while the file still holds what the removal wrote. After each change the status bar says whether
+// a running Pi session took it up (settings-pickup.ts).
 import { posix } from "node:path";
 import * as vscode from "vscode";
 import { addProtectedPath, removeProtectedPath, revertSettingsFileChange, SettingsFileError, type SettingsFileChange } from "@pi-pruner/core";
 import { windowPrompter, type Prompter } from "../prompter.ts";
 import { whyCopied, type CopiedFrom, type CopiedPatterns, type CopiedRecord } from "./copied-patterns.ts";
 import type { PatternSource, PruneSettings } from "./prune-settings.ts";
+import type { SettingsEdit } from "./settings-pickup.ts";
 
 const UNDO_ACTION = "Undo";
 
@@ -55,10 +57,23 @@ export class ProtectedPathsEditor {
 
   private readonly settings: PruneSettings;
   private readonly copied: CopiedPatterns;
+  /** Told of every change that applies to a folder, to say whether a running session took it up. */
+  private readonly pickup: { track(edit: SettingsEdit): void } | undefined;
 
-  constructor(settings: PruneSettings, copied: CopiedPatterns) {
+  constructor(settings: PruneSettings, copied: CopiedPatterns, pickup?: { track(edit: SettingsEdit): void }) {
     this.settings = settings;
     this.copied = copied;
+    this.pickup = pickup;
+  }
+
+  /** A change of `pattern` in the folder `cwd`'s effective protectedPaths, written at `writtenAt`. */
+  private track(cwd: string, pattern: string, protect: boolean, writtenAt: number): void {
+    this.pickup?.track({
+      description: `${pattern} ${protect ? "added to" : "removed from"} protectedPaths`,
+      cwd,
+      writtenAt,
+      holds: (config) => config.protectedPaths.includes(pattern) === protect,
+    });
   }
 
   /** Where an edit of `target` copies inherited patterns from: the project inherits the global list when there is one. */
@@ -104,6 +119,7 @@ export class ProtectedPathsEditor {
     if (!where) return undefined;
     const base = where.target === "global" ? effective.globalPaths : effective.loaded.config.protectedPaths;
     try {
+      const writtenAt = Date.now();
       const result = addProtectedPath({ file: where.file, pattern: pattern.pattern, effective: base });
       const from = ProtectedPathsEditor.copySource(where.target, effective.pathsSource);
       if (result.copied.length > 0) this.copied.recordCopy(where.file, result.copied, from);
@@ -114,7 +130,10 @@ export class ProtectedPathsEditor {
       if (!result.added) this.prompter.info(`Pi Pruner: ${pattern.pattern} is already in protectedPaths of ${where.file}.`);
       else if (where.target === "global" && effective.pathsSource === "project") {
         this.prompter.warn(`Pi Pruner: added ${pattern.pattern} to ${where.file}, but this project's own protectedPaths list replaces the global one, so it does not apply here.${copy}`);
-      } else this.prompter.info(`Pi Pruner: added ${pattern.pattern} to protectedPaths in ${where.file}.${copy}`);
+      } else {
+        this.prompter.info(`Pi Pruner: added ${pattern.pattern} to protectedPaths in ${where.file}.${copy}`);
+        this.track(folder.uri.fsPath, pattern.pattern, true, writtenAt);
+      }
       return { pattern: pattern.pattern, file: where.file };
     } catch (error) {
       this.prompter.error(`Pi Pruner: ${describeError(error)}`);
@@ -167,7 +186,9 @@ export class ProtectedPathsEditor {
     }
     const base = target === "global" ? effective.globalPaths : effective.loaded.config.protectedPaths;
     const recordBefore = this.copied.snapshot(file);
+    const cwd = request.folder.uri.fsPath;
     try {
+      const writtenAt = Date.now();
       const result = removeProtectedPath({ file, pattern: request.pattern, effective: base });
       this.copied.forget(file, request.pattern);
       const from = ProtectedPathsEditor.copySource(target, effective.pathsSource);
@@ -175,7 +196,9 @@ export class ProtectedPathsEditor {
       this.settings.invalidate();
       if (result.removed && result.change) {
         const message = `Pi Pruner: removed ${request.pattern} from protectedPaths in ${file}${result.list.length === 0 ? " (the list is now empty: path protection is off)" : ""}.${result.copied.length > 0 ? describeCopy(result.copied, from) : ""}`;
-        void this.offerUndo(message, request.pattern, result.change, recordBefore);
+        // A global list the project's own replaces, for one, does not reach this folder's sessions.
+        if (!this.settings.forCwd(cwd).loaded.config.protectedPaths.includes(request.pattern)) this.track(cwd, request.pattern, false, writtenAt);
+        void this.offerUndo(message, request.pattern, result.change, recordBefore, cwd);
       } else this.prompter.info(`Pi Pruner: ${request.pattern} is not in protectedPaths of ${file}.`);
       return result.removed;
     } catch (error) {
@@ -185,13 +208,15 @@ export class ProtectedPathsEditor {
   }
 
   /** Shows the removal's notification; its Undo gives the file back the exact text it had, unless it changed since. */
-  private async offerUndo(message: string, pattern: string, change: SettingsFileChange, recordBefore: CopiedRecord): Promise<void> {
+  private async offerUndo(message: string, pattern: string, change: SettingsFileChange, recordBefore: CopiedRecord, cwd: string): Promise<void> {
     if (!(await this.prompter.offer(message, UNDO_ACTION))) return;
     try {
+      const writtenAt = Date.now();
       revertSettingsFileChange(change);
       this.copied.restore(change.file, recordBefore);
       this.settings.invalidate();
       this.prompter.info(`Pi Pruner: undone: ${change.file} is as it was before ${pattern} was removed.`);
+      if (this.settings.forCwd(cwd).loaded.config.protectedPaths.includes(pattern)) this.track(cwd, pattern, true, writtenAt);
     } catch (error) {
       if (error instanceof SettingsFileError && error.code === "changed-since") {
         this.prompter.warn(`Pi Pruner: did not undo the removal of ${pattern}: ${error.message}.`);

@@ -42,6 +42,9 @@ export class SessionStore implements vscode.Disposable {
   readonly onDidChangeList = this.listChanged.event;
   /** A session's data or view changed (its path). */
   readonly onDidChangeSession = this.sessionChanged.event;
+  private readonly entriesRead = new vscode.EventEmitter<string>();
+  /** Entries of a session were read (its first parse, or what Pi appended), whatever they changed in its view (its path). */
+  readonly onDidReadEntries = this.entriesRead.event;
   readonly marks: StoreMarks = this.timer.marks;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly settings: PruneSettings;
@@ -208,6 +211,7 @@ export class SessionStore implements vscode.Disposable {
         this.timer.parsed(watch);
         state.view = undefined;
         state.error = undefined;
+        this.entriesRead.fire(path);
       }
       if (!state.view) this.rebuild(state);
       this.touch(path);
@@ -253,6 +257,7 @@ export class SessionStore implements vscode.Disposable {
     const t0 = performance.now();
     const tail = await readSessionTail(path, state.data);
     const t1 = performance.now();
+    if (tail.entries.length > 0) this.entriesRead.fire(path);
     const outcome = applyAppend(state, tail, this.configFor(state));
     if (outcome.kind === "rebuild") this.rebuild(state);
     else if (outcome.kind !== "none") this.sessionChanged.fire(path);
@@ -298,6 +303,7 @@ export class SessionStore implements vscode.Disposable {
     this.exactTotals.clear();
     this.listChanged.dispose();
     this.sessionChanged.dispose();
+    this.entriesRead.dispose();
     for (const d of this.disposables) d.dispose();
   }
 }
