@@ -313,7 +313,13 @@ try {
   await expand(skillPattern, "expand the skills pattern");
   await shot("vscode-protected-files.png");
 
-  // 6. The context timeline of the selected session: hover a point for its numbers, click it for its model view.
+  // 6. The context timeline of the session the real pi wrote (its model has no prices: Pi reports $0
+  // for every request): hover a point for its numbers, click it for its model view.
+  await clickUntil(piRow, async (timeout) => {
+    await page.locator(".statusbar-item", { hasText: "→" }).first().waitFor({ timeout });
+    const selected = await page.locator(`${sessionsView} .monaco-list-row.selected`).first().innerText({ timeout });
+    if (!selected.startsWith("read the")) throw new Error(`selected: ${selected}`);
+  }, "select the real-Pi session");
   await page.keyboard.press("Control+Shift+P");
   await page.locator(".quick-input-widget input").first().fill(">Pi Pruner: Show Context Timeline");
   const timelineAsked = performance.now();
@@ -331,6 +337,23 @@ try {
   const x = box.x + (box.width * (target - 1)) / (requests - 1);
   await page.mouse.move(x, box.y + box.height / 2);
   const details = timeline.locator("#details");
+  await details.filter({ hasText: `Request ${target}` }).waitFor({ timeout: 10_000 });
+  // The totals are costs, never negative, and the cost axis fits the requests' costs: from $0 to a
+  // little above the dearest (uPlot's default put a flat series on $0–$100).
+  let dearest = 0;
+  for (let n = 1; n <= requests; n++) {
+    await page.mouse.move(box.x + Math.min(box.width - 1, (box.width * (n - 1)) / (requests - 1)), box.y + box.height / 2);
+    const line = await details.filter({ hasText: `Request ${n}` }).locator("div", { hasText: /^Cost / }).first().innerText({ timeout: 10_000 });
+    const cost = Number(/^Cost \$([\d.e-]+)/.exec(line)?.[1]);
+    if (!(cost > 0)) throw new Error(`request ${n}'s cost should be a positive figure: "${line}"`);
+    dearest = Math.max(dearest, cost);
+  }
+  const [axisMin, axisMax] = (await timeline.locator("body").getAttribute("data-cost-axis")).split(" ").map(Number);
+  if (axisMin !== 0 || !(axisMax >= dearest && axisMax <= dearest * 1.5)) throw new Error(`the cost axis runs from $${axisMin} to $${axisMax}; the dearest request costs $${dearest}`);
+  const totalsText = (await timeline.locator("#totals").innerText()).replace(/\s+/g, " ");
+  if (/[-−]\s?\$/.test(totalsText)) throw new Error(`the timeline's totals show a negative cost: ${totalsText}`);
+  say(`cost axis $0–$${axisMax.toPrecision(2)} for requests costing up to $${dearest}`);
+  await page.mouse.move(x, box.y + box.height / 2);
   await details.filter({ hasText: `Request ${target}` }).waitFor({ timeout: 10_000 });
   await page.waitForTimeout(600); // the tab's hover tooltip from the palette click fades
   say(`timeline drawn ${timelineDrawn.toFixed(0)} ms after its command: ${requests} requests; ${(await timeline.locator("#totals").innerText()).replace(/\s+/g, " ")}; hover: ${(await details.innerText()).split("\n")[1]}`);

@@ -113,7 +113,8 @@ function usageOf(message: AssistantMessage): RequestUsage | undefined {
   if (input + output + cacheRead + cacheWrite === 0) return undefined;
   const result: RequestUsage = { input, output, cacheRead, cacheWrite };
   const cost = isRecord(usage.cost) ? finite(usage.cost.total) : undefined;
-  if (cost !== undefined) result.cost = cost;
+  // Pi reports $0 for a model its registry has no prices for (a local or scripted one): no cost, not a free request.
+  if (cost !== undefined && cost > 0) result.cost = cost;
   return result;
 }
 
@@ -263,7 +264,7 @@ export class TimelineBuilder {
 
   private point(n: number): TimelinePoint {
     const request = this.renderer.requests[n - 1]!;
-    this.collect(request.position, request.n);
+    this.collect(request.end, request.n);
     const view = this.renderer.render(request.n);
     const entry = this.branch[request.position]!;
     // modelRequests keeps only assistant messages.
@@ -278,6 +279,7 @@ export class TimelineBuilder {
     const outputTokens = usage?.output ?? estimateTokens(JSON.stringify(answer.content ?? "").length);
     const price = inputPriceOf(answer, rules);
     const estimatedCost = (sentBill.billed + outputTokens * rules.output) * price;
+    const estimatedRawCost = (rawBill.billed + outputTokens * rules.output) * price;
     const cost = usage?.cost ?? estimatedCost;
     const point: TimelinePoint = {
       n: request.n,
@@ -290,8 +292,10 @@ export class TimelineBuilder {
       estimate: { input: sentBill.uncachedTokens, cacheRead: sentBill.cacheReadTokens, cacheWrite: sentBill.cacheWriteTokens, output: outputTokens },
       cost,
       costEstimated: usage?.cost === undefined,
-      // The raw side billed under the same rules: what pruning kept out of the bill is the difference.
-      costWithoutPruning: cost + (rawBill.billed - sentBill.billed) * price,
+      // Both sides billed under the same rules; the provider's cost, where known, scaled by their
+      // ratio. Adding their difference instead went below zero wherever the provider billed less
+      // than our estimate of a request that pruning made dearer (a rewrite written to the cache).
+      costWithoutPruning: estimatedCost > 0 ? cost * (estimatedRawCost / estimatedCost) : estimatedRawCost,
     };
     if (request.timestamp !== undefined) point.timestamp = request.timestamp;
     if (request.prompt !== undefined) point.prompt = request.prompt;

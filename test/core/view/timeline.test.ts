@@ -147,6 +147,49 @@ describe("context timeline", () => {
     expect(live.extend(b.entries.slice(1))).toBe(false);
   });
 
+  it("never totals a negative cost: a provider that billed less than our estimate scales the cost without pruning, it is not offset by it", async () => {
+    // A small read summarized late, after long turns: the sent side rewrites what follows the read
+    // (a cache write) where the raw side reads it from the cache, so this request costs more with
+    // pruning, and the provider's own cost is far below our estimate of the difference.
+    const b = new SessionBuilder();
+    const cheap = () => withUsage(b, { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, cost: { input: 0.00003, total: 0.0001 } });
+    b.user("look at x");
+    b.assistant({ toolCalls: [{ name: "read", args: { path: "src/x.ts" } }] });
+    cheap();
+    b.toolResult(b.lastToolCallIds[0]!, "read", big("X"));
+    const batch = lastBatch(b, config);
+    for (let i = 0; i < 3; i++) {
+      b.user(`explain part ${i}: ${"words ".repeat(4000)}`);
+      b.assistant(`part ${i} is ${"fine ".repeat(4000)}`);
+      cheap();
+    }
+    persist(b, (await flushBatches([batch], emptyIndex(), config, echoSummarizer)).entries);
+    b.user("and now?").assistant("done");
+    cheap();
+    const timeline = buildTimeline(b.entries, { config });
+    const last = timeline.points.at(-1)!;
+    expect(last.sentChars).toBeLessThan(last.rawChars);
+    expect(last.cost).toBe(0.0001);
+    // Pruning made this request dearer (a rewrite billed as a cache write), and says so, in proportion.
+    expect(last.costWithoutPruning).toBeGreaterThan(0);
+    expect(last.costWithoutPruning).toBeLessThan(last.cost);
+    for (const point of timeline.points) expect(point.costWithoutPruning).toBeGreaterThanOrEqual(0);
+    expect(timeline.totals.cost).toBeGreaterThan(0);
+    expect(timeline.totals.costWithoutPruning).toBeGreaterThan(0);
+    expect(timeline.totals.costWithoutPruning).toBeCloseTo(timeline.points.reduce((s, p) => s + p.costWithoutPruning, 0), 12);
+  });
+
+  it("prices a request whose provider reported $0 (a model with no prices, like a local or scripted one) by our estimate", () => {
+    const b = new SessionBuilder();
+    b.user("hi").assistant("hello");
+    withUsage(b, { input: 700, output: 20, cacheRead: 0, cacheWrite: 0, cost: { input: 0, total: 0 } });
+    const [point] = buildTimeline(b.entries, { config }).points;
+    expect(point!.usage?.input).toBe(700);
+    expect(point!.costEstimated).toBe(true);
+    expect(point!.cost).toBeGreaterThan(0);
+    expect(point!.costWithoutPruning).toBeCloseTo(point!.cost, 12);
+  });
+
   // Measured, not timed: the speed figures live in the benchmarks.
   it("builds the timeline of a 1,000-request session in one pass", () => {
     const b = new SessionBuilder();

@@ -27,7 +27,19 @@ function themeColour(name: string, fallback: string): string {
 }
 
 const tokens = (n: number) => (n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(Math.round(n)));
-const dollars = (n: number) => (n >= 1 ? `$${n.toFixed(2)}` : n >= 0.01 ? `$${n.toFixed(3)}` : `$${n.toFixed(4)}`);
+const dollars = (n: number): string => {
+  if (n < 0) return `−${dollars(-n)}`;
+  return n >= 1 ? `$${n.toFixed(2)}` : n >= 0.01 ? `$${n.toFixed(3)}` : n >= 0.0001 || n === 0 ? `$${n.toFixed(4)}` : `$${n.toPrecision(2)}`;
+};
+
+/**
+ * The cost axis from $0 to a little above the dearest request. uPlot's own range puts a flat series
+ * on $0–$100, and a range that does not start at $0 makes a small difference look large.
+ */
+function costRange(points: readonly TimelinePoint[]): [number, number] {
+  const top = Math.max(0, ...points.map((p) => p.cost));
+  return [0, top > 0 ? top * 1.1 : 0.0001];
+}
 
 function text(tag: string, content: string, className?: string): HTMLElement {
   const el = document.createElement(tag);
@@ -50,7 +62,8 @@ function showTotals(t: Timeline): void {
     figure("Cost with pruning", dollars(totals.cost), estimated),
     figure("Without pruning", dollars(totals.costWithoutPruning), " (estimate)"),
     figure("Summarizer", dollars(totals.summarizer.cost), ` (${totals.summarizer.calls} call${totals.summarizer.calls === 1 ? "" : "s"})`),
-    figure("Saving", dollars(totals.saving), " (after the summarizer)"),
+    // Pruning can cost more than it keeps out (rewrites billed as cache writes, the summarizer's calls): said so, not shown as a negative saving.
+    totals.saving >= 0 ? figure("Saving", dollars(totals.saving), " (after the summarizer)") : figure("Pruning cost more by", dollars(-totals.saving), " (after the summarizer)"),
   );
 }
 
@@ -106,7 +119,10 @@ function showMarkLegend(t: Timeline): void {
 }
 
 /** After uPlot's draw of a complete timeline: the canvas holds every point (the editor benchmark waits for it). */
-function noteDrawn(): void {
+function noteDrawn(u: uPlot): void {
+  // The cost axis as drawn (the axis itself is on the canvas): the UI check reads it.
+  const { min, max } = u.scales.dollars ?? {};
+  if (min != null && max != null) document.body.dataset.costAxis = `${min} ${max}`;
   if (!complete || !timeline || document.body.dataset.drawn === String(timeline.points.length)) return;
   document.body.dataset.drawn = String(timeline.points.length);
   vscode.postMessage({ type: "drawn", requests: timeline.points.length });
@@ -162,7 +178,7 @@ function draw(again = false): void {
   const options: uPlot.Options = {
     width: Math.max(320, chartEl.clientWidth || document.body.clientWidth - 32),
     height: Math.max(220, Math.min(480, window.innerHeight - 180)),
-    scales: { x: { time: false }, tokens: { auto: true }, dollars: { auto: true } },
+    scales: { x: { time: false }, tokens: { auto: true }, dollars: { auto: true, range: () => costRange(timeline?.points ?? []) } },
     axes: [
       // Requests are whole numbers.
       { stroke: foreground, grid: { show: false }, ticks: { stroke: grid }, label: "request", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] },
