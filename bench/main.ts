@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only render,load,replay,glob,host,editor,facts,wire] [-- --no-docs] [-- --report]
+// `npm run bench [-- --quick] [-- --only render,load,replay,glob,host,editor,facts,wire,compaction] [-- --no-docs] [-- --report]
 //   [-- --peer-pi-condense DIR]` (DIR: a checkout of pi-condense, run beside pi-pruner where a suite compares peers)
 // Runs the benchmark suites, writes bench/results.json and regenerates docs/benchmarks.md with
 // its SVG charts under docs/images/bench/.
@@ -15,7 +15,7 @@ const root = join(here, "..");
 export const RESULTS_FILE = join(here, "results.json");
 
 // wire comes after replay: it sets its figures beside the replay's of the same run.
-const SUITES = ["render", "load", "replay", "glob", "host", "editor", "facts", "wire"] as const;
+const SUITES = ["render", "load", "replay", "glob", "host", "editor", "facts", "wire", "compaction"] as const;
 type SuiteName = (typeof SUITES)[number];
 
 export interface BenchOptions {
@@ -50,7 +50,7 @@ function parseArgs(argv: string[]): { quick: boolean; only: SuiteName[]; docs: b
       // In the page's order, whatever the order given: a suite reads those before it.
       only = SUITES.filter((n) => names.includes(n));
     } else if (a === "--help" || a === "-h") {
-      console.log("usage: npm run bench [-- --quick] [--only render,load,replay,glob,host,editor,facts,wire] [--no-docs] [--report] [--peer-pi-condense DIR]");
+      console.log("usage: npm run bench [-- --quick] [--only render,load,replay,glob,host,editor,facts,wire,compaction] [--no-docs] [--report] [--peer-pi-condense DIR]");
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -84,6 +84,8 @@ async function runSuite(name: SuiteName, options: BenchOptions): Promise<SuiteOu
       return (await import("./suites/facts.ts")).runFacts({ quick, log, peers: options.peers });
     case "wire":
       return (await import("./suites/wire.ts")).runWire({ quick, log, peers: options.peers, replay: options.earlier.replay });
+    case "compaction":
+      return (await import("./suites/compaction.ts")).runCompaction({ quick, log });
   }
 }
 

@@ -15,12 +15,13 @@ import { hostReport } from "../suites/host-report.ts";
 import { editorReport } from "../suites/editor-report.ts";
 import { factsReport } from "../suites/facts-report.ts";
 import { wireReport } from "../suites/wire-report.ts";
+import { compactionReport } from "../suites/compaction-report.ts";
 
 /** The sections in page order (their numbers are in their titles). */
-const SECTIONS: readonly ReportSection[] = [renderReport, loadReport, replayReport, globReport, hostReport, editorReport, factsReport, wireReport];
+const SECTIONS: readonly ReportSection[] = [renderReport, loadReport, replayReport, globReport, hostReport, editorReport, factsReport, wireReport, compactionReport];
 
 /** The headline leads with what a session costs (replayed, then on the wire), then what the agent keeps, then the timings. */
-const HEADLINE: readonly ReportSection[] = [replayReport, wireReport, factsReport, renderReport, loadReport, globReport, hostReport, editorReport];
+const HEADLINE: readonly ReportSection[] = [replayReport, wireReport, compactionReport, factsReport, renderReport, loadReport, globReport, hostReport, editorReport];
 
 export function writeReport(results: BenchResults, root: string): void {
   const imagesDir = join(root, "docs", IMAGES);
