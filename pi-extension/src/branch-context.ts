@@ -3,7 +3,7 @@
 // changes what is sent.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, ControlState, ProtectionConfig, PruneConfig, PruneIndex, RenderStep } from "@pi-pruner/core";
-import { EMPTY_CONTROLS, activeRewinds, activeShrinks, buildPiContext, isProtected, keyTimestamp, messageKey, renderWhole, visibleContext } from "@pi-pruner/core";
+import { EMPTY_CONTROLS, activeRewinds, activeShrinks, buildPiContext, compactionResend, isProtected, keyTimestamp, messageKey, newestCompactionAt, renderWhole, visibleContext } from "@pi-pruner/core";
 
 /** The session's current branch, root → leaf. */
 export function branchOf(ctx: Pick<ExtensionContext, "sessionManager">): AnyEntry[] {
@@ -20,7 +20,8 @@ export function contextMessagesOf(branch: AnyEntry[], controls: ControlState = E
 export function renderSteps(branch: AnyEntry[], index: PruneIndex, config: PruneConfig, controls: ControlState): { raw: readonly AgentMessage[]; steps: { step: RenderStep; messages: readonly AgentMessage[] }[] } {
   const raw = contextMessagesOf(branch);
   const steps: { step: RenderStep; messages: readonly AgentMessage[] }[] = [];
-  renderWhole(raw, index, config, controls, (step, messages) => steps.push({ step, messages }));
+  const resend = config.enabled ? compactionResend(branch, newestCompactionAt(branch), config) : undefined;
+  renderWhole(raw, index, config, controls, (step, messages) => steps.push({ step, messages }), resend);
   return { raw, steps };
 }
 

@@ -3,8 +3,8 @@
 // the turn's end that captures and decides when to flush. Pure decisions live in core; the queue
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
 import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
-import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
-import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
+import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, CompactionResend, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
+import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, CompactionResendReader, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
 import { FrontierBreakpoint } from "./cache-breakpoint.ts";
 import { LiveBill } from "./live-bill.ts";
@@ -78,6 +78,8 @@ export class PrunerRuntime {
   lastDecision: (FlushDecision & { moment: FlushMoment }) | undefined;
   /** Reads the branch's self-control markers, again only when they change. */
   readonly controls = new ControlsReader();
+  /** What Pi's newest compaction removed of protected output, worked out again only when the compaction or the protection changes. */
+  private readonly resends = new CompactionResendReader();
   /** The UI of the newest event's context: where reports go. */
   ui: ExtensionContext["ui"] | undefined;
   config: PruneConfig;
@@ -136,8 +138,10 @@ export class PrunerRuntime {
     this.useModel(ctx.model);
     this.followSettings(ctx);
     const messages = event.messages as unknown as AgentMessage[];
-    const controls = this.controls.read(branchOf(ctx));
-    const rendered = this.render(messages, controls);
+    const branch = branchOf(ctx);
+    const controls = this.controls.read(branch);
+    const resend = this.config.enabled ? this.failOpen("compaction protection", () => this.resends.read(branch, this.config), undefined) : undefined;
+    const rendered = this.render(messages, controls, resend);
     const request = { controls, raw: messages, rendered, sentTokens: () => this.sentTokens(ctx) };
     const sent = this.failOpen("nudges", () => this.live.onContext(ctx, request), rendered);
     if (sent === messages) return undefined;
@@ -336,6 +340,7 @@ export class PrunerRuntime {
     if (spill) this.spill = spill;
     const { index, problems } = rebuildIndex(branch);
     this.index = index;
+    this.resends.reset();
     for (const p of problems) this.reporter.report(`rebuild:${p}`, `pi-pruner: skipped a damaged entry (${p})`);
     this.queue.restore(branch, this.index, this.config);
     this.requests.reset(requestHistoryOf(branch));
@@ -371,9 +376,9 @@ export class PrunerRuntime {
   // ---- the request ----
 
   /** The `context` transform without self-control: the render, then the request's bookkeeping. Fails open: any error gives the messages back untouched. */
-  render(messages: AgentMessage[], controls: ControlState = EMPTY_CONTROLS): AgentMessage[] {
+  render(messages: AgentMessage[], controls: ControlState = EMPTY_CONTROLS, resend?: CompactionResend): AgentMessage[] {
     try {
-      const sent = this.renderRequest(messages, controls);
+      const sent = this.renderRequest(messages, controls, resend);
       this.requests.record(messages, sent, controls);
       return sent;
     } catch (error) {
@@ -383,8 +388,8 @@ export class PrunerRuntime {
   }
 
   /** What the model is sent of `messages`; of the runtime's state it changes only the render's own memo. */
-  private renderRequest(messages: AgentMessage[], controls: ControlState): AgentMessage[] {
-    const result = renderModelView(messages, this.index, this.config, controls, this.renderMemo);
+  private renderRequest(messages: AgentMessage[], controls: ControlState, resend: CompactionResend | undefined): AgentMessage[] {
+    const result = renderModelView(messages, this.index, this.config, controls, this.renderMemo, resend);
     for (const chain of result.stats.unresolvedChains) {
       // A chain Pi's compaction removed whole is simply gone; anything else is worth one note.
       if (chain.absent) continue;

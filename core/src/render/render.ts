@@ -1,7 +1,8 @@
 // The pure transform from the messages Pi would send to the messages the model sees.
 // The same function serves Pi live (the `context` event) and the editor's model view.
 //
-// Order: the agent's own rewinds and shrinks → stub-replace → error purge → chain range prune → orphan sweep → thinking strip.
+// Order: the agent's own rewinds and shrinks → stub-replace → error purge → chain range prune → orphan sweep → thinking strip
+// → protected outputs a Pi compaction removed, sent again after its summary (compaction-protect.ts).
 // The time-dependent steps (recovery grace, error purge, thinking strip) count turns only up to the
 // newest flush (the index's epoch), so under `cacheAware` history changes only at a flush.
 // Invariants: nothing to change → the input array itself comes back (no copy, no serialisation);
@@ -21,12 +22,13 @@ import { stripThinking, type ThinkingStripStats } from "./thinking-strip.ts";
 import { epochEnd } from "./epoch.ts";
 import { applySelfControl, type SelfControlStats } from "./self-control.ts";
 import { hasActiveControls, type ControlState } from "../control/control-entries.ts";
+import { insertCompactionResend, type CompactionResend, type CompactionResendStats } from "./compaction-protect.ts";
 
 /** The settings the render reads. The nested blocks default to DEFAULT_CONFIG's when absent. */
 export type RenderConfig = Pick<PruneConfig, "enabled" | "protectedTools" | "protectedPaths" | "recoveryGraceTurns"> &
   Partial<Pick<PruneConfig, "chainCompression" | "purgeErrors" | "thinkingStrip" | "cacheAware" | "selfControl">>;
 
-export interface RenderStats extends SelfControlStats, StubStats, ErrorPurgeStats, ChainRenderStats, OrphanSweepStats, ThinkingStripStats {}
+export interface RenderStats extends SelfControlStats, StubStats, ErrorPurgeStats, ChainRenderStats, OrphanSweepStats, ThinkingStripStats, CompactionResendStats {}
 
 function emptyRenderStats(): RenderStats {
   return {
@@ -45,6 +47,7 @@ function emptyRenderStats(): RenderStats {
     resultsReattached: 0,
     resultsSynthesized: 0,
     thinkingStripped: 0,
+    protectedResent: 0,
   };
 }
 
@@ -59,12 +62,14 @@ export interface RenderResult {
  * of the request it rendered last (createRenderMemo: one per live session, or per pass over a
  * branch's requests): a request that begins with that one's messages renders only what was
  * appended. Without one the whole array is rendered (renderWhole) and nothing is remembered.
+ * `resend` is what the branch's newest Pi compaction removed of protected output
+ * (CompactionResendReader), sent again after its summary while the pruner is on.
  */
-export function renderModelView(messages: AgentMessage[], index: PruneIndex, config: RenderConfig, controls?: ControlState, memo?: RenderMemo): RenderResult {
+export function renderModelView(messages: AgentMessage[], index: PruneIndex, config: RenderConfig, controls?: ControlState, memo?: RenderMemo, resend?: CompactionResend): RenderResult {
   const active = activeControls(config, controls);
   if (!config.enabled) return active ? renderWhole(messages, index, config, active) : { messages, stats: emptyRenderStats() };
-  if (!memo) return renderWhole(messages, index, config, active);
-  return renderIncrementally(memo, messages, index, config, active);
+  if (!memo) return renderWhole(messages, index, config, active, undefined, resend);
+  return renderIncrementally(memo, messages, index, config, active, resend);
 }
 
 function activeControls(config: RenderConfig, controls: ControlState | undefined): ControlState | undefined {
@@ -73,7 +78,7 @@ function activeControls(config: RenderConfig, controls: ControlState | undefined
 }
 
 /** The render's steps, in order: what `renderWhole` can report after each. */
-export const RENDER_STEPS = ["self-control", "stubs", "error-purge", "chains", "orphan-sweep", "thinking-strip"] as const;
+export const RENDER_STEPS = ["self-control", "stubs", "error-purge", "chains", "orphan-sweep", "thinking-strip", "compaction-protect"] as const;
 export type RenderStep = (typeof RENDER_STEPS)[number];
 
 /**
@@ -86,6 +91,7 @@ export function renderWhole(
   config: RenderConfig,
   controls?: ControlState,
   observe?: (step: RenderStep, messages: readonly AgentMessage[]) => void,
+  resend?: CompactionResend,
 ): RenderResult {
   const stats = emptyRenderStats();
   const active = activeControls(config, controls);
@@ -115,6 +121,9 @@ export function renderWhole(
   // Chain blocks and the sweep change positions: the epoch's end is found again in what they left.
   current = stripThinking(current, full, stats, inEpoch(current));
   observe?.("thinking-strip", current);
+  // Last, so no step above counts or moves the inserted message; it only adds one after the summary.
+  current = insertCompactionResend(current, resend, stats);
+  observe?.("compaction-protect", current);
   return { messages: current, stats };
 }
 
@@ -141,6 +150,7 @@ interface RememberedRender {
   index: PruneIndex;
   config: RenderConfig;
   controls: ControlState | undefined;
+  resend: CompactionResend | undefined;
   parts: readonly unknown[];
   signature: string;
   /** messageFingerprint of each input message. */
@@ -171,8 +181,8 @@ function indexSignature(index: PruneIndex): string {
   return `${index.calls.size}:${index.aliases.size}:${index.chains.length}:${index.summaries.length}:${index.byShortRef.size}:${index.lastRefNumber}:${index.lastBlockNumber}:${index.epoch}`;
 }
 
-function sameSettings(memo: RememberedRender, config: RenderConfig, index: PruneIndex, controls: ControlState | undefined): boolean {
-  if (memo.index !== index || memo.controls !== controls) return false;
+function sameSettings(memo: RememberedRender, config: RenderConfig, index: PruneIndex, controls: ControlState | undefined, resend: CompactionResend | undefined): boolean {
+  if (memo.index !== index || memo.controls !== controls || memo.resend !== resend) return false;
   if (memo.config !== config) {
     const parts = settingParts(config);
     if (parts.some((p, i) => p !== memo.parts[i])) return false;
@@ -225,6 +235,7 @@ const RENDER_COUNTS = [
   "resultsReattached",
   "resultsSynthesized",
   "thinkingStripped",
+  "protectedResent",
 ] as const satisfies readonly (keyof RenderStats)[];
 // A count a step adds to its stats must be listed above too, or this stops compiling.
 const everyCountListed: Record<Exclude<keyof RenderStats, "unresolvedChains" | (typeof RENDER_COUNTS)[number]>, never> = {};
@@ -282,7 +293,7 @@ function flipDistances(messages: readonly AgentMessage[], config: RenderConfig):
  * remembered before, the same objects when a view passes over a branch's requests: their
  * fingerprints are copied instead of taken again.
  */
-function remember(memo: RenderMemo, index: PruneIndex, messages: readonly AgentMessage[], config: RenderConfig, controls: ControlState | undefined, result: RenderResult): void {
+function remember(memo: RenderMemo, index: PruneIndex, messages: readonly AgentMessage[], config: RenderConfig, controls: ControlState | undefined, resend: CompactionResend | undefined, result: RenderResult): void {
   const n = messages.length;
   const fingerprints = new Array<number>(n);
   let i = 0;
@@ -303,6 +314,7 @@ function remember(memo: RenderMemo, index: PruneIndex, messages: readonly AgentM
     index,
     config,
     controls,
+    resend,
     parts: settingParts(config),
     signature: indexSignature(index),
     fingerprints,
@@ -367,9 +379,9 @@ function renderAppended(memo: RememberedRender, messages: AgentMessage[], index:
   return { messages: output, stats };
 }
 
-function renderIncrementally(memo: RenderMemo, messages: AgentMessage[], index: PruneIndex, config: RenderConfig, controls: ControlState | undefined): RenderResult {
+function renderIncrementally(memo: RenderMemo, messages: AgentMessage[], index: PruneIndex, config: RenderConfig, controls: ControlState | undefined, resend: CompactionResend | undefined): RenderResult {
   const last = memo.last;
-  if (last && sameSettings(last, config, index, controls)) {
+  if (last && sameSettings(last, config, index, controls, resend)) {
     const length = last.fingerprints.length;
     if (length > 0 && messages.length >= length && prefixMatches(last, messages, length)) {
       if (messages.length === length) {
@@ -381,7 +393,7 @@ function renderIncrementally(memo: RenderMemo, messages: AgentMessage[], index: 
       }
     }
   }
-  const result = renderWhole(messages, index, config, controls);
-  remember(memo, index, messages, config, controls, result);
+  const result = renderWhole(messages, index, config, controls, undefined, resend);
+  remember(memo, index, messages, config, controls, resend, result);
   return result;
 }

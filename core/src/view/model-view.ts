@@ -12,6 +12,7 @@ import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { rebuildIndex, type PruneIndex } from "../prune/prune-index.ts";
 import type { AnyEntry } from "../shapes/entries.ts";
 import { renderModelView, type RenderConfig, type RenderMemo, type RenderStats } from "../render/render.ts";
+import { compactionResend, newestCompactionAt, PROTECTED_RESEND, PROTECTED_RESEND_LABEL, type CompactionResend } from "../render/compaction-protect.ts";
 import { estimateTokens, formatNumber, formatSaving, messageChars } from "../shapes/size.ts";
 import { PRUNE_SUMMARY } from "../shapes/entries.ts";
 import { readControls } from "../control/read-controls.ts";
@@ -68,7 +69,7 @@ export const NEXT_REQUEST_TITLE = "the next request: what the model is sent when
  * renderModelView); without it nothing is remembered, which is what a render made once wants.
  */
 export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig, memo?: RenderMemo): Omit<ModelView, "leafId"> {
-  return renderContext(buildPiContext(branch), index, config, () => readControls(branch), { memo });
+  return renderContext(buildPiContext(branch), index, config, () => readControls(branch), { memo }, () => compactionResend(branch, newestCompactionAt(branch), config));
 }
 
 /**
@@ -112,6 +113,7 @@ export class MessageSizes {
  * `controls()` reads. What a pass over the requests of one branch carries from one call to the
  * next: `sizes`, the sizes of the messages they share (without it each call measures afresh), and
  * `memo`, the render of the previous request (without it each call renders the whole context).
+ * `resend()` gives what Pi's compaction removed of protected output (asked only with the pruner on).
  */
 export function renderContext(
   piContext: readonly ContextMessage[],
@@ -119,6 +121,7 @@ export function renderContext(
   config: RenderConfig,
   controls: () => ControlState,
   carried: { sizes?: MessageSizes; memo?: RenderMemo } = {},
+  resend?: () => CompactionResend | undefined,
 ): Omit<ModelView, "leafId"> {
   const { sizes, memo } = carried;
   const context = piContext.map((c) => c.message);
@@ -129,7 +132,7 @@ export function renderContext(
   let stats: RenderStats | undefined;
   try {
     markers = controls();
-    const rendered = renderModelView(context, index, config, markers, memo);
+    const rendered = renderModelView(context, index, config, markers, memo, config.enabled ? resend?.() : undefined);
     messages = rendered.messages;
     stats = rendered.stats;
   } catch (error) {
@@ -173,7 +176,7 @@ function roleLabel(message: AgentMessage): string {
     case "toolResult":
       return `tool result · ${str(message.toolName)} · ${str(message.toolCallId)}${message.isError === true ? " · error" : ""}`;
     case "custom":
-      return `custom (sent as user) · ${str(message.customType)}`;
+      return `custom (sent as user) · ${message.customType === PROTECTED_RESEND ? PROTECTED_RESEND_LABEL : str(message.customType)}`;
     case "bashExecution":
       return "user shell command";
     default:

@@ -18,6 +18,7 @@ import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { promptLabel } from "../session/labels.ts";
 import { emptyIndex, IndexBuilder, type PruneIndex } from "../prune/prune-index.ts";
 import { createRenderMemo, type RenderConfig } from "../render/render.ts";
+import { CompactionResendReader } from "../render/compaction-protect.ts";
 import { MessageSizes, renderContext, type ModelView } from "./model-view.ts";
 import { configOfRecord, settingsEntryData } from "./recorded-settings.ts";
 
@@ -147,6 +148,9 @@ export class RequestRenderer {
   private settingsEntry: AnyEntry | undefined;
   /** The consumed entries hold a context edit: Pi applies one to its target wherever that comes, so the context is built whole from then on. */
   private edited = false;
+  /** The newest compaction among the consumed entries (-1: none), and what its requests send again of protected output. */
+  private compactionAt = -1;
+  private readonly resends = new CompactionResendReader();
   private readonly recorded = new Map<AnyEntry, RequestSettings>();
   private current: RequestSettings | undefined;
   /** What one request's render and sizes leave for the next's. */
@@ -180,7 +184,9 @@ export class RequestRenderer {
     if (!Number.isInteger(n) || !request) throw new RangeError(`request ${n} is not on this branch (it has ${this._requests.length})`);
     this.advanceTo(request.position);
     const settings = this.settingsNow();
-    const view = renderContext(this.context, this.index, settings.config, () => this.controlsNow(request.position), this.carried);
+    // Another writer's defaults: that writer sent nothing again after Pi's compaction.
+    const resend = () => (settings.source === "writer-defaults" ? undefined : this.resends.at(this.branch, this.compactionAt, settings.config));
+    const view = renderContext(this.context, this.index, settings.config, () => this.controlsNow(request.position), this.carried, resend);
     return { ...view, request, requestCount: this._requests.length, settings };
   }
 
@@ -198,6 +204,7 @@ export class RequestRenderer {
       this.controlsBase = 0;
       this.settingsEntry = undefined;
       this.edited = false;
+      this.compactionAt = -1;
       rebuildContext = indexChanged = end > 0;
     }
     if (this.edited && end > this.consumed) rebuildContext = true;
@@ -205,6 +212,7 @@ export class RequestRenderer {
       const entry = this.branch[i]!;
       if (reshapesContext(entry)) rebuildContext = true;
       if (entry.type === "context_edit") this.edited = true;
+      if (entry.type === "compaction") this.compactionAt = i;
       if (changesIndex(entry)) indexChanged = true;
       if (settingsEntryData(entry)) this.settingsEntry = entry;
       this.indexBuilder.add(entry);

@@ -12,6 +12,7 @@ import type { ChainInfo } from "../prune/prune-index.ts";
 import type { RenderConfig, RenderStats } from "../render/render.ts";
 import { DEFAULT_CONFIG } from "../settings/config.ts";
 import { isPrunedState, type CallState } from "./call-state.ts";
+import { PROTECTED_RESEND, PROTECTED_RESEND_LABEL } from "../render/compaction-protect.ts";
 
 /** What a chain's block was built from, and whether a summarizer had a part in it. */
 export interface ChainBody {
@@ -154,6 +155,17 @@ export interface SentCall {
   chainBlockId?: string;
 }
 
+/** The result entries whose output the render sent again after Pi's compaction summary. */
+function resentEntries(messages: readonly AgentMessage[]): Set<string> {
+  const out = new Set<string>();
+  for (const m of messages) {
+    if (m.role !== "custom" || m.customType !== PROTECTED_RESEND || !isRecord(m.details)) continue;
+    const ids: unknown = m.details.resultEntryIds;
+    if (Array.isArray(ids)) for (const id of ids) if (typeof id === "string") out.add(id);
+  }
+  return out;
+}
+
 function resultsByKey(messages: readonly AgentMessage[]): Map<string, AgentMessage> {
   const out = new Map<string, AgentMessage>();
   for (const m of messages) {
@@ -176,9 +188,14 @@ export function callSentStates(
 ): Map<string, CallSent> {
   const raw = resultsByKey(rendered.rawMessages);
   const sent = resultsByKey(rendered.messages);
+  const resent = resentEntries(rendered.messages);
   const out = new Map<string, CallSent>();
   for (const call of calls) {
     const before = raw.get(call.occurrenceKey);
+    if (!before && call.resultEntryId !== undefined && resent.has(call.resultEntryId)) {
+      out.set(call.occurrenceKey, { as: "raw", text: PROTECTED_RESEND_LABEL });
+      continue;
+    }
     if (!before) {
       const at = call.resultEntryId !== undefined ? positions.at.get(call.resultEntryId) : undefined;
       const remover = at !== undefined ? positions.removedBy(at) : undefined;

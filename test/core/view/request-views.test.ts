@@ -12,6 +12,7 @@ import { emptyIndex, rebuildIndex } from "../../../core/src/prune/prune-index.ts
 import { flushBatches } from "../../../core/src/prune/flush.ts";
 import { readControls } from "../../../core/src/control/read-controls.ts";
 import { renderWhole } from "../../../core/src/render/render.ts";
+import { compactionResend, newestCompactionAt } from "../../../core/src/render/compaction-protect.ts";
 import { PRUNE_SETTINGS, type AnyEntry } from "../../../core/src/shapes/entries.ts";
 import { buildModelView } from "../../../core/src/view/model-view.ts";
 import { buildRequestView, modelRequests, renderRequest, requestTitle, RequestRenderer, settingsSourceText } from "../../../core/src/view/request-views.ts";
@@ -36,7 +37,8 @@ async function readThenPrompts(b: SessionBuilder, config: PruneConfig, prompts: 
 /** What the request at `position` on `branch` is by definition: every step of the render over the entries before it, nothing remembered. */
 function renderedFromScratch(branch: readonly AnyEntry[], position: number, config: PruneConfig) {
   const prefix = branch.slice(0, position) as AnyEntry[];
-  return renderWhole(buildPiContext(prefix).map((c) => c.message), rebuildIndex(prefix).index, config, readControls(prefix)).messages;
+  const resend = compactionResend(prefix, newestCompactionAt(prefix), config);
+  return renderWhole(buildPiContext(prefix).map((c) => c.message), rebuildIndex(prefix).index, config, readControls(prefix), undefined, resend).messages;
 }
 
 describe("modelRequests", () => {

@@ -1,0 +1,209 @@
+// Protection through Pi's compaction: the newest output of each protected call that a compaction
+// took out of the context is sent again verbatim right after its summary, in every view of it.
+import { describe, expect, it } from "vitest";
+import { SessionBuilder } from "../../helpers/session-builder.ts";
+import { DEFAULT_CONFIG, type PruneConfig } from "../../../core/src/settings/config.ts";
+import { parseSessionText } from "../../../core/src/session/session-reader.ts";
+import { buildPiContext } from "../../../core/src/session/pi-context.ts";
+import { rebuildIndex } from "../../../core/src/prune/prune-index.ts";
+import { createRenderMemo, renderModelView } from "../../../core/src/render/render.ts";
+import { CompactionResendReader, compactionResend, newestCompactionAt, newestProtectedOutputs, PROTECTED_RESEND } from "../../../core/src/render/compaction-protect.ts";
+import { buildModelView, messagesAsText } from "../../../core/src/view/model-view.ts";
+import { RequestRenderer } from "../../../core/src/view/request-views.ts";
+import { buildSessionView } from "../../../core/src/view/session-view.ts";
+import type { AgentMessage, CustomMessage } from "../../../core/src/shapes/messages.ts";
+import { contentText } from "../../../core/src/shapes/messages.ts";
+import type { AnyEntry } from "../../../core/src/shapes/entries.ts";
+
+const config: PruneConfig = { ...DEFAULT_CONFIG, protectedTools: ["todo"] };
+const SKILL = "# Release skill\n1. Run the release gate before tagging.\n2. Never skip step 1.";
+const SKILL_V2 = "# Release skill\n1. Run the release gate before tagging.\n2. Then tag.";
+
+const resendOf = (messages: readonly AgentMessage[]) => messages.filter((m): m is CustomMessage => m.role === "custom" && m.customType === PROTECTED_RESEND);
+const resendText = (messages: readonly AgentMessage[]) => resendOf(messages).map((m) => contentText(m.content));
+const block = (tool: string, text: string, path?: string) => `<protected-output tool="${tool}"${path !== undefined ? ` path="${path}"` : ""}>${text}</protected-output>`;
+
+/** A task that reads the skill, a source file and the todo list, then a second task; `last` is the second task's prompt entry. */
+function twoTasks(skill = SKILL): { b: SessionBuilder; last: string } {
+  const b = new SessionBuilder().system("You are Pi.").user("first task");
+  b.toolUse("read", { path: "skills/release/SKILL.md" }, skill);
+  b.toolUse("read", { path: "src/a.ts" }, "export const a = 1;");
+  b.toolUse("todo", { action: "list" }, "- [ ] ship it");
+  b.assistant("first done").user("second task");
+  const last = b.lastId;
+  b.assistant("on it");
+  return { b, last };
+}
+
+function branchOf(b: SessionBuilder): AnyEntry[] {
+  return parseSessionText(b.toJsonl()).entries;
+}
+
+describe("protected output after Pi's compaction", () => {
+  it("the newest output of each protected call the compaction removed is sent verbatim right after its summary; the rest is not", () => {
+    const { b, last } = twoTasks();
+    b.compaction({ firstKeptEntryId: last }).user("third task");
+    const view = buildModelView(parseSessionText(b.toJsonl()), { config });
+    expect(view.messages[0]!.role).toBe("compactionSummary");
+    expect(resendOf(view.messages)).toHaveLength(1);
+    expect(view.messages[1]).toBe(resendOf(view.messages)[0]);
+    expect(resendText(view.messages)[0]).toBe(
+      [
+        '<protected-outputs after="compaction">',
+        "The newest output of each protected tool call that the compaction summary above replaced, repeated verbatim:",
+        block("read", SKILL, "skills/release/SKILL.md"),
+        block("todo", "- [ ] ship it"),
+        "</protected-outputs>",
+      ].join("\n"),
+    );
+    // The kept part follows unchanged, and the unprotected read is gone with the summary.
+    expect(view.messages.slice(2).map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(messagesAsText(view.messages)).not.toContain("export const a = 1;");
+    expect(view.stats?.protectedResent).toBe(2);
+    // Pi's own context has no such message: what Pi alone would send is not changed.
+    expect(resendOf(view.rawMessages)).toEqual([]);
+  });
+
+  it("the model view labels the message", () => {
+    const { b, last } = twoTasks();
+    b.compaction({ firstKeptEntryId: last });
+    const text = messagesAsText(buildModelView(parseSessionText(b.toJsonl()), { config }).messages);
+    expect(text).toContain("── 2. custom (sent as user) · protected output re-sent after Pi's compaction ──\n<protected-outputs");
+  });
+
+  it("one copy per path: the newest read wins", () => {
+    const { b } = twoTasks();
+    // A newer read of the same file (through another spelling of its path) in the second task, before the cut.
+    b.toolUse("read", { path: "./skills/release/SKILL.md" }, SKILL_V2).assistant("second done").user("third task");
+    const third = b.lastId;
+    b.compaction({ firstKeptEntryId: third });
+    const [text] = resendText(buildModelView(parseSessionText(b.toJsonl()), { config }).messages);
+    expect(text).toContain(block("read", SKILL_V2, "./skills/release/SKILL.md"));
+    expect(text).not.toContain("Never skip step 1.");
+    expect(text!.match(/<protected-output /g)).toHaveLength(2);
+  });
+
+  it("a failed read does not replace the newest output that succeeded", () => {
+    const { b } = twoTasks();
+    b.toolUse("read", { path: "skills/release/SKILL.md" }, "ENOENT: no such file", { isError: true }).assistant("second done").user("third task");
+    b.compaction({ firstKeptEntryId: b.lastId });
+    const [text] = resendText(buildModelView(parseSessionText(b.toJsonl()), { config }).messages);
+    expect(text).toContain(block("read", SKILL, "skills/release/SKILL.md"));
+    expect(text).not.toContain("ENOENT");
+  });
+
+  it("a protected output the compaction kept is not repeated", () => {
+    const b = new SessionBuilder().user("first task").assistant("nothing to read").user("second task");
+    const kept = b.lastId;
+    b.toolUse("read", { path: "skills/release/SKILL.md" }, SKILL).assistant("done");
+    b.compaction({ firstKeptEntryId: kept }).user("third task");
+    const view = buildModelView(parseSessionText(b.toJsonl()), { config });
+    expect(resendOf(view.messages)).toEqual([]);
+    expect(view.messages.filter((m) => m.role === "toolResult").map((m) => contentText(m.content))).toEqual([SKILL]);
+    // An older read removed by the compaction is not repeated either: the kept one is the newest.
+    const c = new SessionBuilder().user("first task");
+    c.toolUse("read", { path: "skills/release/SKILL.md" }, SKILL_V2).assistant("read it").user("second task");
+    const keptFrom = c.lastId;
+    c.toolUse("read", { path: "skills/release/SKILL.md" }, SKILL).assistant("done");
+    c.compaction({ firstKeptEntryId: keptFrom });
+    expect(resendOf(buildModelView(parseSessionText(c.toJsonl()), { config }).messages)).toEqual([]);
+  });
+
+  it("across several compactions the newest output of each path still counts, after the newest summary only", () => {
+    const { b, last } = twoTasks();
+    b.compaction({ firstKeptEntryId: last, summary: "first summary" }).user("third task");
+    b.toolUse("read", { path: "docs/guide.md" }, "the guide").assistant("third done").user("fourth task");
+    const fourth = b.lastId;
+    b.assistant("fourth done");
+    b.compaction({ firstKeptEntryId: fourth, summary: "second summary" });
+    const wide = { ...config, protectedPaths: [...config.protectedPaths, "**/guide.md"] };
+    const view = buildModelView(parseSessionText(b.toJsonl()), { config: wide });
+    expect(view.messages[0]).toMatchObject({ role: "compactionSummary", summary: "second summary" });
+    expect(resendOf(view.messages)).toHaveLength(1);
+    const [text] = resendText(view.messages);
+    // The skill was removed by the first compaction, the guide by the second.
+    expect(text).toContain(block("read", SKILL, "skills/release/SKILL.md"));
+    expect(text).toContain(block("todo", "- [ ] ship it"));
+    expect(text).toContain(block("read", "the guide", "docs/guide.md"));
+    expect(text!.indexOf("the guide")).toBeGreaterThan(text!.indexOf(SKILL));
+  });
+
+  it("protectedTools and protectedPaths decide, as they read now: a glob added later covers outputs removed before", () => {
+    const b = new SessionBuilder().user("first task");
+    b.toolUse("read", { path: "docs/guide.md" }, "the guide").toolUse("bash", { command: "make" }, "built").assistant("done").user("second task");
+    b.compaction({ firstKeptEntryId: b.lastId });
+    const data = parseSessionText(b.toJsonl());
+    expect(resendOf(buildModelView(data, { config }).messages)).toEqual([]);
+    const guide = resendText(buildModelView(data, { config: { ...config, protectedPaths: ["**/guide.md"] } }).messages);
+    expect(guide).toEqual([expect.stringContaining(block("read", "the guide", "docs/guide.md"))]);
+    const bash = resendText(buildModelView(data, { config: { ...config, protectedTools: ["bash"] } }).messages);
+    expect(bash).toEqual([expect.stringContaining(block("bash", "built"))]);
+    expect(bash[0]).not.toContain("the guide");
+  });
+
+  it("with the pruner off nothing is added", () => {
+    const { b, last } = twoTasks();
+    b.compaction({ firstKeptEntryId: last });
+    const view = buildModelView(parseSessionText(b.toJsonl()), { config: { ...config, enabled: false } });
+    expect(resendOf(view.messages)).toEqual([]);
+  });
+
+  it("the block is the same message, byte for byte, on every request until the next compaction", () => {
+    const { b, last } = twoTasks();
+    b.compaction({ firstKeptEntryId: last }).user("third task");
+    const reader = new CompactionResendReader();
+    const memo = createRenderMemo();
+    const sent: AgentMessage[][] = [];
+    for (let turn = 0; turn < 3; turn++) {
+      b.toolUse("read", { path: `src/${turn}.ts` }, `file ${turn}`);
+      const branch = branchOf(b);
+      // Pi hands each request a fresh copy of the context.
+      const messages = structuredClone(buildPiContext(branch).map((c) => c.message));
+      sent.push(renderModelView(messages, rebuildIndex(branch).index, config, undefined, memo, reader.read(branch, config)).messages);
+    }
+    const blocks = sent.map((messages) => resendOf(messages));
+    expect(blocks.map((list) => list.length)).toEqual([1, 1, 1]);
+    expect(blocks[1]![0]).toBe(blocks[0]![0]);
+    expect(blocks[2]![0]).toBe(blocks[0]![0]);
+    expect(JSON.stringify(sent[2]!.slice(0, sent[0]!.length))).toBe(JSON.stringify(sent[0]));
+  });
+
+  it("the render adds nothing when the messages carry another compaction's summary", () => {
+    const { b, last } = twoTasks();
+    b.compaction({ firstKeptEntryId: last, summary: "first" });
+    const branch = branchOf(b);
+    const stale = compactionResend(branch, newestCompactionAt(branch), config)!;
+    expect(stale.outputs.map((o) => o.toolName)).toEqual(["read", "todo"]);
+    b.user("third task").assistant("ok").compaction({ firstKeptEntryId: b.lastId, summary: "second" });
+    const messages = buildPiContext(branchOf(b)).map((c) => c.message);
+    const out = renderModelView(messages, rebuildIndex(branchOf(b)).index, config, undefined, undefined, stale).messages;
+    expect(resendOf(out)).toEqual([]);
+    expect(out).toBe(messages);
+  });
+
+  it("request views show the block from the first request after the compaction on, and the call as sent again", () => {
+    const { b, last } = twoTasks();
+    b.compaction({ firstKeptEntryId: last }).user("third task").assistant("third done");
+    const branch = branchOf(b);
+    const renderer = new RequestRenderer(branch, { config });
+    const counts = renderer.requests.map((r) => resendOf(renderer.render(r.n).messages).length);
+    // Five requests before the compaction (three tool calls, two final replies), one after.
+    expect(counts).toEqual([0, 0, 0, 0, 0, 1]);
+    expect(resendText(renderer.render(6).messages)[0]).toContain(block("read", SKILL, "skills/release/SKILL.md"));
+    const view = buildSessionView(parseSessionText(b.toJsonl()), { config });
+    const skill = view.calls.find((c) => c.path === "skills/release/SKILL.md")!;
+    expect(skill.sent).toEqual({ as: "raw", text: "protected output re-sent after Pi's compaction" });
+    const source = view.calls.find((c) => c.path === "src/a.ts")!;
+    expect(source.sent).toEqual({ as: "not-in-context", text: "removed by Pi's compaction: not sent since" });
+  });
+
+  it("newestProtectedOutputs gives one output per tool and path, oldest first, for a caller that cuts the history itself", () => {
+    const { b } = twoTasks();
+    b.toolUse("read", { path: "skills/release/SKILL.md" }, SKILL_V2);
+    const outputs = newestProtectedOutputs(branchOf(b), config);
+    expect(outputs.map((o) => [o.toolName, o.path, o.text])).toEqual([
+      ["todo", undefined, "- [ ] ship it"],
+      ["read", "skills/release/SKILL.md", SKILL_V2],
+    ]);
+  });
+});
