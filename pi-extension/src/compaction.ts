@@ -12,7 +12,7 @@ import { buildPiContext, messageKey, messagesChars } from "@pi-pruner/core";
 type Preparation = SessionBeforeCompactEvent["preparation"];
 
 /** What the compaction is given of the runtime. */
-export interface CompactionHost {
+interface CompactionHost {
   enabled: boolean;
   /** The summarizer's limits (silence, and the whole call); past either, Pi's own compaction runs. */
   idleTimeoutMs: number;
@@ -24,17 +24,17 @@ export interface CompactionHost {
 }
 
 /** What the pruner adds to Pi's `details` (its `readFiles` and `modifiedFiles` stay as they are). */
-export interface PrunedCompactionData {
+interface PrunedCompactionData {
   version: 1;
   /** Characters of the messages Pi would have summarized, and of what it was sent instead. */
   rawChars: number;
   sentChars: number;
 }
 
-export const PRUNED_COMPACTION_KEY = "piPruner";
+const PRUNED_COMPACTION_KEY = "piPruner";
 
 /** The history and the split turn's prefix as the model last saw them. */
-export interface RenderedParts {
+interface RenderedParts {
   history: AgentMessage[];
   turnPrefix: AgentMessage[];
 }
