@@ -18,6 +18,8 @@ import { detectSessionWriter, renderedCounts, renderFidelity, writerHeaderLines 
 import { spillRecovery } from "../view/spill-recovery.ts";
 import type { AnyEntry } from "../shapes/entries.ts";
 import { oneLine } from "../shapes/text.ts";
+import { sessionLeaves } from "../session/leaves.ts";
+import { lastPromptOf } from "../session/labels.ts";
 
 export interface CliIO {
   out: (text: string) => void;
@@ -196,7 +198,7 @@ async function inspect(args: string[], io: CliIO): Promise<number> {
   // Whether each spill can still be read back needs the disk (looked up in the blobs folder only).
   const spills = await spillRecovery(view.calls, file, view.session.id);
   if (json) io.out(JSON.stringify(inspectJson(view, spills), null, 2) + "\n");
-  else io.out(inspectText(view, file, spills));
+  else io.out(inspectText(view, file, spills, branchesOf(data)));
   return 0;
 }
 
@@ -205,7 +207,7 @@ async function view(args: string[], io: CliIO): Promise<number> {
   for (const e of data.errors) io.err(`warning: line ${e.line}: ${e.message}\n`);
   const branch = getBranch(data, leaf);
   const renderer = new RequestRenderer(branch.entries, { config });
-  if (request !== undefined) return viewRequest(renderer, request, { file, leafId: branch.leafId, json, markers, entries: branch.entries }, io);
+  if (request !== undefined) return viewRequest(renderer, request, { file, leafId: branch.leafId, json, markers, entries: branch.entries, branches: branchesOf(data) }, io);
   const model = buildModelView(data, { leafId: leaf, config });
   if (model.renderError) io.err(`warning: the pruner's render failed on this session (${model.renderError}); shown unchanged, as the pruner would send it\n`);
   if (json) {
@@ -216,6 +218,7 @@ async function view(args: string[], io: CliIO): Promise<number> {
   const sent = renderer.count === 0 ? "no request was sent on this branch yet" : `the ${renderer.count} requests already sent: --request 1…${renderer.count} (--request last: the last one)`;
   io.out(
     `# Model view of ${file} at leaf ${model.leafId ?? "(empty)"}: ${NEXT_REQUEST_TITLE}\n` +
+      branchHeader(branchesOf(data), model.leafId) +
       writerHeader(branch.entries, model) +
       `# ${sent}\n` +
       sizesLine(model) +
@@ -227,7 +230,12 @@ async function view(args: string[], io: CliIO): Promise<number> {
 }
 
 /** `view --request N`: what request N along the branch sent, with the settings in force then. */
-function viewRequest(renderer: RequestRenderer, choice: number | "last", shown: { file: string; leafId: string | null; json: boolean; markers: boolean; entries: readonly AnyEntry[] }, io: CliIO): number {
+function viewRequest(
+  renderer: RequestRenderer,
+  choice: number | "last",
+  shown: { file: string; leafId: string | null; json: boolean; markers: boolean; entries: readonly AnyEntry[]; branches: readonly BranchChoice[] },
+  io: CliIO,
+): number {
   if (renderer.count === 0) throw new UsageError("no request was sent on this branch yet (without --request: the next request)");
   const n = choice === "last" ? renderer.count : choice;
   if (n > renderer.count) throw new UsageError(`the branch sent ${renderer.count} request${renderer.count === 1 ? "" : "s"}: --request takes 1…${renderer.count} or "last"`);
@@ -241,7 +249,8 @@ function viewRequest(renderer: RequestRenderer, choice: number | "last", shown: 
   const prompt = model.request.prompt ? ` · prompt: ${oneLine(model.request.prompt, 80)}` : "";
   io.out(
     `# Model view of ${shown.file}: ${requestTitle(model)}, answered by entry ${model.request.entryId} (branch of leaf ${shown.leafId ?? "(empty)"})${prompt}\n` +
-      writerHeader(shown.entries, model) +
+      branchHeader(shown.branches, shown.leafId) +
+      writerHeader(shown.entries, model, "sent") +
       `# ${settingsSourceText(model.settings)}\n` +
       `# ${NUDGES_NOT_SHOWN}\n` +
       sizesLine(model) +
@@ -252,10 +261,45 @@ function viewRequest(renderer: RequestRenderer, choice: number | "last", shown: 
   return 0;
 }
 
+/** One branch of the file: the leaf it ends at and its last prompt. */
+interface BranchChoice {
+  leafId: string;
+  prompt: string | undefined;
+}
+
+/** How many branches a text names: a file of thousands of leaves (a broken one) names its newest. */
+const BRANCHES_LISTED = 20;
+
+/** The file's branches, oldest leaf first: Pi resumes from the last (the last entry in the file). Prompts are looked up for the newest only. */
+function branchesOf(data: SessionData): BranchChoice[] {
+  const leaves = sessionLeaves(data);
+  return leaves.map((leafId, i) => ({ leafId, prompt: i >= leaves.length - BRANCHES_LISTED ? lastPromptOf(data, leafId) : undefined }));
+}
+
+/** Where the shown leaf sits among the file's branches, in words: `branch 2 of 3 (…)`, or that it ends none. */
+function branchPlace(branches: readonly BranchChoice[], leafId: string | null): string {
+  const at = branches.findIndex((b) => b.leafId === leafId);
+  if (at < 0) return `an entry inside a branch, not the end of one (the file has ${branches.length} branch${branches.length === 1 ? "" : "es"})`;
+  return `branch ${at + 1} of ${branches.length}${at === branches.length - 1 ? " (the one Pi resumes from)" : ""}`;
+}
+
+function promptLabel(prompt: string | undefined, max: number): string {
+  return prompt === undefined ? "(no prompt on this branch)" : `"${oneLine(prompt, max)}"`;
+}
+
+/** For a file of more than one branch, which one the view shows and how to show the others. */
+function branchHeader(branches: readonly BranchChoice[], leafId: string | null): string {
+  if (branches.length < 2) return "";
+  const others = branches.filter((b) => b.leafId !== leafId);
+  const named = others.slice(-3).map((b) => `${b.leafId} ${promptLabel(b.prompt, 40)}`);
+  const more = others.length > named.length ? `${others.length - named.length} more, and ` : "";
+  return `# ${branchPlace(branches, leafId)}; the other leaves: ${more}${named.join(", ")}; another branch: --leaf ID (pi-pruner inspect lists them)\n`;
+}
+
 /** Who wrote the session and, for another writer, that the text is in pi-pruner's wording, with the counts that must match. */
-function writerHeader(entries: readonly AnyEntry[], model: Parameters<typeof renderedCounts>[0]): string {
+function writerHeader(entries: readonly AnyEntry[], model: Parameters<typeof renderedCounts>[0], shown: "sent" | "next" = "next"): string {
   const writer = detectSessionWriter(entries);
-  return writerHeaderLines(writer, renderFidelity(writer, renderedCounts(model)))
+  return writerHeaderLines(writer, renderFidelity(writer, renderedCounts(model), shown))
     .map((line) => `# ${line}\n`)
     .join("");
 }
@@ -364,12 +408,38 @@ function pad(text: string | undefined, width: number): string {
   return s.length >= width ? s : s + " ".repeat(width - s.length);
 }
 
-export function inspectText(view: SessionView, file: string, spills: ReadonlyMap<string, string> = new Map()): string {
+/** Columns as wide as their longest cell (at least the heading, at most `max`, longer cells cut): a long tool name no longer shifts the rest. */
+function columnWidth(heading: string, cells: readonly string[], max: number): number {
+  return Math.min(max, cells.reduce((w, c) => Math.max(w, c.length), heading.length));
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Markers' ids in text, as git shortens hashes: a UUID by its first 8 characters (the length of an
+ * entry id), or more where two would read alike; other ids as written, cut to one line. The JSON
+ * keeps whole ids.
+ */
+function shortMarkerIds(ids: readonly string[]): Map<string, string> {
+  const short = new Map<string, string>();
+  for (const id of ids) {
+    if (!UUID.test(id)) {
+      short.set(id, oneLine(id, 20));
+      continue;
+    }
+    let length = 8;
+    while (length < id.length && ids.some((other) => other !== id && other.slice(0, length) === id.slice(0, length))) length++;
+    short.set(id, id.slice(0, length));
+  }
+  return short;
+}
+
+export function inspectText(view: SessionView, file: string, spills: ReadonlyMap<string, string> = new Map(), branches: readonly BranchChoice[] = []): string {
   const lines: string[] = [];
   lines.push(`Session ${view.session.id ?? "(no header)"}${view.session.name ? ` "${view.session.name}"` : ""}`);
   lines.push(`  file: ${file}`);
   if (view.session.cwd) lines.push(`  cwd:  ${view.session.cwd}`);
-  lines.push(`  leaf: ${view.leafId ?? "(empty)"}`);
+  lines.push(`  leaf: ${view.leafId ?? "(empty)"}${branches.length > 1 ? ` · ${branchPlace(branches, view.leafId)}` : ""}`);
   for (const line of writerHeaderLines(view.writer, view.fidelity)) lines.push(`  ${line.replace(/^Written by:/, "written by:")}`);
   if (view.errors.length) {
     lines.push(`  bad lines: ${view.errors.length} (${view.errors.map((e) => e.line).join(", ")})`);
@@ -377,24 +447,37 @@ export function inspectText(view: SessionView, file: string, spills: ReadonlyMap
     if (view.errors.length > 20) lines.push(`    … ${view.errors.length - 20} more`);
   }
   for (const p of view.problems) lines.push(`  problem: ${p}`);
+  if (branches.length > 1) {
+    lines.push("");
+    lines.push(`Branches: ${branches.length} (this report shows ${view.leafId ?? "(empty)"}; another: --leaf ID)`);
+    if (branches.length > BRANCHES_LISTED) lines.push(`  … ${branches.length - BRANCHES_LISTED} older leaves not listed`);
+    for (const b of branches.slice(-BRANCHES_LISTED)) lines.push(`  ${b.leafId === view.leafId ? "*" : " "} ${b.leafId}  last prompt: ${promptLabel(b.prompt, 70)}`);
+  }
 
   const counts = new Map<string, number>();
   for (const c of view.calls) counts.set(c.state, (counts.get(c.state) ?? 0) + 1);
   lines.push("");
   lines.push(`Tool calls: ${view.calls.length}${counts.size ? ` (${[...counts].map(([k, v]) => `${v} ${k}`).join(", ")})` : ""}`);
   const diagnosticText = new Map(view.diagnostics.map((d) => [d.entryId, d.text]));
-  for (const c of view.calls) {
-    const target = c.path ?? c.command ?? "";
-    // A pruned call no entry gave a short ref is named by its tool-call id, as its writer named it.
-    const ref = c.shortRef ?? (c.state === "raw" || c.state === "protected" ? "-" : c.toolCallId);
-    lines.push(
-      `  ${pad(ref, 5)} ${pad(c.toolName, 10)} ${pad(c.state, 11)} ${pad(formatNumber(c.rawChars), 9)} ${c.isError ? "error " : ""}${oneLine(target, 60)}`,
-    );
+  // A pruned call no entry gave a short ref is named by its tool-call id, as its writer named it; a
+  // repeated output has no ref of its own (its line says whose output it repeats).
+  const refs = view.calls.map((c) => (c.aliasOf ? "-" : (c.shortRef ?? (c.state === "raw" || c.state === "protected" ? "-" : c.toolCallId))));
+  const refWidth = columnWidth("ref", refs, 24);
+  const toolWidth = columnWidth("tool", view.calls.map((c) => c.toolName), 24);
+  const stateWidth = columnWidth("state", view.calls.map((c) => c.state), 16);
+  const charsWidth = columnWidth("chars", view.calls.map((c) => formatNumber(c.rawChars)), 12);
+  const failures = view.calls.some((c) => c.isError);
+  const row = (ref: string, tool: string, state: string, chars: string, result: string, target: string) =>
+    `  ${pad(oneLine(ref, refWidth), refWidth)} ${pad(oneLine(tool, toolWidth), toolWidth)} ${pad(state, stateWidth)} ${chars.padStart(charsWidth)} ${failures ? `${pad(result, 6)} ` : ""}${target}`.trimEnd();
+  if (view.calls.length) lines.push(row("ref", "tool", "state", "chars", "result", "target"));
+  view.calls.forEach((c, i) => {
+    lines.push(row(refs[i]!, c.toolName, c.state, formatNumber(c.rawChars), c.isError ? "error" : "ok", oneLine(c.path ?? c.command ?? "", 60)));
+    if (c.aliasOf) lines.push(`          same output as ${c.aliasOf}`);
     if (c.sent) lines.push(`          sent: ${c.sent.text}`);
     const lost = c.unrecoverable ?? spills.get(c.occurrenceKey);
     if (lost) lines.push(`          cannot be recovered: ${lost}`);
     for (const id of c.diagnostics ?? []) lines.push(`          writer's diagnostic ${id}: ${diagnosticText.get(id) ?? "?"}`);
-  }
+  });
   lines.push("");
   lines.push(`Summaries: ${view.summaries.length}`);
   for (const s of view.summaries) {
@@ -431,8 +514,10 @@ export function inspectText(view: SessionView, file: string, spills: ReadonlyMap
   if (written.length) {
     lines.push("");
     lines.push(`Self-control markers: ${written.length}`);
+    const ids = shortMarkerIds(written.map((m) => m.markerId));
+    const idWidth = columnWidth("", [...ids.values()], 36);
     for (const m of written) {
-      lines.push(`  ${pad(m.kind, 7)} ${pad(m.markerId, 12)} ${pad(markerStateText(m), 18)} ${markerEffectText(m)}`);
+      lines.push(`  ${pad(m.kind, 7)} ${pad(ids.get(m.markerId), idWidth)} ${pad(markerStateText(m), 18)} ${markerEffectText(m)}`);
       if (m.kind === "rewind" && m.note) lines.push(`          note: ${oneLine(noteOneLine(m.note), 160)}`);
       if (m.kind === "shrink") lines.push(`          replacement: ${oneLine(m.replacement, 140)}`);
     }
@@ -450,7 +535,8 @@ export function inspectText(view: SessionView, file: string, spills: ReadonlyMap
   }
   lines.push("");
   const raw = view.totals.rawChars;
-  let size = `Size: ${formatNumber(raw)} chars raw (≈${formatNumber(estimateTokens(raw))} tokens, estimate)`;
+  // The sizes are those of the next request, not of the last one sent (`view --request last` shows that).
+  let size = `Next request (not sent yet; view --request last shows the last one sent): ${formatNumber(raw)} chars raw (≈${formatNumber(estimateTokens(raw))} tokens, estimate)`;
   if (view.totals.modelChars !== undefined) {
     size += ` → ${formatNumber(view.totals.modelChars)} chars sent (≈${formatNumber(estimateTokens(view.totals.modelChars))} tokens, estimate)`;
   }
