@@ -260,7 +260,8 @@ try {
   const skill = await badgeOf("SKILL.md");
   if (skill.badge !== "P") throw new Error(`SKILL.md should carry the protected badge, has ${JSON.stringify(skill)}`);
   const parser = await badgeOf("parser.ts");
-  if (parser.badge !== "•") throw new Error(`parser.ts (read and pruned in the selected session) should carry •, has ${JSON.stringify(parser)}`);
+  // Scissors: a dot there reads as VS Code's unsaved-changes mark.
+  if (parser.badge !== "\u2702\uFE0E") throw new Error(`parser.ts (read and pruned in the selected session) should carry ✂, has ${JSON.stringify(parser)}`);
   say(`decorations: SKILL.md ${JSON.stringify(skill.badge)}, parser.ts ${JSON.stringify(parser.badge)}`);
 
   const guide = row(explorer, "guide.md");

@@ -1,13 +1,17 @@
 // File decorations in the explorer: files the effective protectedPaths protect get a badge and a
-// tooltip naming the pattern; files whose reads were pruned in the selected session get a quieter mark.
+// tooltip naming the pattern; files whose reads were pruned in the selected session get a quieter
+// mark, a pair of scissors (a dot there reads as VS Code's unsaved-changes mark, in tabs above all).
+// A session recorded in another folder marks the open folder's files by their path inside that one.
 import { isAbsolute, resolve } from "node:path";
 import * as vscode from "vscode";
 import { isPrunedState, type CallView, type SessionView } from "@pi-pruner/core";
 import { editorSetting } from "./settings/editor-settings.ts";
+import { toOpenFolder, type SessionMove } from "./moved-sessions.ts";
 import type { PruneSettings } from "./settings/prune-settings.ts";
 
 export const PROTECTED_BADGE = "P";
-export const PRUNED_BADGE = "•";
+/** Scissors, drawn as text (the variation selector keeps emoji fonts from colouring it). */
+export const PRUNED_BADGE = "\u2702\uFE0E";
 
 export class PrunerDecorations implements vscode.FileDecorationProvider, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<vscode.Uri | vscode.Uri[] | undefined>();
@@ -15,7 +19,7 @@ export class PrunerDecorations implements vscode.FileDecorationProvider, vscode.
   /** Absolute path → the selected session's pruned calls that read it. */
   private pruned = new Map<string, CallView[]>();
   /** The calls last marked, and the session's folder they were resolved against. */
-  private shown: { calls: readonly CallView[]; cwd: string | undefined } | undefined;
+  private shown: { calls: readonly CallView[]; cwd: string | undefined; move: SessionMove | undefined } | undefined;
   private enabled = editorSetting("decorations.enabled");
   private readonly subscription: vscode.Disposable;
 
@@ -32,21 +36,25 @@ export class PrunerDecorations implements vscode.FileDecorationProvider, vscode.
     this.changed.fire(undefined);
   }
 
-  /** The selected session changed (or grew): mark the files its pruned calls read. */
-  setSelectedSession(view: SessionView | undefined, sessionCwd: string | undefined): void {
+  /**
+   * The selected session changed (or grew): mark the files its pruned calls read. `move` maps the
+   * folder it was recorded in onto the open folder it is listed for.
+   */
+  setSelectedSession(view: SessionView | undefined, sessionCwd: string | undefined, move?: SessionMove): void {
     const calls = view?.calls ?? [];
     // A live append keeps the earlier calls (the same objects) and adds raw ones at the end: only
     // the added calls need a look. Anything else (another session, a rebuild) starts over.
     const previous = this.shown;
-    const grew = previous !== undefined && sessionCwd === previous.cwd && calls.length >= previous.calls.length && previous.calls.every((call, i) => calls[i] === call);
-    this.shown = { calls, cwd: sessionCwd };
+    const sameMove = previous?.move?.recorded === move?.recorded && previous?.move?.open === move?.open;
+    const grew = previous !== undefined && sessionCwd === previous.cwd && sameMove && calls.length >= previous.calls.length && previous.calls.every((call, i) => calls[i] === call);
+    this.shown = { calls, cwd: sessionCwd, move };
     if (grew && calls.length === previous.calls.length) return;
     const next = grew ? new Map(this.pruned) : new Map<string, CallView[]>();
     for (let i = grew ? previous.calls.length : 0; i < calls.length; i++) {
       const call = calls[i]!;
       if (!call.path || !isPrunedState(call.state)) continue;
       if (!isAbsolute(call.path) && !sessionCwd) continue;
-      const absolute = resolve(sessionCwd ?? "/", call.path);
+      const absolute = toOpenFolder(resolve(sessionCwd ?? "/", call.path), move);
       // Only files the explorer can show: a session's `../../etc/passwd` or `/etc/hosts` is not marked.
       if (!vscode.workspace.getWorkspaceFolder(vscode.Uri.file(absolute))) continue;
       const list = next.get(absolute);
@@ -78,7 +86,7 @@ export class PrunerDecorations implements vscode.FileDecorationProvider, vscode.
     const calls = this.pruned.get(uri.fsPath);
     if (calls) {
       const refs = calls.map((c) => `${c.shortRef ?? c.toolName} (${c.state})`).join(", ");
-      return { badge: PRUNED_BADGE, tooltip: `read by Pi and pruned in the selected session: ${refs}`, propagate: false };
+      return { badge: PRUNED_BADGE, tooltip: `✂ pruned: Pi read this file in the selected session, and the model is sent less of it: ${refs}`, propagate: false };
     }
     return undefined;
   }

@@ -13,6 +13,7 @@ import type { Prompter } from "./prompter.ts";
 import { registerSearchCommands } from "./search/search-commands.ts";
 import { SearchTreeProvider, type SearchNode } from "./search/search-tree.ts";
 import { SessionSearch } from "./search/session-search.ts";
+import { movedSessionsMessage, sessionMove } from "./moved-sessions.ts";
 import { BranchMemory, SessionSelection, sessionCwd } from "./selection.ts";
 import { CopiedPatterns } from "./settings/copied-patterns.ts";
 import { affectsEditorSetting, editorSetting } from "./settings/editor-settings.ts";
@@ -81,6 +82,11 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   const sessionsView = vscode.window.createTreeView("piPruner.sessions", { treeDataProvider: sessionsTree, showCollapseAll: true });
   const protectedView = vscode.window.createTreeView("piPruner.protected", { treeDataProvider: protectedTree, showCollapseAll: true });
   const updateContext = () => void vscode.commands.executeCommand("setContext", "piPruner.state", store.state);
+  // Sessions recorded in another folder: the view says so, and how their files are matched.
+  const updateMovedMessage = () => {
+    const message = movedSessionsMessage(store.sessions());
+    if (sessionsView.message !== message) sessionsView.message = message;
+  };
 
   context.subscriptions.push(
     store,
@@ -101,9 +107,11 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, documents),
     vscode.window.registerFileDecorationProvider(decorations),
     store.onDidChangeList(updateContext),
+    store.onDidChangeList(updateMovedMessage),
+    store.onDidChangeSession(updateMovedMessage),
     selection.onDidChange((state) => {
       status.update(state);
-      decorations.setSelectedSession(state?.view, sessionCwd(state));
+      decorations.setSelectedSession(state?.view, sessionCwd(state), sessionMove(state));
     }),
     sessionsView.onDidChangeSelection((event) => {
       const node = event.selection[0];

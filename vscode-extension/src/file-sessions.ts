@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import { callsNamingFile, getBranch, rewoundEntries, type FileCall, type FileQuery } from "@pi-pruner/core";
 import { SESSIONS_THAT_READ_FILE_COMMAND } from "./command-ids.ts";
 import { openDocument } from "./documents/document-uri.ts";
+import { sessionMove, toRecordedFolder } from "./moved-sessions.ts";
 import type { Prompter } from "./prompter.ts";
 import { callTitle, sessionLabel } from "./session-names.ts";
 import type { SessionState, SessionStore } from "./store/session-store.ts";
@@ -44,7 +45,9 @@ async function sessionsNamingFile(store: SessionStore, file: FileQuery, token?: 
     // The rewinds' spans are read from the branch only where one hides something now.
     const hides = state.view.markers.some((m) => m.kind === "rewind" && m.state === "active" && m.hiddenMessages > 0);
     const rewound = hides ? rewoundEntries(getBranch(state.data, state.view.leafId).entries) : undefined;
-    const calls = callsNamingFile(state.view, file, rewound);
+    // A session recorded in another folder named the file by its path inside that folder.
+    const move = sessionMove(state);
+    const calls = callsNamingFile(state.view, move ? { ...file, absolute: toRecordedFolder(file.absolute, move) } : file, rewound);
     if (calls.length > 0) found.push({ state, calls });
   }
   return found;

@@ -158,8 +158,8 @@ describe("protected files", () => {
       const parser = api.decorations.provideFileDecoration(fileUri("src/parser.ts")) as vscode.FileDecoration;
       assert.equal(parser.badge, PRUNED_BADGE);
       assert.equal(parser.color, undefined, "the pruned mark has no colour of its own");
-      assert.equal(parser.tooltip, "read by Pi and pruned in the selected session: t1 (summarized), t1 (deduped)");
-      assert.equal((api.decorations.provideFileDecoration(fileUri("src/lexer.ts")) as vscode.FileDecoration).tooltip, "read by Pi and pruned in the selected session: t2 (summarized)");
+      assert.equal(parser.tooltip, "✂ pruned: Pi read this file in the selected session, and the model is sent less of it: t1 (summarized), t1 (deduped)");
+      assert.equal((api.decorations.provideFileDecoration(fileUri("src/lexer.ts")) as vscode.FileDecoration).tooltip, "✂ pruned: Pi read this file in the selected session, and the model is sent less of it: t2 (summarized)");
       assert.ok(changed.includes(path.join(ws(), "src/parser.ts")), "the explorer was told to redraw src/parser.ts");
       // protection wins over the pruned mark (a protected read is never pruned)
       assert.equal((api.decorations.provideFileDecoration(fileUri("skills/release/SKILL.md")) as vscode.FileDecoration).badge, PROTECTED_BADGE);
