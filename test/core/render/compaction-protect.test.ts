@@ -197,6 +197,21 @@ describe("protected output after Pi's compaction", () => {
     expect(source.sent).toEqual({ as: "not-in-context", text: "removed by Pi's compaction: not sent since" });
   });
 
+  it("entries no Pi would write are passed over, not thrown on", () => {
+    const b = new SessionBuilder().user("first task");
+    b.toolUse("read", { path: "skills/release/SKILL.md" }, SKILL);
+    b.raw({ type: "message", message: { role: "toolResult", toolCallId: 7, toolName: 42, content: null, isError: "no" } });
+    b.raw({ type: "message", message: { role: "assistant", content: "not blocks" } });
+    b.raw({ type: "message", message: { role: "toolResult", toolCallId: "x", toolName: "todo", content: [{ type: "text", text: null }, null], isError: false } });
+    b.raw({ type: "message", message: null });
+    b.assistant("done").user("second task");
+    b.compaction({ firstKeptEntryId: b.lastId });
+    // The entries as built, not through the session reader (which refuses some of them).
+    const branch = b.entries;
+    const resend = compactionResend(branch, newestCompactionAt(branch), config);
+    expect(resend?.outputs.map((o) => [o.toolName, o.text])).toEqual([["read", SKILL]]);
+  });
+
   it("newestProtectedOutputs gives one output per tool and path, oldest first, for a caller that cuts the history itself", () => {
     const { b } = twoTasks();
     b.toolUse("read", { path: "skills/release/SKILL.md" }, SKILL_V2);
