@@ -13,6 +13,7 @@ import { REPO_ROOT } from "../../test/helpers/pi-process.ts";
 import { startPiRpc } from "../../test/helpers/pi-rpc.ts";
 import type { JsonRecord } from "../../test/helpers/jsonl-records.ts";
 import { isSummarizerRequest } from "../../test/helpers/pruner-e2e.ts";
+import { isCompactionRequest } from "../../test/helpers/pi-compaction.ts";
 import { scriptedAgent } from "../../test/helpers/real-session.ts";
 import { estimateTokens } from "../../core/src/shapes/size.ts";
 import { LONG_FILES, LONG_PROMPTS, LONG_SCRIPT } from "../lib/long-session.ts";
@@ -38,9 +39,6 @@ const CHECKPOINT = "## Goal\nThe session's tasks so far (a scripted checkpoint).
 
 /** The provider the runs are configured with: the wire suite's OpenAI one, answered at once. */
 const openai = () => WIRE_PROVIDERS.find((p) => p.name === "openai")!;
-
-/** Pi's compaction requests carry its summarization system prompt. */
-const isCompactionRequest = (req: ModelRequest) => req.systemText.includes("You are a context summarization assistant");
 
 /** The agent's requests offer Pi's tools; the summarizers' offer none or carry pi-pruner's instructions. */
 const isAgentRequest = (req: ModelRequest) => req.toolNames.includes("read") && !isSummarizerRequest(req);

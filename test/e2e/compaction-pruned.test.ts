@@ -7,7 +7,8 @@ import { startModelServer, type ModelRequest, type ModelServer, type Reply } fro
 import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
 import { startPiRpc, type PiRpc } from "../helpers/pi-rpc.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, goodSummary, isSummarizerRequest } from "../helpers/pruner-e2e.ts";
+import { agentOnly, historyRequests, isCompactionRequest } from "../helpers/pi-compaction.ts";
 import { NO_NUDGES, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const SKILL = "# Release skill\n\n1. Run the release gate before tagging.\n2. Never skip step 1.\n";
@@ -28,14 +29,6 @@ afterEach(async () => {
   server = undefined;
   ws = undefined;
 });
-
-/** Pi's compaction requests carry Pi's summarization system prompt. */
-const isCompactionRequest = (req: ModelRequest) => req.systemText.includes("You are a context summarization assistant");
-/** Of those, the history's (a split turn's prefix is summarized in a request of its own, after it). */
-const historyRequests = (requests: readonly ModelRequest[]) => requests.filter((r) => isCompactionRequest(r) && r.allText.includes("<conversation>"));
-
-/** The agent's own requests: neither the pruner's summarizer nor Pi's compaction. */
-const agentOnly = (requests: readonly ModelRequest[]) => agentRequests(requests).filter((r) => !isCompactionRequest(r));
 
 /** The instructions of a compaction request: everything after the conversation Pi serialized. */
 const instructionsOf = (req: ModelRequest) => req.allText.slice(req.allText.indexOf("</conversation>"));

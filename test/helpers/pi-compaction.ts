@@ -1,0 +1,15 @@
+// How the real-Pi tests tell Pi's own compaction requests from the agent's, on the scripted server.
+import type { ModelRequest } from "./model-server.ts";
+import { agentRequests } from "./pruner-e2e.ts";
+
+/** Pi's compaction requests carry Pi's summarization system prompt. */
+export const isCompactionRequest = (req: ModelRequest): boolean => req.systemText.includes("You are a context summarization assistant");
+
+/** Of those, the history's (a split turn's prefix is summarized in a request of its own, after it). */
+export const historyRequests = (requests: readonly ModelRequest[]): ModelRequest[] => requests.filter((r) => isCompactionRequest(r) && r.allText.includes("<conversation>"));
+
+/** The agent's own requests: neither the pruner's summarizer nor Pi's compaction. */
+export const agentOnly = (requests: readonly ModelRequest[]): ModelRequest[] => agentRequests(requests).filter((r) => !isCompactionRequest(r));
+
+/** How Pi's compaction summary begins when it is sent to the model (Pi's COMPACTION_SUMMARY_PREFIX). */
+export const COMPACTION_SUMMARY_START = "The conversation history before this point was compacted into the following summary:";
