@@ -15,7 +15,8 @@ import { MOCK_MODEL, type PiWorkspace } from "./pi-workspace.ts";
 /** The monorepo root (this file lives in test/helpers/). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const BIN_DIR = join(REPO_ROOT, "node_modules", ".bin");
-export const PI_BIN = join(BIN_DIR, "pi");
+/** Our Pi; test/fixtures/foreign/record.ts records an older Pi's sessions with `PI_PRUNER_RECORD_PI` set to its binary. */
+export const PI_BIN = process.env.PI_PRUNER_RECORD_PI ?? join(BIN_DIR, "pi");
 export const PI_PACKAGE_DIR = join(REPO_ROOT, "node_modules", "@earendil-works", "pi-coding-agent");
 
 // ---------------------------------------------------------------------------------------------

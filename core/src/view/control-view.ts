@@ -113,7 +113,8 @@ function base(marker: RewindMarker | ShrinkMarker): ControlMarkerViewBase {
 
 /**
  * `context` is Pi's context for the branch (the render's input), `sent` what the render made of it;
- * `rendered` is false when the render failed and the messages went out unchanged.
+ * `rendered` is false when the render failed and the messages went out unchanged; `inert` says why
+ * markers that are on did nothing when they were sent (their writer's filter failed on that host).
  */
 export function describeControls(
   context: readonly ContextMessage[],
@@ -121,6 +122,7 @@ export function describeControls(
   config: RenderConfig,
   sent: readonly AgentMessage[],
   rendered = true,
+  inert?: string,
 ): ControlsView {
   const enabled = (config.selfControl ?? DEFAULT_CONFIG.selfControl).enabled;
   const checkpoints: CheckpointView[] = controls.checkpoints.map((c) => ({ kind: "checkpoint", entryId: c.labelEntryId, markerId: c.name, targetEntryId: c.targetEntryId }));
@@ -128,11 +130,11 @@ export function describeControls(
   if (controls.markers.length === 0) return view;
 
   const messages = context.map((c) => c.message);
-  const applies = enabled && rendered;
+  const applies = enabled && rendered && inert === undefined;
   const plan: ControlPlan = applies
     ? planControls(messages, controls, (toolName, args) => isProtected(toolName, args, config))
     : { hidden: new Set(), shrunk: new Map(), missing: [], keptProtected: 0 };
-  const offReason = !enabled ? "self-control is off (contextPrune.selfControl.enabled)" : "the render failed, so the messages go out unchanged";
+  const offReason = !enabled ? "self-control is off (contextPrune.selfControl.enabled)" : !rendered ? "the render failed, so the messages go out unchanged" : (inert ?? "");
 
   // Where each context message is among the sent ones, by identity (stubs keep it; chain blocks do not).
   const sentAt = new Map<string, number>();

@@ -8,6 +8,8 @@ import { contentText } from "../shapes/messages.ts";
 import type { SessionData } from "../session/session-reader.ts";
 import { getBranch } from "../session/session-reader.ts";
 import { BodyCache } from "../session/lazy-bodies.ts";
+import { configForWriter } from "./recorded-settings.ts";
+import { detectSessionWriter } from "./session-writer.ts";
 import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { rebuildIndex, type PruneIndex } from "../prune/prune-index.ts";
 import type { AnyEntry } from "../shapes/entries.ts";
@@ -38,14 +40,14 @@ export interface ModelView {
 export function buildModelView(data: SessionData, options: { leafId?: string; config: RenderConfig }): ModelView {
   if (data.elided?.size) throw new Error("this session was read with lazyBodies: its model view needs buildModelViewWithBodies");
   const branch = getBranch(data, options.leafId);
-  return { leafId: branch.leafId, ...renderBranch(branch.entries, rebuildIndex(branch.entries).index, options.config) };
+  return { leafId: branch.leafId, ...renderBranch(branch.entries, rebuildIndex(branch.entries).index, configForWriter(detectSessionWriter(branch.entries), options.config)) };
 }
 
 /** The model view of a session read from `path`, with any bodies left on disk read back first (through `cache`, when given). */
 export async function buildModelViewWithBodies(path: string, data: SessionData, options: { leafId?: string; config: RenderConfig; cache?: BodyCache }): Promise<ModelView> {
   const branch = getBranch(data, options.leafId);
   const entries = await (options.cache ?? new BodyCache()).withBodies(path, data.elided, branch.entries);
-  return { leafId: branch.leafId, ...renderBranch(entries, rebuildIndex(entries).index, options.config) };
+  return { leafId: branch.leafId, ...renderBranch(entries, rebuildIndex(entries).index, configForWriter(detectSessionWriter(entries), options.config)) };
 }
 
 /**
@@ -68,8 +70,8 @@ export const NEXT_REQUEST_TITLE = "the next request: what the model is sent when
  * branch's index. With `memo`, the render remembers this request for the next one (see
  * renderModelView); without it nothing is remembered, which is what a render made once wants.
  */
-export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig, memo?: RenderMemo): Omit<ModelView, "leafId"> {
-  return renderContext(buildPiContext(branch), index, config, () => readControls(branch), { memo }, () => compactionResend(branch, newestCompactionAt(branch), config));
+export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig, memo?: RenderMemo, markersInert?: string): Omit<ModelView, "leafId"> {
+  return renderContext(buildPiContext(branch), index, config, () => readControls(branch), { memo }, () => compactionResend(branch, newestCompactionAt(branch), config), markersInert);
 }
 
 /**
@@ -122,6 +124,7 @@ export function renderContext(
   controls: () => ControlState,
   carried: { sizes?: MessageSizes; memo?: RenderMemo } = {},
   resend?: () => CompactionResend | undefined,
+  markersInert?: string,
 ): Omit<ModelView, "leafId"> {
   const { sizes, memo } = carried;
   const context = piContext.map((c) => c.message);
@@ -132,7 +135,8 @@ export function renderContext(
   let stats: RenderStats | undefined;
   try {
     markers = controls();
-    const rendered = renderModelView(context, index, config, markers, memo, config.enabled ? resend?.() : undefined);
+    // Markers that did nothing when sent are listed, not applied.
+    const rendered = renderModelView(context, index, config, markersInert === undefined ? markers : EMPTY_CONTROLS, memo, config.enabled ? resend?.() : undefined);
     messages = rendered.messages;
     stats = rendered.stats;
   } catch (error) {
@@ -165,7 +169,7 @@ export function renderContext(
       for (const m of messages) modelChars += messageChars(m);
     }
   }
-  const view: Omit<ModelView, "leafId"> = { rawMessages, messages, rawChars, modelChars, controls: describeControls(piContext, markers, config, messages, renderError === undefined) };
+  const view: Omit<ModelView, "leafId"> = { rawMessages, messages, rawChars, modelChars, controls: describeControls(piContext, markers, config, messages, renderError === undefined, markersInert) };
   if (renderError !== undefined) view.renderError = renderError;
   if (stats) view.stats = stats;
   return view;

@@ -7,6 +7,7 @@ import { isCustomEntryOf, PRUNE_SETTINGS } from "../shapes/entries.ts";
 import { readSettingsData } from "../shapes/read-payloads.ts";
 import { DEFAULT_CONFIG, mergeConfigLayers, validateConfig, type PruneConfig } from "../settings/config.ts";
 import type { RenderConfig } from "../render/render.ts";
+import type { SessionWriter } from "./session-writer.ts";
 
 /**
  * The render-relevant part of a config as a `contextPrune` block: every key the render reads and
@@ -47,6 +48,40 @@ export const WRITER_DEFAULTS: Readonly<Record<string, Readonly<Record<string, un
     selfControl: { enabled: true },
   },
 };
+
+/**
+ * The render defaults of pi-condense 2.x, for a session it wrote (it records no settings): the same
+ * protected skills, recovery grace, chain and error-purge defaults as pi-pruner 0.1.0 (pi-condense's
+ * README and its DEFAULT_CONFIG), and none of pi-pruner's own additions. Rewinds and shrinks on such
+ * a session are pi-mulligan's, applied when they took effect (see markersTookEffect).
+ */
+export const CONDENSE_DEFAULTS: Readonly<Record<string, unknown>> = {
+  enabled: true,
+  protectedTools: [],
+  protectedPaths: ["**/skills/**/*.md"],
+  recoveryGraceTurns: 3,
+  cacheAware: true,
+  chainCompression: { enabled: true, stripFinalAssistantThinking: true },
+  purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
+  thinkingStrip: { enabled: false, keepLastTurns: 16 },
+  selfControl: { enabled: true },
+};
+
+/**
+ * The defaults a session is rendered with when it records no settings and another writer made it:
+ * a session pi-condense wrote (and pi-pruner did not) is shown as pi-condense rendered it, never
+ * with the settings in force today.
+ */
+export function foreignWriterDefaults(writer: SessionWriter): { writer: string; config: PruneConfig } | undefined {
+  const names = writer.writers.map((w) => w.name);
+  if (!names.includes("pi-condense") || names.includes("pi-pruner")) return undefined;
+  return { writer: "pi-condense 2.x", config: mergeConfigLayers(DEFAULT_CONFIG, validateConfig(CONDENSE_DEFAULTS).config) };
+}
+
+/** The config a branch's views render with when it records none: its foreign writer's defaults, else `today`. */
+export function configForWriter(writer: SessionWriter, today: RenderConfig): RenderConfig {
+  return foreignWriterDefaults(writer)?.config ?? today;
+}
 
 /** A settings entry's payload, when the entry is one. */
 export function settingsEntryData(entry: AnyEntry): SettingsData | undefined {

@@ -20,7 +20,8 @@ import { emptyIndex, IndexBuilder, type PruneIndex } from "../prune/prune-index.
 import { createRenderMemo, type RenderConfig } from "../render/render.ts";
 import { CompactionResendReader } from "../render/compaction-protect.ts";
 import { MessageSizes, renderContext, type ModelView } from "./model-view.ts";
-import { configOfRecord, settingsEntryData } from "./recorded-settings.ts";
+import { configOfRecord, foreignWriterDefaults, settingsEntryData } from "./recorded-settings.ts";
+import { detectSessionWriter, INERT_MARKERS, markersWereInert, type SessionWriter } from "./session-writer.ts";
 
 /** One model request on a branch, by the assistant message that answered it. */
 export interface ModelRequestRef {
@@ -28,8 +29,14 @@ export interface ModelRequestRef {
   n: number;
   /** The entry of the assistant message that answered it. */
   entryId: string;
-  /** That entry's position on the branch: the request was built from the entries before it. */
+  /** That entry's position on the branch. */
   position: number;
+  /**
+   * The request was built from the branch's first `end` entries: `position`, less the entries just
+   * before the answer that were written after the request went out (stamped after the answer
+   * began: another writer flushing at the answer's end). Those belong to the next request.
+   */
+  end: number;
   /** The answer's timestamp (epoch ms), when it has one. */
   timestamp?: number;
   /** The user prompt the request worked on (the newest before it), as a one-line label. */
@@ -86,8 +93,11 @@ export function modelRequests(branch: readonly AnyEntry[]): ModelRequestRef[] {
     if (!message || typeof message !== "object") return;
     if (message.role === "user") prompt = { label: promptLabel(message.content), entryId: entry.id };
     if (message.role !== "assistant") return;
-    const ref: ModelRequestRef = { n: requests.length + 1, entryId: entry.id, position, toolCalls: toolCallsOf(message).length };
-    if (typeof message.timestamp === "number") ref.timestamp = message.timestamp;
+    const ref: ModelRequestRef = { n: requests.length + 1, entryId: entry.id, position, end: position, toolCalls: toolCallsOf(message).length };
+    if (typeof message.timestamp === "number") {
+      ref.timestamp = message.timestamp;
+      ref.end = sentBefore(branch, position, message.timestamp);
+    }
     if (prompt) {
       ref.prompt = prompt.label;
       ref.promptEntryId = prompt.entryId;
@@ -97,6 +107,30 @@ export function modelRequests(branch: readonly AnyEntry[]): ModelRequestRef[] {
     requests.push(ref);
   });
   return requests;
+}
+
+/** An entry's own time (epoch ms), when it has a readable one. */
+function entryTime(entry: AnyEntry): number | undefined {
+  const time: unknown = entry.timestamp;
+  const ms = typeof time === "string" ? Date.parse(time) : typeof time === "number" ? time : Number.NaN;
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/**
+ * Where the request answered at `position` was built up to: the entries after the last message
+ * before the answer that were written after the answer began (`startedAt`) came too late for it.
+ * Within one file the times only grow, so the late ones are a tail.
+ */
+function sentBefore(branch: readonly AnyEntry[], position: number, startedAt: number): number {
+  let end = position;
+  while (end > 0) {
+    const entry = branch[end - 1]!;
+    if (entry.type === "message") break;
+    const time = entryTime(entry);
+    if (time === undefined || time <= startedAt) break;
+    end--;
+  }
+  return end;
 }
 
 /** What request `n` of a branch sent (1-based). Throws a RangeError for an n the branch does not have. */
@@ -153,6 +187,7 @@ export class RequestRenderer {
   private readonly resends = new CompactionResendReader();
   private readonly recorded = new Map<AnyEntry, RequestSettings>();
   private current: RequestSettings | undefined;
+  private writerFound: SessionWriter | undefined;
   /** What one request's render and sizes leave for the next's. */
   private readonly carried = { sizes: new MessageSizes(), memo: createRenderMemo() };
 
@@ -177,16 +212,26 @@ export class RequestRenderer {
   carryOn(branch: readonly AnyEntry[]): void {
     this.branch = branch;
     this._requests = modelRequests(branch);
+    // Entries appended may name another writer.
+    this.writerFound = undefined;
+    this.current = undefined;
+  }
+
+  /** Who wrote the branch's entries (read once, on first need). */
+  private writer(): SessionWriter {
+    return (this.writerFound ??= detectSessionWriter(this.branch));
   }
 
   render(n: number): RequestView {
     const request = this._requests[n - 1];
     if (!Number.isInteger(n) || !request) throw new RangeError(`request ${n} is not on this branch (it has ${this._requests.length})`);
-    this.advanceTo(request.position);
+    this.advanceTo(request.end);
     const settings = this.settingsNow();
     // Another writer's defaults: that writer sent nothing again after Pi's compaction.
     const resend = () => (settings.source === "writer-defaults" ? undefined : this.resends.at(this.branch, this.compactionAt, settings.config));
-    const view = renderContext(this.context, this.index, settings.config, () => this.controlsNow(request.position), this.carried, resend);
+    // Markers that did nothing when the request was sent are listed, not applied.
+    const inert = markersWereInert(this.writer()) ? INERT_MARKERS : undefined;
+    const view = renderContext(this.context, this.index, settings.config, () => this.controlsNow(request.end), this.carried, resend, inert);
     return { ...view, request, requestCount: this._requests.length, settings };
   }
 
@@ -228,7 +273,7 @@ export class RequestRenderer {
     this.consumed = end;
   }
 
-  /** The markers as the request at `position` was rendered with them. */
+  /** The markers as the request built from the first `position` entries was rendered with them. */
   private controlsNow(position: number): ControlState {
     // Stale retirements written after the last message before the answer came after its render.
     let end = position;
@@ -259,8 +304,9 @@ export class RequestRenderer {
       }
       return settings;
     }
-    this.current ??= this.options.writerDefaults
-      ? { source: "writer-defaults", config: this.options.writerDefaults.config, writer: this.options.writerDefaults.writer, problems: [] }
+    const defaults = this.options.writerDefaults ?? foreignWriterDefaults(this.writer());
+    this.current ??= defaults
+      ? { source: "writer-defaults", config: defaults.config, writer: defaults.writer, problems: [] }
       : { source: "current", config: this.options.config, problems: [] };
     return this.current;
   }

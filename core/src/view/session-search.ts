@@ -155,7 +155,7 @@ function firstRequestOf(branch: readonly AnyEntry[] | undefined): (entryId: stri
     let hi = requests.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (requests[mid]!.position > position) hi = mid;
+      if (requests[mid]!.end > position) hi = mid;
       else lo = mid + 1;
     }
     return lo < requests.length ? requests[lo]!.n : "next";

@@ -17,7 +17,8 @@ import { markdownToPlain, sessionLabels, userPromptOf } from "../session/labels.
 import { stripFooter } from "../prune/summarizer-prompts.ts";
 import { contentChars, messageChars } from "../shapes/size.ts";
 import { PRUNE_SUMMARY } from "../shapes/entries.ts";
-import { chainWrittenByPiPruner, detectSessionWriter, renderedCounts, renderFidelity, type RenderFidelity, type SessionWriter } from "./session-writer.ts";
+import { configForWriter } from "./recorded-settings.ts";
+import { chainWrittenByPiPruner, detectSessionWriter, INERT_MARKERS, markersWereInert, renderedCounts, renderFidelity, type RenderFidelity, type SessionWriter } from "./session-writer.ts";
 import { writerDiagnostics, type DiagnosticView } from "./writer-diagnostics.ts";
 import { BranchPositions, callSentStates, chainBodyOf, chainSentStates, type CallSent, type ChainSent, type ChainSentState } from "./sent-states.ts";
 import { isPrunedState, type CallState } from "./call-state.ts";
@@ -333,7 +334,12 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
   const branch = getBranch(data, options.leafId);
   const { index, problems } = rebuildIndex(branch.entries);
   const membership = chainMembership(index);
-  const model = renderBranch(branch.entries, index, options.config);
+  const writer = detectSessionWriter(branch.entries);
+  // The session as it went: markers that did nothing when sent are listed, credited with nothing.
+  const inert = markersWereInert(writer);
+  // Another writer's session shows the state that writer gave it, never today's settings.
+  const config = configForWriter(writer, options.config);
+  const model = renderBranch(branch.entries, index, config, undefined, inert ? INERT_MARKERS : undefined);
 
   const calls: CallView[] = [];
   /** The index's call for each of `calls`, by position. */
@@ -358,7 +364,7 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
       assistantEntryId: pair.assistantEntryId,
       found,
       chainBlockId: membership.byKey.get(key) ?? membership.byId.get(toolCallId),
-      config: options.config,
+      config,
       occurrenceKey: key,
     });
     calls.push(view);
@@ -392,10 +398,9 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     };
   });
 
-  const writer = detectSessionWriter(branch.entries);
   // Where each entry is on the branch, found once for the sent states and the diagnostics.
   const positions = new BranchPositions(branch.entries);
-  const chainStates = chainSentStates(branch.entries, index.chains, model, options.config, positions);
+  const chainStates = chainSentStates(branch.entries, index.chains, model, config, positions);
   const chains: ChainView[] = index.chains.map((c) => ({
     ...chainState(c, chainStates.get(c.entryId), writer.foreign),
     entryId: c.entryId,
@@ -438,7 +443,7 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     markers: markersOf(model.controls),
     compactions,
     writer,
-    fidelity: renderFidelity(writer, renderedCounts(model)),
+    fidelity: renderFidelity(writer, renderedCounts(model), inert ? "sent" : "next"),
     diagnostics,
     frontier: index.frontier,
     stats: index.stats,

@@ -226,8 +226,22 @@ export function renderedCounts(model: { stats?: Pick<RenderStats, "stubbed" | "c
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** What a view rendered from `writer`'s entries tells a person about its text, with the counts that must match. */
-export function renderFidelity(writer: SessionWriter, counts: RenderedCounts): RenderFidelity {
+/**
+ * pi-mulligan's rewinds and shrinks did nothing where it ran on Pi 1.6: its context filter maps
+ * entries to messages by position, and Pi 1.6's system-prompt entry shifts them, so it gives up.
+ * The requests such a session sent hid no span and shrank no message.
+ */
+export const INERT_MARKERS = "pi-mulligan's context filter did nothing on Pi 1.6, where this session was written";
+
+export function markersWereInert(writer: SessionWriter): boolean {
+  return writer.piSystemEntry && writer.writers.some((w) => w.name === "pi-mulligan") && !writer.writers.some((w) => w.name === "pi-pruner");
+}
+
+/**
+ * What a view rendered from `writer`'s entries tells a person about its text, with the counts that
+ * must match. `shown` is which request the view is: one already sent, or the next (the leaf's).
+ */
+export function renderFidelity(writer: SessionWriter, counts: RenderedCounts, shown: "sent" | "next" = "next"): RenderFidelity {
   if (!writer.foreign) return { exact: true, lines: [], counts };
   const names = writer.writers.filter((w) => w.name !== "pi-pruner");
   const condense = names.some((w) => w.name === "pi-condense") || writer.unattributed.some((u) => u.shape === "context-prune");
@@ -241,10 +255,12 @@ export function renderFidelity(writer: SessionWriter, counts: RenderedCounts): R
       `These counts must match what was sent: ${pruning}.`,
     );
   }
-  if (mulligan && writer.piSystemEntry && names.some((w) => w.name === "pi-mulligan")) {
+  if (markersWereInert(writer)) {
     lines.push(
       "pi-mulligan's context filter changed nothing on Pi 1.6 (it maps entries to messages by position, and the system-prompt entry shifts them): what was sent hid no span and shrank no message.",
-      `Shown here as pi-pruner applies the markers: ${control}.`,
+      shown === "sent"
+        ? `Shown as it was sent, the markers not applied: ${control}.`
+        : `The next request is shown as pi-pruner would send it, applying the markers: ${control}.`,
     );
   } else if (mulligan) {
     lines.push("Rewinds and shrinks are applied as pi-pruner applies them; notes and replacements are the writer's own text.", `These counts must match what was sent: ${control}.`);

@@ -10,6 +10,7 @@ import { contentText, type AgentMessage } from "../../../core/src/shapes/message
 import { buildModelView, messagesAsText, modelViewText, type ModelView } from "../../../core/src/view/model-view.ts";
 import { buildSessionView } from "../../../core/src/view/session-view.ts";
 import type { RewindView, ShrinkView } from "../../../core/src/view/control-view.ts";
+import { INERT_MARKERS } from "../../../core/src/view/session-writer.ts";
 
 const config = DEFAULT_CONFIG;
 const modelOf = (session: MulliganSession | SessionBuilder, options: { config?: PruneConfig } = {}) =>
@@ -156,9 +157,15 @@ describe("the session view's markers", () => {
       ["shrink", MULLIGAN_MARKER_UUIDS.shrinkGrep, "cancelled"],
       ["checkpoint", "before-refactor", session.ids.task1Final],
     ]);
+    // On Pi 1.6 pi-mulligan's filter did nothing: the session's rewind is listed, left nothing out, and is credited nothing.
     const rewound = view.markers[1] as RewindView;
-    expect(rewound).toMatchObject({ hiddenMessages: 2, note: { next: "Edit src/math.ts so add() returns a + b, then run npm test." }, ledger: { readFiles: ["src/legacy/math-old.ts"] } });
+    expect(rewound).toMatchObject({ hiddenMessages: 0, hiddenChars: 0, notApplied: INERT_MARKERS, note: { next: "Edit src/math.ts so add() returns a + b, then run npm test." }, ledger: { readFiles: ["src/legacy/math-old.ts"] } });
+    expect(view.totals.rewoundChars).toBeUndefined();
     expect(view.markers[0]).toMatchObject({ replacement: MULLIGAN_STORY_TEXT.testLogReplacement, targetText: "the last bash result" });
+    // The next request is the one pi-pruner would send: it applies the rewind.
+    const next = modelOf(session).controls.rewinds.find((r) => r.markerId === MULLIGAN_MARKER_UUIDS.rewindWrongRead)!;
+    expect(next).toMatchObject({ hiddenMessages: 2, state: "active" });
+    expect(next.notApplied).toBeUndefined();
   });
 
   it("a stale cancel makes a marker stale, with its reason; an unreadable marker is a problem of the session, named with its entry", () => {

@@ -5,6 +5,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseSessionText } from "../../../core/src/session/session-reader.ts";
 import { buildSessionView } from "../../../core/src/view/session-view.ts";
+import { buildModelView } from "../../../core/src/view/model-view.ts";
+import { renderedCounts, renderFidelity } from "../../../core/src/view/session-writer.ts";
 import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
 import { prunedSessionBuilder } from "../../helpers/fixtures.ts";
@@ -97,13 +99,14 @@ describe("what a view rendered from another writer's entries says", () => {
     ]);
   });
 
-  it("pi-mulligan on Pi 1.6: says its filter changed nothing there, and what applying its markers shows instead", () => {
-    const view = viewOf(mulliganSessionOnPi16().builder);
+  it("pi-mulligan on Pi 1.6: says its filter changed nothing there; the session is shown as sent, the next request as pi-pruner would send it", () => {
+    const session = mulliganSessionOnPi16();
+    const view = viewOf(session.builder);
     expect(view.writer.piSystemEntry).toBe(true);
-    // The stale guard retired the test-log shrink, the grep shrink was cancelled: only the rewind applies.
-    expect(view.fidelity.lines).toEqual([
-      "pi-mulligan's context filter changed nothing on Pi 1.6 (it maps entries to messages by position, and the system-prompt entry shifts them): what was sent hid no span and shrank no message.",
-      "Shown here as pi-pruner applies the markers: 1 span hidden, 0 messages shrunk.",
-    ]);
+    const inert = "pi-mulligan's context filter changed nothing on Pi 1.6 (it maps entries to messages by position, and the system-prompt entry shifts them): what was sent hid no span and shrank no message.";
+    expect(view.fidelity.lines).toEqual([inert, "Shown as it was sent, the markers not applied: 0 spans hidden, 0 messages shrunk."]);
+    // The leaf's view applies them: the stale guard retired the test-log shrink, the grep shrink was cancelled, so only the rewind.
+    const next = buildModelView(parseSessionText(session.builder.toJsonl()), { config: DEFAULT_CONFIG });
+    expect(renderFidelity(view.writer, renderedCounts(next)).lines).toEqual([inert, "The next request is shown as pi-pruner would send it, applying the markers: 1 span hidden, 0 messages shrunk."]);
   });
 });

@@ -149,7 +149,7 @@ async function modelDocument(state: SessionState, config: RenderConfig, bodies: 
     requestContextLine(view) +
     `# ${settingsSourceText(view.settings)}.\n` +
     `# Session: ${state.file.path}\n` +
-    writerLines(state.view!, view) +
+    writerLines(state.view!, view, "sent") +
     sizesLine(view) +
     `# ${view.messages.length} messages; the system prompt is not included; ${NUDGES_NOT_SHOWN}.\n` +
     controlsLines(view) +

@@ -19,8 +19,8 @@ export function writerTextDocument(state: SessionState, view: SessionView, chain
 }
 
 /** `#` lines for a model view document of this session: its writer, and for another writer what the text is and the counts that must match. */
-export function writerLines(view: SessionView, model: Parameters<typeof renderedCounts>[0]): string {
-  return writerHeaderLines(view.writer, renderFidelity(view.writer, renderedCounts(model)))
+export function writerLines(view: SessionView, model: Parameters<typeof renderedCounts>[0], shown: "sent" | "next" = "next"): string {
+  return writerHeaderLines(view.writer, renderFidelity(view.writer, renderedCounts(model), shown))
     .map((line) => `# ${line}\n`)
     .join("");
 }
