@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { startModelServer, toolResults, type ChatMessage, type ModelRequest, type ModelServer } from "../helpers/model-server.ts";
 import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
 import { startPiRpc, type PiRpc } from "../helpers/pi-rpc.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, goodSummary, isSummarizerRequest } from "../helpers/pruner-e2e.ts";
+import { COMPACTION_SUMMARY_START, agentOnly, isCompactionRequest } from "../helpers/pi-compaction.ts";
 import { NO_NUDGES, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 import { main } from "../../core/src/cli/cli.ts";
 
@@ -18,7 +19,6 @@ const SKILL = "# X skill\n\nBefore you say a task is done:\n1. Run the gate scri
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 // Longer than compaction.keepRecentTokens below: Pi keeps only this answer and summarizes the rest.
 const ANSWER = `Next answer. ${"The plan holds and nothing else is needed here. ".repeat(12)}`;
-const COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:";
 
 let server: ModelServer | undefined;
 let ws: PiWorkspace | undefined;
@@ -28,11 +28,6 @@ afterEach(async () => {
   server = undefined;
   ws = undefined;
 });
-
-/** Pi's compaction requests carry Pi's summarization system prompt. */
-const isCompactionRequest = (req: ModelRequest) => req.systemText.includes("You are a context summarization assistant");
-/** The agent's own requests: neither the pruner's summarizer nor Pi's compaction. */
-const agentOnly = (requests: readonly ModelRequest[]) => agentRequests(requests).filter((r) => !isCompactionRequest(r));
 
 function text(m: ChatMessage): string {
   return typeof m.content === "string" ? m.content : (m.content ?? []).map((c) => c.text ?? "").join("");
@@ -116,7 +111,7 @@ describe("protected output through Pi's compaction", () => {
       expect(after).toHaveLength(4);
       for (const [i, r] of after.entries()) {
         const messages = (r.body.messages ?? []).filter((m) => m.role !== "system");
-        const summaryAt = messages.findIndex((m) => m.role === "user" && text(m).startsWith(COMPACTION_PREFIX));
+        const summaryAt = messages.findIndex((m) => m.role === "user" && text(m).startsWith(COMPACTION_SUMMARY_START));
         expect(summaryAt, `request ${beforeCompaction + i + 1} carries Pi's compaction summary`).toBe(0);
         // Right after the summary, one block with the skill's text as the read gave it.
         expect(text(messages[1]!), `request ${beforeCompaction + i + 1}`).toContain(expected);
