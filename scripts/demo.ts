@@ -1,9 +1,10 @@
 // `npm run demo`: the real `pi` with the pruner on a scripted multi-prompt coding session (review,
 // build, tests, fixes, a failing edit, a recovery of a pruned read, the agent rewinding a bloated
 // search and shrinking a large read), against a built-in scripted
-// model server on 127.0.0.1 (no API key needed). The same session runs twice, with and without the
-// extension, so every request can be compared: what the model was sent vs. what it would have been
-// sent. `--vscode` then opens the session in code-server with the editor extension.
+// model server on 127.0.0.1 (no API key needed). Every figure of a request comes from core's
+// request view of the session file, the one `pi-pruner view --request N` prints: what Pi alone would
+// have sent of the conversation beside what the model was sent. `--vscode` then opens the session
+// in code-server with the editor extension.
 import { existsSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
@@ -11,9 +12,12 @@ import { startModelServer, toolResults, type ModelRequest, type Reply } from "..
 import { createPiWorkspace, type PiWorkspace } from "../test/helpers/pi-workspace.ts";
 import { REPO_ROOT } from "../test/helpers/pi-process.ts";
 import { assertRunOk, runPi } from "../test/helpers/run-pi.ts";
-import { agentRequests, isSummarizerRequest, refsAsked, requestChars } from "../test/helpers/pruner-e2e.ts";
-import { readSessionFile } from "../core/src/session/session-reader.ts";
+import { agentRequests, isSummarizerRequest, refsAsked } from "../test/helpers/pruner-e2e.ts";
+import { getBranch, readSessionFile } from "../core/src/session/session-reader.ts";
 import { buildSessionView } from "../core/src/view/session-view.ts";
+import { buildModelView } from "../core/src/view/model-view.ts";
+import { RequestRenderer } from "../core/src/view/request-views.ts";
+import { readControls } from "../core/src/control/read-controls.ts";
 import { DEFAULT_CONFIG } from "../core/src/settings/config.ts";
 
 const SKILL = `# Code review skill
@@ -84,8 +88,8 @@ const FILES: Record<string, string> = {
   "build.log": buildLog(),
 };
 
-/** A scripted reply, or one computed from the request the model was sent. */
-type Step = Reply | ((req: ModelRequest) => Reply);
+/** A scripted reply, or one computed from the request the model was sent (`n`: the agent's request number, as the session's request view counts them). */
+type Step = Reply | ((req: ModelRequest, n: number) => Reply);
 
 const read = (path: string) => ({ name: "read", arguments: { path } });
 const bash = (command: string) => ({ name: "bash", arguments: { command } });
@@ -118,11 +122,14 @@ const REWIND_NOTE = {
 };
 const SHRINK_REPLACEMENT = "src/server.ts: handleRequest(path, body) splits the body on commas, rejects values that are not numbers (\"bad request\"), answers appTotal for /total; then 45 serverStepN helpers. No module imports besides ./app.ts.";
 
-/** What the self-control prompt measured: the bloated search before and after its rewind, the large read before and after its shrink. */
+/**
+ * What the self-control prompt measured: the bloated search's output, the request that carried it
+ * (the next one is the first after the rewind: their sizes come from the request view), the large
+ * read before and after its shrink.
+ */
 interface SelfControlFigures {
   grepChars?: number;
-  beforeRewind?: number;
-  afterRewind?: number;
+  grepRequest?: number;
   grepGone?: boolean;
   readChars?: number;
   shrunkChars?: number;
@@ -216,13 +223,12 @@ function script(recovery: Recovery): { prompt: string; replies: Step[] }[] {
       replies: [
         // A search without a limit: every match in build.log and the sources lands in context.
         { toolCalls: [bash("grep -rn 'module1' .")] },
-        (req) => {
+        (req, n) => {
           selfControl.grepChars = toolResults(req.body).at(-1)?.text.length;
-          selfControl.beforeRewind = requestChars(req.body);
+          selfControl.grepRequest = n;
           return { toolCalls: [{ name: "context_rewind", arguments: { granularity: "last_tool_call_group", note: REWIND_NOTE } }] };
         },
         (req) => {
-          selfControl.afterRewind = requestChars(req.body);
           selfControl.grepGone = !req.allText.includes("./build.log:");
           return { toolCalls: [bash("grep -rln 'module1' src scripts")] };
         },
@@ -268,27 +274,39 @@ function scriptedSummary(req: ModelRequest): Reply {
   return { text: bullets.join("\n") };
 }
 
-async function runTask(withPruner: boolean, recovery: Recovery): Promise<{ ws: PiWorkspace; requests: ModelRequest[]; sessionFile: string; prompts: string[] }> {
+/** A smaller spill threshold than the default so the demo's build log (~34 KB; Pi caps tool output at 50 KB) is spilled. */
+const DEMO_SETTINGS = { spillThreshold: 32_000 };
+
+/** The workspaces this run made: all are removed if it fails or is interrupted; on success the one it names is left for the person. */
+const workspaces: PiWorkspace[] = [];
+
+function removeWorkspaces(keep?: PiWorkspace): void {
+  for (const ws of workspaces.splice(0)) if (ws !== keep) ws.cleanup();
+}
+
+async function runTask(recovery: Recovery): Promise<{ ws: PiWorkspace; requests: ModelRequest[]; sessionFile: string; prompts: string[] }> {
   const prompts = script(recovery);
   const steps = prompts.flatMap((p) => p.replies);
   const server = await startModelServer();
   server.route(isSummarizerRequest, scriptedSummary);
+  let requestNumber = 0;
   server.route(() => true, (req) => {
     const step = steps.shift();
-    return typeof step === "function" ? step(req) : step;
+    requestNumber++;
+    return typeof step === "function" ? step(req, requestNumber) : step;
   });
   const ws = createPiWorkspace({
     baseUrl: server.baseUrl,
     files: FILES,
-    prefix: withPruner ? "pi-pruner-demo-" : "pi-pruner-demo-raw-",
-    // A smaller spill threshold than the default so the demo's build log (~34 KB; Pi caps tool output at 50 KB) is spilled.
-    settings: withPruner ? { contextPrune: { spillThreshold: 32_000 } } : {},
+    prefix: "pi-pruner-demo-",
+    settings: { contextPrune: DEMO_SETTINGS },
     model: { contextWindow: 200_000 },
   });
+  workspaces.push(ws);
   try {
     const run = await runPi({
       workspace: ws,
-      extension: withPruner ? "pi-extension" : undefined,
+      extension: "pi-extension",
       prompts: prompts.map((p) => p.prompt),
       sessionId: "demo",
       timeoutMs: 60_000,
@@ -304,6 +322,7 @@ async function runTask(withPruner: boolean, recovery: Recovery): Promise<{ ws: P
 }
 
 const n = (x: number) => x.toLocaleString("en-US");
+const percentLess = (raw: number, sent: number) => (raw ? `${Math.round(((raw - sent) / raw) * 100)}%` : "-");
 
 async function main(): Promise<void> {
   if (!existsSync(join(REPO_ROOT, "pi-extension", "dist", "index.js"))) {
@@ -311,15 +330,16 @@ async function main(): Promise<void> {
   }
   console.log(`pi-pruner demo: the real \`pi\` on a scripted ${script({}).length}-prompt coding session (scripted model on 127.0.0.1)\n`);
   const recovery: Recovery = {};
-  const pruned = await runTask(true, recovery);
+  const pruned = await runTask(recovery);
   const figures = { ...selfControl };
-  const raw = await runTask(false, recovery);
-  raw.ws.cleanup();
 
+  // The settings the session ran with: the views below are those `pi-pruner` prints with the demo's agent folder.
+  const config = { ...DEFAULT_CONFIG, ...DEMO_SETTINGS, protectedPaths: [...DEFAULT_CONFIG.protectedPaths] };
   const data = await readSessionFile(pruned.sessionFile);
-  const view = buildSessionView(data, { config: { ...DEFAULT_CONFIG, protectedPaths: [...DEFAULT_CONFIG.protectedPaths] } });
+  const branch = getBranch(data);
+  const view = buildSessionView(data, { config });
   const calls = view.calls;
-  const describe = (c: (typeof calls)[number]) => `${c.shortRef ?? ""} ${c.toolName} ${c.path ?? c.command ?? ""}`.trim();
+  const describe = (c: (typeof calls)[number]) => `${c.shortRef ?? ""} ${c.toolName} ${c.path ?? c.command ?? ""}${c.isError ? " (failed)" : ""}`.trim();
   const list = (items: string[]) => items.join("; ") || "-";
   const summarizerCalls = pruned.requests.filter(isSummarizerRequest).length;
   const recoveryPrompt = pruned.prompts.indexOf(RECOVERY_QUESTION) + 1;
@@ -327,16 +347,35 @@ async function main(): Promise<void> {
   const summarized = calls.filter((c) => c.summaryEntryId && !c.aliasOf);
   const deduped = calls.filter((c) => c.aliasOf);
   const spilled = calls.filter((c) => c.spillPath);
+  const superseded = calls.filter((c) => c.state === "superseded");
+  // Outputs the agent's own markers took out of what is sent: they are listed with the marker, not as raw.
+  const markers = readControls(branch.entries).markers.filter((m) => m.state === "active");
+  const rewoundEntries = new Set(markers.flatMap((m) => (m.kind === "rewind" ? m.hiddenEntryIds : [])));
+  const shrunkEntries = new Set(markers.flatMap((m) => (m.kind === "shrink" && m.targetEntryId ? [m.targetEntryId] : [])));
+  const rewound = calls.filter((c) => c.resultEntryId !== undefined && rewoundEntries.has(c.resultEntryId));
+  const shrunk = calls.filter((c) => c.resultEntryId !== undefined && shrunkEntries.has(c.resultEntryId));
+  // A chain names refs the lines above never give (edits, small outputs indexed when the chain was compressed): they are introduced here.
+  const introduced = new Set([...summarized, ...spilled, ...superseded].map((c) => c.shortRef));
+  const chainOnly = calls.filter((c) => c.shortRef && !c.aliasOf && !introduced.has(c.shortRef) && view.chains.some((chain) => chain.toolRefs.includes(c.shortRef!)));
+  const protectedReads = new Map<string, { text: string; times: number }>();
+  for (const c of calls.filter((call) => call.state === "protected")) {
+    const text = `${c.toolName} ${c.path ?? ""} (${c.protectedBy?.kind === "path" ? `matches ${c.protectedBy.pattern}` : "protected tool"})`;
+    const seen = protectedReads.get(text);
+    if (seen) seen.times++;
+    else protectedReads.set(text, { text, times: 1 });
+  }
 
   console.log("What the pruner did (default settings but the spill threshold; the policy chose when a flush pays back):");
   console.log(`  summarized: ${list(summarized.map(describe))}`);
   const fused = view.chains.filter((c) => c.rangeSummaryText).length;
   console.log(`              (${view.summaries.length} batch summaries and ${fused} chains' merged summaries, from ${summarizerCalls} summarizer calls)`);
-  console.log(`  compressed: ${list(view.chains.map((c) => `chain ${c.blockId} (${c.toolRefs.join(", ")})`))}; the newest ${DEFAULT_CONFIG.chainCompression.rollingWindow} closed chains stay whole`);
-  console.log(`  protected:  ${list(calls.filter((c) => c.state === "protected").map((c) => `${c.toolName} ${c.path} (${c.protectedBy?.kind === "path" ? `matches ${c.protectedBy.pattern}` : "protected tool"})`))}, sent verbatim`);
-  console.log(`  deduped:    ${list(deduped.map((c) => `${c.toolName} ${c.path ?? c.command ?? ""} → alias of ${c.aliasOf}`))}`);
   console.log(`  spilled:    ${list(spilled.map((c) => `${describe(c)} (${n(c.spillBytes ?? 0)} bytes → ${c.spillPath})`))}`);
-  console.log(`  raw:        ${list(calls.filter((c) => c.state === "raw").map(describe))}`);
+  if (superseded.length) console.log(`  superseded: ${list(superseded.map(describe))} (a later call's output made it stale: a stub stands in its place)`);
+  console.log(`  compressed: ${list(view.chains.map((c) => `chain ${c.blockId} (${c.toolRefs.join(", ")})`))}; the newest ${DEFAULT_CONFIG.chainCompression.rollingWindow} closed chains stay whole`);
+  if (chainOnly.length) console.log(`              refs first given when their chain was compressed: ${list(chainOnly.map(describe))}`);
+  console.log(`  protected:  ${list([...protectedReads.values()].map((p) => (p.times > 1 ? `${p.text}, read ${p.times} times` : p.text)))}; sent verbatim`);
+  console.log(`  deduped:    ${list(deduped.map((c) => `${c.toolName} ${c.path ?? c.command ?? ""} → alias of ${c.aliasOf}`))}`);
+  console.log(`  raw:        ${list(calls.filter((c) => c.state === "raw" && !rewound.includes(c) && !shrunk.includes(c)).map(describe))}`);
   console.log(
     `  recovered:  ${
       recovery.ref
@@ -344,10 +383,18 @@ async function main(): Promise<void> {
         : `- (no pruned read of src/server.ts was in context at prompt ${recoveryPrompt}, so the agent read the file again)`
     }`,
   );
+
+  // Every request's two sizes, from the request view of the session file (what `pi-pruner view --request N` prints).
+  const renderer = new RequestRenderer(branch.entries, { config });
+  const logged = agentRequests(pruned.requests).length;
+  if (renderer.count !== logged) throw new Error(`the session file holds ${renderer.count} requests, the scripted model answered ${logged}`);
+  const requests = Array.from({ length: renderer.count }, (_, i) => renderer.render(i + 1));
   const selfPrompt = pruned.prompts.indexOf(SELF_CONTROL_PROMPT) + 1;
+  const carried = figures.grepRequest ? requests[figures.grepRequest - 1] : undefined;
+  const after = figures.grepRequest ? requests[figures.grepRequest] : undefined;
   console.log(
     `  rewound:    prompt ${selfPrompt}: the agent's \`grep -rn\` printed ${n(figures.grepChars ?? 0)} characters; it called context_rewind (last_tool_call_group) with a note, ` +
-      `and the next request was ${n(figures.beforeRewind ?? 0)} → ${n(figures.afterRewind ?? 0)} characters (the search ${figures.grepGone ? "gone" : "STILL THERE"}, the note in its place)`,
+      `and the next request was ${n(carried?.modelChars ?? 0)} → ${n(after?.modelChars ?? 0)} characters (requests ${figures.grepRequest ?? "-"} and ${(figures.grepRequest ?? 0) + 1}; the search ${figures.grepGone ? "gone" : "STILL THERE"}, the note in its place)`,
   );
   console.log(`  shrunk:     then it read src/server.ts (${n(figures.readChars ?? 0)} characters) and called context_shrink on it: ${n(figures.shrunkChars ?? 0)} characters in its place from then on`);
   const missing = [
@@ -361,28 +408,34 @@ async function main(): Promise<void> {
   ].filter(Boolean);
   if (missing.length) console.log(`  Not in this run: ${missing.join(", ")}.`);
 
-  const withP = agentRequests(pruned.requests);
-  const without = agentRequests(raw.requests);
-  console.log("\nCharacters the model was sent per request (messages, system prompt excluded):");
+  console.log("\nCharacters per request (messages, system prompt excluded), from the session's request view (`pi-pruner view --request N`):");
+  console.log("what Pi alone would have sent of this conversation, and what the model was sent.");
   console.log("  prompt  request  without pruning  with pruning  saved");
-  let lastPrompt = 0;
-  for (let i = 0; i < Math.max(withP.length, without.length); i++) {
-    // The run without pruning sends every prompt as it was typed, so its last user message names the prompt.
-    const prompt = without[i] ? pruned.prompts.indexOf(without[i]!.lastUserText) + 1 : 0;
-    const promptCell = prompt > 0 && prompt !== lastPrompt ? String(prompt) : "";
-    lastPrompt = prompt || lastPrompt;
-    const a = without[i] ? requestChars(without[i]!.body) : 0;
-    const b = withP[i] ? requestChars(withP[i]!.body) : 0;
-    const saved = a ? `${Math.round(((a - b) / a) * 100)}%` : "-";
-    console.log(`  ${promptCell.padStart(6)}  ${String(i + 1).padStart(7)}  ${n(a).padStart(15)}  ${n(b).padStart(12)}  ${saved.padStart(5)}`);
+  let lastPromptEntry: string | undefined;
+  let prompt = 0;
+  for (const r of requests) {
+    const newPrompt = r.request.promptEntryId !== undefined && r.request.promptEntryId !== lastPromptEntry;
+    if (newPrompt) prompt++;
+    lastPromptEntry = r.request.promptEntryId ?? lastPromptEntry;
+    const cell = newPrompt ? String(prompt) : "";
+    console.log(`  ${cell.padStart(6)}  ${String(r.request.n).padStart(7)}  ${n(r.rawChars).padStart(15)}  ${n(r.modelChars).padStart(12)}  ${percentLess(r.rawChars, r.modelChars).padStart(5)}`);
   }
-  const lastA = requestChars(without.at(-1)!.body);
-  const lastB = requestChars(withP.at(-1)!.body);
-  console.log(`\nLast request: ${n(lastA)} → ${n(lastB)} characters (${Math.round(((lastA - lastB) / lastA) * 100)}% less).`);
+  const last = requests.at(-1)!;
+  console.log(`\nLast request (${last.request.n}): ${n(last.rawChars)} → ${n(last.modelChars)} characters (${percentLess(last.rawChars, last.modelChars)} less).`);
+  const next = buildModelView(data, { config });
+  console.log(
+    `Next request (not sent yet: the session going on from its last reply, as \`pi-pruner inspect\` sizes it): ${n(next.rawChars)} → ${n(next.modelChars)} characters (${percentLess(next.rawChars, next.modelChars)} less).`,
+  );
+
+  const env = `PI_CODING_AGENT_DIR=${pruned.ws.agentDir}`;
   console.log(`\nSession file: ${pruned.sessionFile}`);
   console.log(`Workspace:    ${pruned.ws.cwd}`);
-  console.log(`Inspect it:   npx pi-pruner inspect ${pruned.sessionFile}`);
-  console.log(`Model view:   npx pi-pruner view ${pruned.sessionFile}`);
+  console.log(`Inspect it:   ${env} npx pi-pruner inspect ${pruned.sessionFile}`);
+  console.log(`Last request: ${env} npx pi-pruner view ${pruned.sessionFile} --request last`);
+  console.log(`(PI_CODING_AGENT_DIR: the demo's own settings, so the figures are the ones above.)`);
+  console.log(`\n${pruned.ws.root} is left on purpose so you can open the session; nothing else of the demo is left. Remove it with: rm -rf ${pruned.ws.root}`);
+  // From here the workspace is the person's: a later interruption does not remove it.
+  workspaces.length = 0;
 
   if (process.argv.includes("--vscode")) {
     const opener = join(REPO_ROOT, "test", "vscode", "open-demo.mjs");
@@ -393,7 +446,16 @@ async function main(): Promise<void> {
   }
 }
 
+// Interrupted (Ctrl-C) or failed: nothing of the run is left behind.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    removeWorkspaces();
+    process.exit(130);
+  });
+}
+
 main().catch((error: unknown) => {
+  removeWorkspaces();
   console.error(`demo failed: ${(error as Error).message}`);
   process.exit(1);
 });
