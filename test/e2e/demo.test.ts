@@ -1,0 +1,106 @@
+// `npm run demo` as a person runs it: the real `pi`, the scripted model, and what it prints. Every
+// figure of a request agrees with the command line's view of that request, every ref it names is
+// introduced, the agent's own rewinds and shrinks are not called raw, and only the folder it says
+// it leaves is left, on failure none.
+import { describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { BIN_DIR, REPO_ROOT } from "../helpers/pi-process.ts";
+
+const bin = fileURLToPath(new URL("../../pi-extension/bin/pi-pruner.js", import.meta.url));
+
+/** The demo with its own temporary folder, so what it leaves there can be counted. */
+function runDemo(env: NodeJS.ProcessEnv = {}) {
+  const temp = realpathSync(mkdtempSync(join(tmpdir(), "pp-demo-test-")));
+  const r = spawnSync(join(BIN_DIR, "node"), ["scripts/demo.ts"], {
+    cwd: REPO_ROOT,
+    encoding: "utf8",
+    env: { ...process.env, ...env, TMPDIR: temp, PATH: `${BIN_DIR}:${process.env.PATH ?? ""}` },
+    timeout: 170_000,
+  });
+  // Caches of the tools themselves (the extension loader's, Node's compile cache) are no folder of the demo.
+  const left = readdirSync(temp).filter((name) => name !== "jiti" && name !== "node-compile-cache");
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, temp, left };
+}
+
+function cli(args: string[], agentDir: string): string {
+  const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: agentDir } });
+  expect(r.status, r.stderr).toBe(0);
+  return r.stdout;
+}
+
+const num = (text: string) => Number(text.replace(/,/g, ""));
+/** The line of the demo's output that starts with `label` (after its indent). */
+function line(output: string, label: string): string {
+  const found = output.split("\n").find((l) => l.trimStart().startsWith(label));
+  expect(found, `no line "${label}"`).toBeDefined();
+  return found!;
+}
+
+describe("npm run demo", () => {
+  it("prints one figure per request, the one pi-pruner view and inspect give; introduces every ref; leaves only the folder it names", { timeout: 180_000 }, () => {
+    const demo = runDemo();
+    expect(demo.code, demo.stderr + demo.stdout).toBe(0);
+    const out = demo.stdout;
+    const sessionFile = line(out, "Session file:").split(": ")[1]!.trim();
+    const root = /^(\S+) is left on purpose/m.exec(out)?.[1];
+    expect(root).toBeDefined();
+    expect(sessionFile.startsWith(`${root}/`)).toBe(true);
+    const agentDir = join(root!, "agent");
+
+    // The last request: the table's last row, the summary line and `view --request last` agree.
+    const rows = out.split("\n").filter((l) => /^ {2}[ \d]{6} {2}[ \d]{7} {2}[\d, ]{15} {2}[\d, ]{12} /.test(l));
+    const lastRow = rows.at(-1)!.trim().split(/\s+/);
+    const [request, raw, sent] = [num(lastRow.at(-4)!), num(lastRow.at(-3)!), num(lastRow.at(-2)!)];
+    expect(rows.length).toBe(request);
+    const summary = /^Last request \((\d+)\): ([\d,]+) → ([\d,]+) characters/m.exec(out)!;
+    expect([num(summary[1]!), num(summary[2]!), num(summary[3]!)]).toEqual([request, raw, sent]);
+    const viewed = /^# Characters raw ([\d,]+) → sent ([\d,]+)/m.exec(cli(["view", sessionFile, "--request", "last"], agentDir))!;
+    expect([num(viewed[1]!), num(viewed[2]!)]).toEqual([raw, sent]);
+    // A request in the middle agrees too.
+    const middle = rows[Math.floor(rows.length / 2)]!.trim().split(/\s+/);
+    const viewedMiddle = /^# Characters raw ([\d,]+) → sent ([\d,]+)/m.exec(cli(["view", sessionFile, "--request", middle.at(-4)!], agentDir))!;
+    expect([num(viewedMiddle[1]!), num(viewedMiddle[2]!)]).toEqual([num(middle.at(-3)!), num(middle.at(-2)!)]);
+
+    // The next request is labelled as such, in the demo and in inspect, with the same figures.
+    const next = /^Next request \(not sent yet[^)]*\): ([\d,]+) → ([\d,]+) characters/m.exec(out)!;
+    const inspect = cli(["inspect", sessionFile], agentDir);
+    const inspected = /^Next request \(not sent yet[^)]*\): ([\d,]+) chars raw .* → ([\d,]+) chars sent/m.exec(inspect)!;
+    expect([inspected[1], inspected[2]]).toEqual([next[1], next[2]]);
+
+    // Every ref a chain names is introduced outside the chains, and belongs to one chain only.
+    const compressed = line(out, "compressed:");
+    const chains = [...compressed.matchAll(/chain (b\d+) \(([^)]*)\)/g)].map((m) => m[2]!.split(", "));
+    const chainRefs = chains.flat();
+    expect(chainRefs.length).toBeGreaterThan(0);
+    expect(new Set(chainRefs).size).toBe(chainRefs.length);
+    const elsewhere = out.split("\n").filter((l) => l !== compressed).join("\n");
+    for (const ref of chainRefs) expect(elsewhere, ref).toMatch(new RegExp(`(^|[ ;:])${ref} `, "m"));
+    // No block calls a call "the same output as" its own ref.
+    const lastView = cli(["view", sessionFile, "--request", "last"], agentDir);
+    expect(lastView).not.toMatch(/`(t\d+)` [^\n]*\(same output as `\1`\)/);
+
+    // The protected skill read twice is listed once; the rewound search and the shrunk read are not raw.
+    const protectedLine = line(out, "protected:");
+    expect(protectedLine.match(/skills\/review\/SKILL\.md/g)).toHaveLength(1);
+    expect(protectedLine).toContain("read 2 times");
+    const rawLine = line(out, "raw:");
+    expect(rawLine).not.toContain("grep -rn 'module1' .");
+    expect(rawLine).not.toContain("read src/server.ts");
+    expect(rawLine).toContain("context_rewind");
+
+    // What is left is the folder the demo names, and nothing else.
+    expect(demo.left).toEqual([root!.slice(demo.temp.length + 1)]);
+  });
+
+  it("a run that fails leaves nothing behind", { timeout: 120_000 }, () => {
+    const demo = runDemo({ PI_PRUNER_RECORD_PI: "/bin/false" });
+    expect(demo.code).toBe(1);
+    expect(demo.stderr).toContain("demo failed:");
+    expect(demo.left).toEqual([]);
+    expect(existsSync(demo.temp)).toBe(true);
+  });
+});
