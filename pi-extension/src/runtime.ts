@@ -261,13 +261,14 @@ export class PrunerRuntime {
   /**
    * Before a request: a settings file changed since it was read (a stat each, no read otherwise)
    * applies from this request on, recorded in the session first so its view is rendered with it.
-   * A file that turned unparsable keeps the settings in use. Fails open: the request goes on.
+   * New settings with a problem (a file that stopped parsing, an invalid value) keep the settings
+   * in use, reported once. Fails open: the request goes on.
    */
   private followSettings(ctx: ExtensionContext): void {
     if (!this.settings) return;
     try {
       const change = changedSettings(this.settings, ctx.cwd, ctx.isProjectTrusted());
-      if (change?.kind === "unreadable") {
+      if (change?.kind === "refused") {
         this.settings = change.settings;
         for (const problem of change.problems) this.reporter.report(`settings-unreadable:${problem}`, `pi-pruner: ${problem}; kept the settings in use until it is fixed`);
       } else if (change) {

@@ -57,21 +57,24 @@ function fileStamp(path: string): string {
   }
 }
 
-/** What a check before a request found: new settings to use, or a file that turned unreadable (the settings in use stay). */
-export type SettingsChange = { kind: "changed"; settings: LoadedSettings } | { kind: "unreadable"; settings: LoadedSettings; problems: string[] };
+/** What a check before a request found: new settings to use, or new settings refused (the settings in use stay). */
+export type SettingsChange = { kind: "changed"; settings: LoadedSettings } | { kind: "refused"; settings: LoadedSettings; problems: string[] };
 
 /**
- * Whether the settings files changed since `current` was read, and if so what they say now. A
- * file that turned unreadable or unparsable (an editor's save caught halfway, a typo) would drop
- * all its settings at once, so it changes nothing: the settings in use stay, with the new stamp,
- * until the file changes again. Undefined when nothing changed. Never throws.
+ * Whether the settings files changed since `current` was read, and if so what they say now. New
+ * settings with a problem the settings in use did not have (a file that stopped parsing, a save
+ * caught halfway, a value the validator refuses) are refused whole: the settings in use stay, with
+ * the new stamp, until the files change again. Undefined when nothing changed. Never throws.
  */
 export function changedSettings(current: LoadedSettings, cwd: string, projectTrusted: boolean): SettingsChange | undefined {
   if (settingsStamp(current.globalFile, current.projectFile, projectTrusted) === current.stamp) return undefined;
   const next = loadPrunerSettings(cwd, projectTrusted);
-  // A file the settings in use were read without already does not count.
+  // What was already wrong when the settings in use were read does not count again.
   const broken = next.unreadable.filter((file) => !current.unreadable.some((known) => known.path === file.path));
-  if (broken.length > 0) return { kind: "unreadable", settings: { ...current, stamp: next.stamp }, problems: broken.map((f) => `${f.path}: ${f.error}`) };
+  const known = new Set(current.warnings.map((w) => w.message));
+  const invalid = next.warnings.filter((w) => !known.has(w.message) && !next.unreadable.some((file) => file.path === w.key));
+  const problems = [...broken.map((f) => `${f.path}: ${f.error}`), ...invalid.map((w) => w.message)];
+  if (problems.length > 0) return { kind: "refused", settings: { ...current, stamp: next.stamp }, problems };
   return { kind: "changed", settings: next };
 }
 

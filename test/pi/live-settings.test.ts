@@ -1,6 +1,7 @@
 // The check before each request of whether the settings files changed, on real files in a temp
 // folder: nothing changed says so from two stats, an edit gives the new settings, a file that
-// turned unparsable keeps the settings in use (and is not read again until it changes).
+// turned unparsable or a value the validator refuses keeps the settings in use (and is not read
+// again until it changes).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -62,8 +63,8 @@ describe("settings files checked before a request", () => {
     const loaded = loadPrunerSettings(cwd, true);
     write(projectFile(), '{ "contextPrune": { "protectedPaths": [');
     const broken = changedSettings(loaded, cwd, true);
-    expect(broken?.kind).toBe("unreadable");
-    if (broken?.kind !== "unreadable") throw new Error("unreachable");
+    expect(broken?.kind).toBe("refused");
+    if (broken?.kind !== "refused") throw new Error("unreachable");
     expect(broken.problems).toEqual([expect.stringMatching(new RegExp(`^${projectFile().replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: not valid JSON \\(`))]);
     expect(broken.settings.config.protectedPaths).toEqual(["**/guide.md"]);
     expect(broken.settings.config.minBatchChars).toBe(900);
@@ -74,6 +75,23 @@ describe("settings files checked before a request", () => {
     const fixed = changedSettings(broken.settings, cwd, true);
     expect(fixed?.kind).toBe("changed");
     expect(fixed!.settings.config.protectedPaths).toEqual(["docs/**"]);
+  });
+
+  it("a new invalid value refuses the whole change, the valid parts with it; a warning the settings in use had already does not", () => {
+    write(globalFile(), { contextPrune: { minBatchChars: 900, pruneOn: "sometimes" } });
+    const loaded = loadPrunerSettings(cwd, true);
+    expect(loaded.warnings.map((w) => w.key)).toEqual(["contextPrune.pruneOn"]);
+    write(globalFile(), { contextPrune: { minBatchChars: 900, pruneOn: "sometimes", protectedPaths: ["**/guide.md"], recoveryGraceTurns: "soon" } });
+    const refused = changedSettings(loaded, cwd, true);
+    expect(refused?.kind).toBe("refused");
+    if (refused?.kind !== "refused") throw new Error("unreachable");
+    expect(refused.problems).toEqual([expect.stringMatching(/^contextPrune\.recoveryGraceTurns: expected /)]);
+    expect(refused.settings.config.protectedPaths).toEqual(["**/skills/**/*.md"]);
+
+    write(globalFile(), { contextPrune: { minBatchChars: 900, pruneOn: "sometimes", protectedPaths: ["**/guide.md"] } });
+    const applied = changedSettings(refused.settings, cwd, true);
+    expect(applied?.kind).toBe("changed");
+    expect(applied!.settings.config.protectedPaths).toEqual(["**/guide.md"]);
   });
 
   it("a file already unparsable when the settings were read does not hold back a change to the other", () => {
