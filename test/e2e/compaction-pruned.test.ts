@@ -1,7 +1,8 @@
 // Pi's own compaction inside the real `pi` binary, sent the history as the model last saw it. The
 // scripted server's log of Pi's compaction request (recognized by Pi's summarization prompt) is the
-// proof: with the pruner on it carries the stubs, with the pruner off (or when the pruner's try
-// fails) the raw outputs, and either way Pi's own prompt, previous summary and custom instructions.
+// proof: with the pruner on it carries the stubs (after `/compact`, and at Pi's context threshold
+// mid-task), with the pruner off (or when the pruner's try fails) the raw outputs, and either way
+// Pi's own prompt, previous summary and custom instructions.
 import { afterEach, describe, expect, it } from "vitest";
 import { startModelServer, type ModelRequest, type ModelServer, type Reply } from "../helpers/model-server.ts";
 import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
@@ -33,7 +34,7 @@ afterEach(async () => {
 /** The instructions of a compaction request: everything after the conversation Pi serialized. */
 const instructionsOf = (req: ModelRequest) => req.allText.slice(req.allText.indexOf("</conversation>"));
 
-async function setup(opts: { settings?: Record<string, unknown>; compaction?: Reply[] } = {}) {
+async function setup(opts: { settings?: Record<string, unknown>; compaction?: Reply[]; piCompaction?: Record<string, unknown> } = {}) {
   server = await startModelServer();
   server.route(isSummarizerRequest, goodSummary);
   server.route(isCompactionRequest, opts.compaction ?? [{ text: FIRST_SUMMARY }, { text: "Asked what next." }, { text: SECOND_SUMMARY }, { text: "Asked again." }]);
@@ -50,8 +51,8 @@ async function setup(opts: { settings?: Record<string, unknown>; compaction?: Re
     baseUrl: server.baseUrl,
     files: { "skills/release/SKILL.md": SKILL, "src/a.ts": lines("a", 60), "src/b.ts": lines("b", 60), "test/a.test.ts": lines("test", 60) },
     settings: {
-      // Pi keeps only what follows the cut at the newest prompt; its own threshold stays out of the way.
-      compaction: { enabled: false, keepRecentTokens: 110 },
+      // Pi keeps only the newest answer; its own threshold stays out of the way unless a test sets it.
+      compaction: { enabled: false, keepRecentTokens: 110, ...(opts.piCompaction ?? {}) },
       contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES, ...(opts.settings ?? {}) },
     },
     model: { contextWindow: 400_000 },
@@ -149,6 +150,38 @@ describe("Pi's compaction sent the pruned history", () => {
       expect(entries).toHaveLength(1);
       expect(entries[0]!.fromHook).toBeFalsy();
       await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentOnly(off.server.requests));
+    } finally {
+      await rpc.close();
+    }
+  });
+
+  it("Pi's compaction at its context threshold, mid-task right after a budget flush, is sent the stubs too", async () => {
+    // A budget flush at the tool turn's end (its summaries waited for) prunes the reads before Pi
+    // checks its threshold, which the tool turn crosses.
+    const { server, ws } = await setup({ settings: { pruneOn: "agent-message", autoBudgetThreshold: 0.001 }, piCompaction: { enabled: true, reserveTokens: 399_000 } });
+    const rpc = await startPiRpc({ workspace: ws, extension: EXTENSION, timeoutMs: 60_000 });
+    try {
+      await rpc.prompt("read the skill and the sources");
+      const reasons = rpc.events().filter((e) => e.type === "compaction_start").map((e) => e.reason);
+      expect(reasons).toEqual(["threshold"]);
+      // Mid-task: right after the tool turn, before the final reply.
+      const order = rpc.events().filter((e) => ["turn_end", "agent_end", "compaction_start"].includes(String(e.type))).map((e) => e.type);
+      expect(order).toEqual(["turn_end", "compaction_start", "turn_end", "agent_end"]);
+      const requests = server.requests.filter(isCompactionRequest);
+      expect(requests.length).toBeGreaterThan(0);
+      for (const request of requests) {
+        expect(request.allText).not.toContain("a line 1: const value0");
+        expect(request.allText).not.toContain("b line 1: const value0");
+      }
+      const sent = requests.map((r) => r.allText).join("\n");
+      expect(sent).toMatch(/pruned: see ref `t1`/);
+      expect(sent).toMatch(/pruned: see ref `t2`/);
+      expect(sent).toContain(SKILL.trim());
+      const entries = compactionEntries(await rpc.getEntries());
+      expect(entries).toHaveLength(1);
+      expect(entries[0]!.fromHook).toBe(true);
+      expect(entries[0]!.details.readFiles).toEqual(["skills/release/SKILL.md", "src/a.ts", "src/b.ts"]);
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentOnly(server.requests));
     } finally {
       await rpc.close();
     }
