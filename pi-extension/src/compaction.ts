@@ -58,7 +58,7 @@ export async function compactPrunedHistory(event: SessionBeforeCompactEvent, ctx
     const context = buildPiContext(branch).map((c) => c.message);
     const parts = renderedParts(context, host.render(context, branch), event.preparation);
     if (parts === "mismatch") {
-      host.report("compaction:mismatch", "pi-pruner: Pi's compaction summarizes messages the pruner could not place in the context; Pi compacted the history as it is");
+      host.report("compaction:mismatch", "pi-pruner: Pi's compaction summarizes messages the pruner could not place in the context; Pi compacts the history as it is");
       return undefined;
     }
     if (!parts) return undefined;
@@ -68,8 +68,8 @@ export async function compactPrunedHistory(event: SessionBeforeCompactEvent, ctx
       turnPrefixMessages: parts.turnPrefix as unknown as Preparation["turnPrefixMessages"],
     };
     const result = await withinLimits(event.signal, host, (signal, touch) =>
-      compact(preparation, model, undefined, undefined, event.customInstructions, signal, ctx.thinkingLevel, (m, context, options) => {
-        const stream = ctx.modelRegistry.streamSimple(m, context, options);
+      compact(preparation, model, undefined, undefined, event.customInstructions, signal, ctx.thinkingLevel, (summaryModel, request, options) => {
+        const stream = ctx.modelRegistry.streamSimple(summaryModel, request, options);
         void (async () => {
           for await (const _event of stream) touch();
         })().catch(() => {});
@@ -83,7 +83,7 @@ export async function compactPrunedHistory(event: SessionBeforeCompactEvent, ctx
   } catch (error) {
     if (event.signal.aborted) return undefined;
     const why = (error as Error).message;
-    host.report(`compaction:${why}`, `pi-pruner: could not send Pi's compaction the pruned history (${why}); Pi compacted the history as it is`);
+    host.report(`compaction:${why}`, `pi-pruner: could not send Pi's compaction the pruned history (${why}); Pi compacts the history as it is`);
     return undefined;
   }
 }
