@@ -65,6 +65,7 @@ export { callsNamingFile, type FileCall, type FileQuery, rewoundEntries } from "
 export { buildModelViewWithBodies, type ModelView, modelViewText, NEXT_REQUEST_TITLE, sizesLine } from "./view/model-view.ts";
 export { configOfRecord, settingsEntryData, settingsToRecord } from "./view/recorded-settings.ts";
 export { type ModelRequestRef, modelRequests, NUDGES_NOT_SHOWN, RequestRenderer, type RequestView, settingsSourceText } from "./view/request-views.ts";
+export { type SearchSnippet, searchSnippetAround } from "./view/search-snippet.ts";
 export { type SearchPart, type SearchPartKind, searchSnippet, sessionSearchParts } from "./view/session-search.ts";
 export { buildSessionView, type CallView, type ChainView, type CompactionView, type ReclaimTotals, type SessionView, type SummaryView } from "./view/session-view.ts";
 export { renderedCounts, renderFidelity, writerHeaderLines } from "./view/session-writer.ts";

@@ -72,10 +72,10 @@ describe("search across sessions", () => {
     const reply = byFile.get(files.withReply)!;
     assert.equal(output.row.label, "run the build and look at the failures");
     assert.equal(output.row.description, "1 hit");
-    assert.deepEqual(output.hits.map((h) => h.label), ["output bash"]);
+    assert.deepEqual(output.hits.map((h) => h.description), ["output bash"]);
     assert.equal(reply.row.label, "what is the project's codename?");
-    assert.deepEqual(reply.hits.map((h) => h.label), ["reply"]);
-    assert.match(reply.hits[0]!.description, new RegExp(`The codename is ${NEEDLE}`));
+    assert.deepEqual(reply.hits.map((h) => h.description), ["reply"]);
+    assert.match(reply.hits[0]!.label, new RegExp(`The codename is ${NEEDLE}`));
   });
 
   it("a prefix of the word finds it too; a word in no session shows that nothing was found", async () => {
@@ -125,8 +125,8 @@ describe("search across sessions", () => {
     await api.settled();
     await vscode.commands.executeCommand("piPruner.searchSessions", "marmalade");
     const { groups } = await resultGroups(api);
-    assert.deepEqual(groups.map((g) => g.hits.map((h) => h.label)), [["prompt"]]);
-    assert.match(groups[0]!.hits[0]!.description, /now add the marmalade feature/);
+    assert.deepEqual(groups.map((g) => g.hits.map((h) => h.description)), [["prompt"]]);
+    assert.match(groups[0]!.hits[0]!.label, /now add the marmalade feature/);
   });
 
   it("Clear Search empties the results", async () => {

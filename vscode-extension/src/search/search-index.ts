@@ -1,13 +1,16 @@
 // The full-text index over the listed sessions, made with MiniSearch. It keeps the index and, per
 // hit, only where the hit leads and a short preview: bodies are indexed and let go, never kept.
 import MiniSearch from "minisearch";
-import { searchSnippet, type SearchPart, type SearchPartKind } from "@pi-pruner/core";
+import { searchSnippetAround, type SearchPart, type SearchPartKind, type SearchSnippet } from "@pi-pruner/core";
+import { documentText } from "../text.ts";
 
 /** What a hit remembers: where it leads, not the text it matched. */
 export interface SearchHitTarget {
   file: string;
   kind: SearchPartKind;
   entryId: string;
+  /** The part's id in the session (its text is read back by it when the match lies past the preview). */
+  partId: string;
   toolName?: string;
   callKey?: string;
   request?: number | "next";
@@ -18,8 +21,12 @@ export interface SearchHitTarget {
 
 export interface SearchHit extends SearchHitTarget {
   score: number;
-  /** The preview around the matched words, when they are in it. */
-  snippet: string;
+  /** The words the hit matched, as the index and the query hold them. */
+  terms: string[];
+  /** The line around the matched words, with them marked; from the preview until the part is read back. */
+  snippet: SearchSnippet;
+  /** The matched words lie past the preview: the snippet shows the part's beginning until it is read back. */
+  pastPreview: boolean;
 }
 
 /** Characters of each part kept for its preview. */
@@ -82,6 +89,7 @@ export class SessionSearchIndex {
         file,
         kind: part.kind,
         entryId: part.entryId,
+        partId: part.id,
         ...(part.toolName !== undefined ? { toolName: part.toolName } : {}),
         ...(part.callKey !== undefined ? { callKey: part.callKey } : {}),
         ...(part.request !== undefined ? { request: part.request } : {}),
@@ -111,7 +119,10 @@ export class SessionSearchIndex {
     for (const result of results) {
       const target = this.targets.get(result.id as number);
       if (!target) continue;
-      hits.push({ ...target, score: result.score, snippet: searchSnippet(target.preview, [...result.terms, ...result.queryTerms], 100) });
+      const terms = [...new Set([...result.terms, ...result.queryTerms])];
+      // Session text is untrusted: escapes and controls go before the line is cut and marked.
+      const snippet = searchSnippetAround(documentText(target.preview), terms);
+      hits.push({ ...target, score: result.score, terms, snippet, pastPreview: snippet.highlights.length === 0 });
       if (hits.length >= limit) break;
     }
     return hits;

@@ -1,10 +1,12 @@
-// The search results: one item per session with hits, best session first, and under it the hits,
-// each opening the call's document or the model view at the message.
+// The search results: one item per session with hits, best session first, titled as its row in the
+// Sessions view (told apart from sessions of the same name), and under it the hits: each the line
+// around the matched words with them highlighted, opening the call's document or the model view.
 import * as vscode from "vscode";
 import { OPEN_SEARCH_RESULT_COMMAND } from "../command-ids.ts";
 import { sessionLabel } from "../session-names.ts";
 import type { SessionStore } from "../store/session-store.ts";
 import { oneLine, safeTooltip } from "../text.ts";
+import { sessionRowLabels } from "../trees/session-labels.ts";
 import type { SearchHit } from "./search-index.ts";
 import type { SearchResults, SessionSearch } from "./session-search.ts";
 
@@ -32,6 +34,8 @@ export class SearchTreeProvider implements vscode.TreeDataProvider<SearchNode>, 
   private readonly changed = new vscode.EventEmitter<SearchNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private results: SearchResults | undefined;
+  /** The listed sessions' row labels, worked out again with each new set of results. */
+  private labels = new Map<string, string>();
   private readonly subscription: vscode.Disposable;
   private readonly store: SessionStore;
 
@@ -39,6 +43,7 @@ export class SearchTreeProvider implements vscode.TreeDataProvider<SearchNode>, 
     this.store = store;
     this.subscription = search.onDidChange((results) => {
       this.results = results;
+      this.labels = sessionRowLabels(store.sessions());
       this.changed.fire(undefined);
     });
   }
@@ -51,7 +56,7 @@ export class SearchTreeProvider implements vscode.TreeDataProvider<SearchNode>, 
     }
     if (node.kind === "session") {
       const state = this.store.get(node.file);
-      const item = new vscode.TreeItem(state ? sessionLabel(state) : node.file, vscode.TreeItemCollapsibleState.Expanded);
+      const item = new vscode.TreeItem(this.labels.get(node.file) ?? (state ? sessionLabel(state) : node.file), vscode.TreeItemCollapsibleState.Expanded);
       item.description = `${node.hits.length} hit${node.hits.length === 1 ? "" : "s"}`;
       item.iconPath = new vscode.ThemeIcon("comment-discussion");
       item.contextValue = "searchSession";
@@ -59,8 +64,9 @@ export class SearchTreeProvider implements vscode.TreeDataProvider<SearchNode>, 
       return item;
     }
     const { hit } = node;
-    const item = new vscode.TreeItem(hitLabel(hit));
-    item.description = oneLine(hit.snippet, 120);
+    // The line is the label, so the matched words can be highlighted; what was matched follows.
+    const item = new vscode.TreeItem({ label: hit.snippet.text, highlights: hit.snippet.highlights });
+    item.description = hitLabel(hit);
     item.iconPath = new vscode.ThemeIcon(KIND_ICON[hit.kind]);
     item.tooltip = safeTooltip(hit.callKey ? "Opens the call's document." : "Opens the model view at this message.", { code: hit.preview });
     item.command = { command: OPEN_SEARCH_RESULT_COMMAND, title: "Open", arguments: [hit] };

@@ -2,11 +2,14 @@
 // indexed as they are now, newest first, bounded and cancellable, with a progress indicator; results
 // are shown as they come (the index is asked again after each few sessions). Each session is read
 // with its long bodies left on disk, then its bodies are read back a batch of entries at a time,
-// indexed and dropped: the store's parsed sessions are not touched and nothing large is kept.
+// indexed and dropped: the store's parsed sessions are not touched and nothing large is kept. A hit
+// whose words lie past the part's short preview has its part read back from the file once, for a
+// snippet around the words.
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
-import { getBranch, readSessionFile, sessionSearchParts, withBodies, type AnyEntry } from "@pi-pruner/core";
+import { getBranch, readSessionFile, searchSnippetAround, sessionSearchParts, withBodies, type AnyEntry, type SearchSnippet } from "@pi-pruner/core";
 import type { SessionStore } from "../store/session-store.ts";
+import { documentText } from "../text.ts";
 import { SessionSearchIndex, type SearchHit } from "./search-index.ts";
 
 /** Entries read back from disk at once: bounds the bodies in memory during a scan. */
@@ -15,6 +18,8 @@ const BODY_BATCH_ENTRIES = 64;
 const SLICE_MS = 8;
 /** Results are refreshed at most this often while a scan runs. */
 const RESULTS_EVERY_MS = 400;
+/** Hits, best first, whose parts are read back for their snippets: more than a list shows at once. */
+const SNIPPETS_READ_BACK = 60;
 
 export interface SearchResults {
   query: string;
@@ -35,6 +40,10 @@ export class SessionSearch implements vscode.Disposable {
   private latest: SearchResults | undefined;
   private lastShown = 0;
   private readonly disposables: vscode.Disposable[] = [];
+  /** Snippets read back for `snippetsFor`, by file and part id. */
+  private snippets = new Map<string, SearchSnippet>();
+  private snippetsFor = "";
+  private readingBack: Promise<void> | undefined;
 
   private readonly store: SessionStore;
 
@@ -48,7 +57,7 @@ export class SessionSearch implements vscode.Disposable {
     return this.latest;
   }
 
-  /** Searches for `query`: results now from what is indexed, more as the scan reads the rest. Resolves when the scan ends. */
+  /** Searches for `query`: results now from what is indexed, more as the scan reads the rest. Resolves when the scan ends and the best hits have their snippets. */
   search(query: string): Promise<void> {
     this.query = query;
     this.publish(true);
@@ -61,7 +70,12 @@ export class SessionSearch implements vscode.Disposable {
       });
       this.scan = { promise, cancel };
     }
-    return this.scan.promise;
+    return this.scan.promise.then(() => this.snippetsRead());
+  }
+
+  /** Resolves once no snippet is being read back. */
+  private async snippetsRead(): Promise<void> {
+    while (this.readingBack) await this.readingBack;
   }
 
   /** Stops a running scan (what was indexed stays). */
@@ -82,14 +96,54 @@ export class SessionSearch implements vscode.Disposable {
     if (!force && shownHits && now - this.lastShown < RESULTS_EVERY_MS) return;
     this.lastShown = now;
     if (!this.query.trim()) return;
+    if (this.snippetsFor !== this.query) {
+      this.snippets = new Map();
+      this.snippetsFor = this.query;
+    }
+    const hits = this.index.search(this.query).map((hit) => {
+      const read = hit.pastPreview ? this.snippets.get(snippetKey(hit)) : undefined;
+      return read ? { ...hit, snippet: read, pastPreview: false } : hit;
+    });
+    if (hits.slice(0, SNIPPETS_READ_BACK).some((hit) => hit.pastPreview)) this.readingBack ??= this.readBack(this.query, hits).finally(() => (this.readingBack = undefined));
     this.latest = {
       query: this.query,
-      hits: this.index.search(this.query),
+      hits,
       indexed: this.store.sessions().filter((s) => this.index.isCurrent(s.file.path, s.file.size, s.file.mtimeMs)).length,
       listed: this.store.sessions().length,
       scanning: this.scan !== undefined,
     };
     this.changed.fire(this.latest);
+  }
+
+  /**
+   * Reads back the parts of the best hits whose words lie past their preview, a file at a time, and
+   * shows the results again with snippets around the words. A file that changed or went away keeps
+   * the preview's snippet.
+   */
+  private async readBack(query: string, hits: readonly SearchHit[]): Promise<void> {
+    const byFile = new Map<string, SearchHit[]>();
+    for (const hit of hits.slice(0, SNIPPETS_READ_BACK)) {
+      if (!hit.pastPreview || this.snippets.has(snippetKey(hit))) continue;
+      const group = byFile.get(hit.file);
+      if (group) group.push(hit);
+      else byFile.set(hit.file, [hit]);
+    }
+    for (const [file, fileHits] of byFile) {
+      if (this.query !== query) return;
+      try {
+        const data = await readSessionFile(file, { lazyBodies: true });
+        const wanted = new Set(fileHits.map((hit) => hit.entryId));
+        const entries = await withBodies(file, data.elided, data.entries.filter((e) => wanted.has(e.id)));
+        const parts = new Map(sessionSearchParts(entries, { keysFrom: data.entries }).map((part) => [part.id, part.text]));
+        for (const hit of fileHits) {
+          const text = parts.get(hit.partId);
+          this.snippets.set(snippetKey(hit), text === undefined ? hit.snippet : searchSnippetAround(documentText(text), hit.terms));
+        }
+      } catch {
+        for (const hit of fileHits) this.snippets.set(snippetKey(hit), hit.snippet);
+      }
+    }
+    if (this.query === query) this.publish(true);
   }
 
   private runScan(token: vscode.CancellationToken): Promise<void> {
@@ -146,4 +200,8 @@ export class SessionSearch implements vscode.Disposable {
     for (const d of this.disposables) d.dispose();
     this.index.clear();
   }
+}
+
+function snippetKey(hit: SearchHit): string {
+  return `${hit.file}\0${hit.partId}`;
 }

@@ -10,7 +10,7 @@ import type { SessionState } from "../store/session-store.ts";
 import { formatAge, formatDateTime, formatNumber, oneLine, safeTooltip } from "../text.ts";
 import { findCall, findChain, findCompaction, findMarker, findSummary, requestCount } from "../view-lookup.ts";
 import { callNotes, chainNotes, spillReason, writerItem } from "./diagnostic-items.ts";
-import { branchDescription, branchLabel, reclaimText, sendsMoreThanRaw, sessionRowLabel, summaryLabel } from "./session-labels.ts";
+import { branchDescription, branchLabel, reclaimText, sendsMoreThanRaw, summaryLabel } from "./session-labels.ts";
 import { callsOfSummary, chainChildren, GROUP_LABELS, groupSize, type SessionNode } from "./session-nodes.ts";
 
 const STATE_ICONS: Record<CallState, [string, string | undefined]> = {
@@ -37,8 +37,8 @@ const MARKER_ICONS = { rewind: "debug-step-back", shrink: "fold-down", checkpoin
 export interface SessionItemContext {
   /** Leaves of a parsed session (entries no other entry continues), newest last. */
   leavesOf(path: string): string[];
-  /** What tells the session apart from others whose name reads the same, if any. */
-  twinOf(path: string): string | undefined;
+  /** The session's row label, told apart from the others' (session-labels.ts). */
+  labelOf(path: string): string | undefined;
 }
 
 function icon(id: string, color?: string): vscode.ThemeIcon {
@@ -69,18 +69,16 @@ export function sessionTreeItem(node: SessionNode, state: SessionState | undefin
 
 function sessionItem(node: SessionNode, state: SessionState | undefined, context: SessionItemContext): vscode.TreeItem {
   if (!state) return new vscode.TreeItem("(session removed)");
-  const item = new vscode.TreeItem(sessionRowLabel(state), vscode.TreeItemCollapsibleState.Collapsed);
+  const item = new vscode.TreeItem(context.labelOf(state.file.path) ?? sessionName(state), vscode.TreeItemCollapsibleState.Collapsed);
   item.id = node.id;
   const summary = state.summary;
-  // Age and reclaim first: a narrow side bar cuts the description's end, not its start.
+  // After the name, which the row cuts where the side bar ends: shown in full when it is wide.
   const parts = [formatAge(state.file.mtimeMs)];
   if (summary) {
     parts.push(reclaimText(summary.rawChars, summary.modelChars));
     if (summary.badLines) parts.push(`${summary.badLines} bad line${summary.badLines === 1 ? "" : "s"}`);
   } else if (state.error) parts.push("unreadable");
   else parts.push("…");
-  const twin = context.twinOf(state.file.path);
-  if (twin) parts.push(twin);
   item.description = parts.join(" · ");
   // A warning where the figures need a reason (bad lines, more sent than raw): the row may be too narrow to say it.
   const warn = state.error || summary?.badLines || (summary && sendsMoreThanRaw(summary.rawChars, summary.modelChars));

@@ -6,7 +6,7 @@ import type { SessionStore } from "../store/session-store.ts";
 import { writerChildren } from "./diagnostic-nodes.ts";
 import { checkSpills } from "./diagnostic-items.ts";
 import { sessionTreeItem, type SessionItemContext } from "./session-items.ts";
-import { sessionTwins } from "./session-labels.ts";
+import { sessionRowLabels } from "./session-labels.ts";
 import { chainChildren, groupChildren, sessionChildren, summaryChildren, type SessionNode } from "./session-nodes.ts";
 
 export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode>, vscode.Disposable {
@@ -16,27 +16,27 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
   private readonly nodes = new Map<string, SessionNode>();
   private readonly parents = new Map<string, SessionNode | undefined>();
   private readonly subscriptions: vscode.Disposable[] = [];
-  /** What tells sessions with the same name apart, worked out again when the list or a name may have changed. */
-  private twins: Map<string, string> | undefined;
+  /** The sessions' row labels, told apart; worked out again when the list or a name may have changed. */
+  private labels: Map<string, string> | undefined;
 
   private readonly store: SessionStore;
   private readonly items: SessionItemContext = {
     leavesOf: (path) => this.store.leavesOf(path),
-    twinOf: (path) => this.sessionTwins().get(path),
+    labelOf: (path) => this.rowLabels().get(path),
   };
 
   constructor(store: SessionStore) {
     this.store = store;
     this.subscriptions.push(
       store.onDidChangeList(() => {
-        this.twins = undefined;
+        this.labels = undefined;
         this.changed.fire(undefined);
       }),
       store.onDidChangeSession((path) => {
-        const before = this.twins;
-        this.twins = undefined;
-        // A session's name can arrive with its parse (a `session_info` past the file's head): its twins repaint too.
-        if (before && !sameMap(before, this.sessionTwins())) return this.changed.fire(undefined);
+        const before = this.labels;
+        this.labels = undefined;
+        // A session's name can arrive with its parse (a `session_info` past the file's head): the rows it resembles repaint too.
+        if (before && !sameMap(before, this.rowLabels())) return this.changed.fire(undefined);
         const node = this.nodes.get(path);
         if (node) this.changed.fire(node);
       }),
@@ -47,9 +47,10 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
     this.changed.fire(undefined);
   }
 
-  private sessionTwins(): Map<string, string> {
-    this.twins ??= sessionTwins(this.store.sessions());
-    return this.twins;
+  /** Every listed session's row label (the search view's groups use them too). */
+  rowLabels(): Map<string, string> {
+    this.labels ??= sessionRowLabels(this.store.sessions());
+    return this.labels;
   }
 
   private remember<T extends SessionNode>(node: T, parent: SessionNode | undefined): T {
