@@ -36,7 +36,9 @@ const HELP = `pi-pruner — see what the Pi pruner did, and decide what it must 
 Usage:
   pi-pruner inspect <session.jsonl> [--leaf ID] [--json] [--cwd DIR]
       Summaries, pruned calls and their states, chains, protected calls, the agent's
-      rewinds, shrinks and checkpoints with their states, sizes.
+      rewinds, shrinks and checkpoints with their states, the next request's sizes.
+      A file of several branches: its leaves with their last prompt (--leaf picks one;
+      default: the last entry, where Pi resumes).
   pi-pruner view <session.jsonl> [--leaf ID] [--request N|last] [--json [--markers]] [--cwd DIR]
       The next request: the messages the model is sent when the session goes on from
       that leaf, with today's settings. With --request, request N already sent along the
