@@ -1,6 +1,6 @@
 // Section 9 of docs/benchmarks.md, "Pi's compaction", from the compaction suite's figures and data;
 // its prose is in compaction-report.md.
-import { openSection, chart, num, pct, type ReportSection } from "../lib/report-doc.ts";
+import { openSection, chart, pct, type ReportSection } from "../lib/report-doc.ts";
 import { readTemplate } from "../lib/report-template.ts";
 
 const TEXT = readTemplate(new URL("./compaction-report.md", import.meta.url));
@@ -43,7 +43,7 @@ export const compactionReport: ReportSection = {
     d.push(
       TEXT.block("table-total", { own: tokens("compaction.own.total"), pruned: tokens("compaction.pruned.total"), share: `${d.val("compaction.share.total")} (${pct(d.v("compaction.share.total"))})` }),
       "",
-      TEXT.block("files", { fellBack: d.v("compaction.pruned.fellBack") > 0 ? TEXT.block("fell-back", { count: num(d.v("compaction.pruned.fellBack")) }) : TEXT.block("fell-back-none") }),
+      TEXT.block("files", { fellBack: d.v("compaction.pruned.fellBack") > 0 ? TEXT.block("fell-back", { count: int(d.v("compaction.pruned.fellBack")) }) : TEXT.block("fell-back-none") }),
       "",
       chart("compaction.svg", "Pi's compaction request with and without pi-pruner"),
       "",
