@@ -67,6 +67,12 @@ for (const [key, minutes] of Object.entries(minutesAgo)) {
   const when = new Date(Date.now() - minutes * 60_000);
   utimesSync(files[key], when, when);
 }
+// Sessions a person must tell apart in a narrow side bar: three begun with one prompt (two in the
+// same minute), and two whose names part only past what a default-width row shows; those two ran
+// the tests, and a word deep in their long outputs is what the search check looks for.
+const SEARCH_WORD = "quokkaberry";
+const lookAlike = [...sessions.twinSessions(workspace), ...sessions.lookAlikeSessions(workspace, SEARCH_WORD)];
+lookAlike.forEach((session, i) => sessions.writeSession(sessionDir, session, new Date(Date.now() - (5 + i) * 24 * 3600_000)));
 // The session our pruner wrote through the real pi is the newest: it is the one the screenshots show first.
 const piSession = sessions.installPiSession(piFixture.dir, sessionDir, workspace, new Date(Date.now() - 4 * 60_000));
 say(`fixtures in ${runDir} (${secs()} s)`);
@@ -154,34 +160,45 @@ async function widenSideBar(x) {
   say("no sash found on the side bar's edge; the pictures keep the default width");
 }
 
-/**
- * At the side bar's default width every session row still shows its age and reclaim: the part of
- * each row's description drawn inside the row (before the ellipsis) holds both.
- */
-async function checkRowsAtDefaultWidth(view) {
-  const rows = page.locator(`${view} .monaco-list-row[aria-level='1']`);
-  await page.waitForFunction((sel) => [...document.querySelectorAll(`${sel} .monaco-list-row[aria-level='1'] .label-description`)].every((d) => d.textContent.includes("→") || d.textContent.includes("unreadable")), view, { timeout: 30_000 });
-  const shown = await rows.evaluateAll((els) =>
+/** The text of each row of a tree drawn inside the row (before the ellipsis), label and description. */
+async function visibleRowTexts(scope, level = 1) {
+  return page.locator(`${scope} .monaco-list-row[aria-level='${level}']`).evaluateAll((els) =>
     els.map((el) => {
-      const box = el.querySelector(".monaco-icon-label-container").getBoundingClientRect();
-      const d = el.querySelector(".label-description");
-      const text = d?.textContent ?? "";
-      const range = document.createRange();
+      const container = el.querySelector(".monaco-icon-label-container");
+      const right = container.getBoundingClientRect().right - 8; // the ellipsis takes the last few pixels
       let visible = "";
-      // The ellipsis takes the last few pixels of the row.
-      for (let i = 1; d?.firstChild && i <= text.length; i++) {
-        range.setStart(d.firstChild, 0);
-        range.setEnd(d.firstChild, i);
-        if (range.getBoundingClientRect().right <= box.right - 8) visible = text.slice(0, i);
+      const walker = document.createTreeWalker(container, NodeFilter.SHOW_TEXT);
+      const range = document.createRange();
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (let i = 0; i < node.textContent.length; i++) {
+          range.setStart(node, i);
+          range.setEnd(node, i + 1);
+          const box = range.getBoundingClientRect();
+          if (box.width > 0 && box.right <= right) visible += node.textContent[i];
+          else if (box.width > 0) return { whole: container.textContent, visible };
+        }
+        visible += " ";
       }
-      return { name: el.querySelector(".label-name")?.textContent ?? "", text, visible };
+      return { whole: container.textContent, visible };
     }),
   );
+}
+
+/**
+ * At the side bar's default width every session row reads differently: the text drawn inside each
+ * row (before the ellipsis) is distinct, sessions begun with one prompt among them.
+ */
+async function checkRowsAtDefaultWidth(view, expected) {
+  await page.waitForFunction(({ sel, n }) => document.querySelectorAll(`${sel} .monaco-list-row[aria-level='1']`).length >= n, { sel: view, n: expected }, { timeout: 30_000 });
+  const shown = await visibleRowTexts(view);
   const width = Math.round((await page.locator(".part.sidebar").first().boundingBox()).width);
+  const seen = new Map();
   for (const r of shown) {
-    if (!/^\S+ ago · \S+→\S+|^[A-Z][a-z]{2} \d+ · \S+→\S+/.test(r.visible)) throw new Error(`at the default side-bar width (${width} px) the row "${r.name}" shows only "${r.visible}" of "${r.text}"`);
+    const text = r.visible.replace(/\s+/g, " ").trim();
+    if (seen.has(text)) throw new Error(`at the default side-bar width (${width} px) two session rows read "${text}": "${seen.get(text)}" and "${r.whole}"`);
+    seen.set(text, r.whole);
   }
-  say(`default side-bar width ${width} px: every session row shows its age and reclaim (${shown.map((r) => `"${r.visible}"`).join(", ")})`);
+  say(`default side-bar width ${width} px: every session row reads differently (${shown.map((r) => `"${r.visible.replace(/\s+/g, " ").trim()}"`).join(", ")})`);
 }
 
 /** The badge a file decoration puts after an explorer row's label. */
@@ -211,7 +228,37 @@ try {
   // The row shows the first words of the session's first prompt, "read the release skill and the parser sources".
   const piRow = row(sessionsView, "read the");
   await clickUntil(container, (timeout) => piRow.waitFor({ state: "visible", timeout }), "open the Pi Pruner view");
-  await checkRowsAtDefaultWidth(sessionsView);
+  await checkRowsAtDefaultWidth(sessionsView, 5 + lookAlike.length);
+
+  // Search: a word deep in a long output, shown and highlighted in its result at the default width.
+  await page.keyboard.press("Control+Shift+P");
+  await page.locator(".quick-input-widget input").first().fill(">Pi Pruner: Search Sessions");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Search Sessions" }).first().click();
+  const query = page.locator(".quick-input-widget input").first();
+  await page.waitForFunction(() => !document.querySelector(".quick-input-widget input")?.value.startsWith(">"), null, { timeout: 10_000 });
+  await query.fill(SEARCH_WORD);
+  await query.press("Enter");
+  const searchView = ".pane:has(.pane-header[aria-label^='Search Results'])";
+  const marks = page.locator(`${searchView} .monaco-list-row[aria-level='2'] .highlight`);
+  await marks.first().waitFor({ state: "visible", timeout: 30_000 });
+  const results = await page.locator(`${searchView} .monaco-list-row[aria-level='2']`).evaluateAll((rows) =>
+    rows.map((row) => {
+      const container = row.querySelector(".monaco-icon-label-container").getBoundingClientRect();
+      const mark = row.querySelector(".highlight");
+      const box = mark?.getBoundingClientRect();
+      return { text: row.querySelector(".monaco-icon-label-container").textContent, mark: mark?.textContent ?? "", visible: !!box && box.left >= container.left && box.right <= container.right - 8 };
+    }),
+  );
+  if (results.length !== 2) throw new Error(`the search should find the word in the two test runs, found ${JSON.stringify(results)}`);
+  for (const r of results) if (r.mark !== SEARCH_WORD || !r.visible) throw new Error(`a search result should show "${SEARCH_WORD}" highlighted within the row: ${JSON.stringify(r)}`);
+  const groups = await visibleRowTexts(searchView);
+  if (new Set(groups.map((g) => g.visible.trim())).size !== groups.length) throw new Error(`search groups read alike: ${JSON.stringify(groups)}`);
+  say(`search: "${SEARCH_WORD}" highlighted and visible in ${results.length} results (${results.map((r) => `"${r.text}"`).join(", ")}); groups ${groups.map((g) => `"${g.visible.trim()}"`).join(", ")}`);
+  await shot("vscode-search.png");
+  await page.keyboard.press("Control+Shift+P");
+  await page.locator(".quick-input-widget input").first().fill(">Pi Pruner: Clear Search");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Clear Search" }).first().click();
+
   await widenSideBar(560);
   // A click on a session selects it (the status bar shows its reclaim) and expands it.
   await clickUntil(piRow, expanded(piRow), "select and expand the real-Pi session");

@@ -8,7 +8,7 @@ export interface SearchSnippet {
 }
 
 export interface SnippetOptions {
-  /** Characters of context before the first match (a narrow list shows the line's start only). */
+  /** Characters of context before the first match: a side bar's result row shows about 30 of a line. */
   before?: number;
   /** Characters of the line, ellipses aside. */
   width?: number;
@@ -47,7 +47,7 @@ function occurrences(lower: string, terms: readonly string[]): [number, number][
  * is cut; the beginning of the text when no term is in it.
  */
 export function searchSnippetAround(text: string, terms: readonly string[], options: SnippetOptions = {}): SearchSnippet {
-  const before = options.before ?? 24;
+  const before = options.before ?? 12;
   const width = options.width ?? 90;
   const flat = text.replace(/\s+/g, " ").trim();
   const found = occurrences(flat.toLowerCase(), terms);

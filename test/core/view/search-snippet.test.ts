@@ -11,13 +11,13 @@ describe("searchSnippetAround", () => {
     expect(snippet.text.startsWith("…")).toBe(true);
     expect(snippet.text.endsWith("…")).toBe(true);
     expect(marked(snippet)).toEqual(["NEEDLE"]);
-    // A narrow list shows about 35 characters of a row: the match begins within them.
-    expect(snippet.highlights[0]![0]).toBeLessThanOrEqual(26);
+    // A side bar's result row shows about 30 characters of the line: the match begins early in them.
+    expect(snippet.highlights[0]![0]).toBeLessThanOrEqual(14);
     expect(snippet.text).not.toMatch(/\n/);
   });
 
   it("highlights every occurrence of every term in the line, whole words rather than parts of others", () => {
-    const snippet = searchSnippetAround("the subparser calls the parser; Parser errors are parser-level", ["parser"], { width: 200 });
+    const snippet = searchSnippetAround("the subparser calls the parser; Parser errors are parser-level", ["parser"], { before: 100, width: 200 });
     expect(marked(snippet)).toEqual(["parser", "Parser", "parser"]);
     expect(snippet.text).toBe("the subparser calls the parser; Parser errors are parser-level");
   });
