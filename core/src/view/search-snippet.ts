@@ -52,7 +52,8 @@ export function searchSnippetAround(text: string, terms: readonly string[], opti
   const flat = text.replace(/\s+/g, " ").trim();
   const found = occurrences(flat.toLowerCase(), terms);
   const first = found[0]?.[0] ?? 0;
-  let start = Math.max(0, first - before);
+  // A match already near the start is shown from the beginning.
+  let start = first <= before + 4 ? 0 : first - before;
   if (start > 0) {
     // Begin at the next word when one starts before the match.
     const space = flat.indexOf(" ", start);

@@ -41,8 +41,8 @@ describe("Sessions view", () => {
     );
     assert.deepEqual(
       sessions.map((s) => s.label),
-      // Names are shortened to their first words: the rest of a default-width side bar holds age and reclaim.
-      ["look at the…", "try two approac…", "Parser refactor", "fix the build", "read the…"],
+      // Whole names: the row cuts them where the side bar ends, and none begins like another.
+      ["look at the broken session", "try two approaches", "Parser refactor", "fix the build", "read the release skill and the parser sources"],
     );
     const pruned = sessionItem(agent.files.pruned);
     // age · reclaim in estimated tokens (raw → sent)
