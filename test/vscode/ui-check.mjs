@@ -72,7 +72,8 @@ for (const [key, minutes] of Object.entries(minutesAgo)) {
 // the tests, and a word deep in their long outputs is what the search check looks for.
 const SEARCH_WORD = "quokkaberry";
 const lookAlike = [...sessions.twinSessions(workspace), ...sessions.lookAlikeSessions(workspace, SEARCH_WORD)];
-lookAlike.forEach((session, i) => sessions.writeSession(sessionDir, session, new Date(Date.now() - (5 + i) * 24 * 3600_000)));
+// All of the same age, minutes apart: their ages cannot tell them apart.
+lookAlike.forEach((session, i) => sessions.writeSession(sessionDir, session, new Date(Date.now() - 5 * 24 * 3600_000 - i * 60_000)));
 // The session our pruner wrote through the real pi is the newest: it is the one the screenshots show first.
 const piSession = sessions.installPiSession(piFixture.dir, sessionDir, workspace, new Date(Date.now() - 4 * 60_000));
 say(`fixtures in ${runDir} (${secs()} s)`);
