@@ -23,13 +23,14 @@ const SECTIONS: readonly ReportSection[] = [renderReport, loadReport, replayRepo
 /** The headline leads with what a session costs (replayed, then on the wire), then what the agent keeps, then the timings. */
 const HEADLINE: readonly ReportSection[] = [replayReport, wireReport, compactionReport, factsReport, renderReport, loadReport, globReport, hostReport, editorReport];
 
-export function writeReport(results: BenchResults, root: string): void {
-  const imagesDir = join(root, "docs", IMAGES);
+/** Writes the page as `benchmarks.md` into `dir` (docs/, or a run's scratch folder), its charts under `dir`/images/bench/. */
+export function writeReport(results: BenchResults, dir: string): void {
+  const imagesDir = join(dir, IMAGES);
   mkdirSync(imagesDir, { recursive: true });
   for (const s of Object.values(results.suites)) {
     for (const [file, svg] of Object.entries(s.charts ?? {})) if (typeof svg === "string" && svg.startsWith("<svg")) writeFileSync(join(imagesDir, file), svg);
   }
-  writeFileSync(join(root, "docs", "benchmarks.md"), renderMarkdown(results));
+  writeFileSync(join(dir, "benchmarks.md"), renderMarkdown(results));
 }
 
 export function renderMarkdown(results: BenchResults): string {

@@ -28,6 +28,8 @@ export interface SuiteOutput {
   /** Charts written, by file name → SVG text. */
   charts: Record<string, string>;
   seconds?: number;
+  /** The bench process's peak resident memory when the suite ended (MiB): this suite's or an earlier one's, whichever was higher. */
+  peakRssMiB?: number;
   skipped?: string;
 }
 
@@ -57,4 +59,6 @@ export interface BenchResults {
   figures: Record<string, Figure>;
   suites: Record<string, SuiteOutput>;
   totalSeconds?: number;
+  /** The bench process's peak resident memory over the run (MiB; its worker processes are measured apart). */
+  peakRssMiB?: number;
 }

@@ -69,6 +69,8 @@ function judgements(d: ReportDoc, results: BenchResults, rows: RenderRow[], step
   }
   const g = d.v("render.view.growth.20000vs2000");
   const gr = d.v("render.reference.growth.20000vs2000");
+  // A quick run has no 20,000-message branch to grow to.
+  if (Number.isNaN(g)) return lines;
   const verdict = g <= 1.3 ? TEXT.block("growth-linear") : TEXT.block(gr >= g * 0.6 ? "growth-machine" : "growth-mixed", { reference: num(gr) });
   lines.push(
     TEXT.block("growth", {

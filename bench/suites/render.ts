@@ -43,14 +43,24 @@ function stepConfigs(): [string, RenderConfig][] {
 
 export interface RenderOptions {
   quick: boolean;
+  /** Only the smallest branch: a check that the suite runs, not figures to publish. */
+  smallest?: boolean;
   log: (line: string) => void;
   /** Checkouts of peers to time beside pi-pruner (never vendored). */
   peers?: { piCondense?: string };
 }
 
 /**
+ * Between two requests Pi waits for the model, so timers run: what the runtime defers to a timer
+ * (the bill of the requests so far) runs then and lets go of their copies. A timer of the same
+ * delay set after the runtime's fires after it.
+ */
+const nextRequest = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/**
  * Per-call wall timings where each call gets a fresh input made outside the timed region (a
  * `structuredClone`, as Pi hands over), and `before` runs untimed first (the previous request).
+ * The event loop turns after each call, untimed, so no call's copies outlive it.
  */
 async function sampleFresh<T>(make: () => T, fn: (input: T) => unknown, calls: number, warmup: number, before?: () => unknown): Promise<CallSample> {
   const out: CallSample = [];
@@ -66,6 +76,7 @@ async function sampleFresh<T>(make: () => T, fn: (input: T) => unknown, calls: n
       out.push(ms);
       cpu += threadCpuMs() - c0;
     }
+    await nextRequest();
   }
   out.cpuPerCall = cpu / calls;
   return out;
@@ -94,6 +105,8 @@ function prunedResults(raw: readonly AgentMessage[], sent: readonly AgentMessage
 }
 
 const SIZES = [200, 2_000, 20_000];
+/** A quick run leaves out the 20,000-message branch: each copy of it is about 50 MB and a call takes seconds on a busy machine. */
+const QUICK_SIZES = [200, 2_000];
 
 interface Mix {
   messages: number;
@@ -173,7 +186,9 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
 
   const condense = options.peers?.piCondense ? await loadPiCondense(options.peers.piCondense) : undefined;
   if (condense) out.notes.push(`render: ${condense.info.name} ${condense.info.version} timed beside pi-pruner, both through their real entries, settings \`{ "contextPrune": { "enabled": true } }\` for pi-condense and defaults for pi-pruner`);
-  for (const size of SIZES) {
+  const sizes = options.smallest ? SIZES.slice(0, 1) : options.quick ? QUICK_SIZES : SIZES;
+  if (sizes.length < SIZES.length) out.notes.push(`${options.smallest ? "smallest run" : "quick run"}: the ${SIZES.slice(sizes.length).map((n) => n.toLocaleString("en-US")).join(" and ")}-message branch${SIZES.length - sizes.length > 1 ? "es are" : " is"} left out, and with ${SIZES.length - sizes.length > 1 ? "them" : "it"} the growth figures`);
+  for (const size of sizes) {
     const root = mkdtempSync(join(tmpdir(), "pprb-render-"));
     try {
       const { host } = await generateSession({ root, seed: 11, messages: size });
@@ -189,9 +204,11 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       if (first.messages === copies[0]) options.log(`render: ${size} messages rendered unchanged (unexpected for this mix)`);
 
       const foreign = withNothingToDo(context);
-      const foreignCopies = [structuredClone(foreign), structuredClone(foreign), structuredClone(foreign)];
-      const unchanged = renderModelView(foreignCopies[0]!, index, config);
-      if (unchanged.messages !== foreignCopies[0]) throw new Error(`no-change render did not return the same array: ${JSON.stringify(unchanged.stats)}`);
+      // Copies in rotation for the per-step profile only; the check needs one, dropped after it.
+      const foreignCopies = steps.length ? [structuredClone(foreign), structuredClone(foreign), structuredClone(foreign)] : [];
+      const foreignCopy = foreignCopies[0] ?? structuredClone(foreign);
+      const unchanged = renderModelView(foreignCopy, index, config);
+      if (unchanged.messages !== foreignCopy) throw new Error(`no-change render did not return the same array: ${JSON.stringify(unchanged.stats)}`);
       const emptyIndex = rebuildIndex([]).index;
 
       const viewP50: number[] = [];
@@ -290,7 +307,7 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
   }
 
   // Linear growth: time per message at each size, and a straight-line fit through the three points.
-  for (const key of ["view", "runtime", "nochange", "reference"] as const) {
+  for (const key of sizes.length === SIZES.length ? (["view", "runtime", "nochange", "reference"] as const) : []) {
     const pts = p50s[key]!;
     const fit = linearFit(pts.map((p) => p[0]), pts.map((p) => p[1]));
     const perMsg2k = pts[1]![1] / pts[1]![0];
@@ -299,7 +316,7 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
     out.figures[`render.${key}.fit.r2`] = figure(fit.r2, "r²", { note: "straight-line fit of p50 against messages" });
     out.figures[`render.${key}.perThousand.20000`] = figure(perMsg20k * 1000, "ms per 1,000 messages");
   }
-  out.figures["render.runtime.overhead.2000"] = figure(p50s.runtime![1]![1] / p50s.view![1]![1], "ratio", { note: "PrunerRuntime.render ÷ renderModelView, p50 at 2,000 messages" });
+  if (p50s.view!.length > 1) out.figures["render.runtime.overhead.2000"] = figure(p50s.runtime![1]![1] / p50s.view![1]![1], "ratio", { note: "PrunerRuntime.render ÷ renderModelView, p50 at 2,000 messages" });
   out.data.rows = rows;
   out.data.steps = stepProfile;
   out.data.stepsNoChange = stepProfileNoChange;
@@ -311,7 +328,7 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
     yLabel: "milliseconds per call (log scale)",
     logX: true,
     logY: true,
-    xTicks: SIZES,
+    xTicks: sizes,
     markers: true,
     guides: [
       { y: 2, label: "target: p50 ≤ 2 ms at 2,000" },
