@@ -14,7 +14,7 @@ export interface SessionMove {
 }
 
 /** Whether `path` is one of the workspace's folders (sessions are listed per folder). */
-export function isWorkspaceFolder(path: string): boolean {
+function isWorkspaceFolder(path: string): boolean {
   return vscode.workspace.workspaceFolders?.some((folder) => resolve(folder.uri.fsPath) === resolve(path)) ?? false;
 }
 

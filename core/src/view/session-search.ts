@@ -110,19 +110,6 @@ function callKeys(entries: readonly AnyEntry[]): Map<string, string> {
   return keys;
 }
 
-/** A line of `text` around the first of `terms` found (case-insensitive), at most `width` characters, on one line. */
-export function searchSnippet(text: string, terms: readonly string[], width = 80): string {
-  const lower = text.toLowerCase();
-  let at = -1;
-  for (const term of terms) {
-    const i = term ? lower.indexOf(term.toLowerCase()) : -1;
-    if (i >= 0 && (at < 0 || i < at)) at = i;
-  }
-  const start = at < 0 ? 0 : Math.max(0, at - Math.floor(width / 3));
-  const slice = text.slice(start, start + width).replace(/\s+/g, " ").trim();
-  return `${start > 0 ? "…" : ""}${slice}${start + width < text.length ? "…" : ""}`;
-}
-
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   return Array.isArray(content) ? contentText(content.filter(isRecord) as { type: string; text?: string }[]) : "";

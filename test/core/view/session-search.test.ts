@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
 import { getBranch, parseSessionText } from "../../../core/src/session/session-reader.ts";
-import { searchSnippet, sessionSearchParts } from "../../../core/src/view/session-search.ts";
+import { sessionSearchParts } from "../../../core/src/view/session-search.ts";
 
 function session() {
   const b = new SessionBuilder()
@@ -67,20 +67,6 @@ describe("sessionSearchParts", () => {
     const parts = sessionSearchParts(parseSessionText(b.toJsonl()).entries, { maxChars: 100 });
     const outputs = parts.filter((p) => p.kind === "output");
     expect(outputs.map((p) => p.text.length)).toEqual([100]);
-  });
-});
-
-describe("searchSnippet", () => {
-  it("shows the words around the first term found, on one line, marked where cut", () => {
-    const text = `${"a ".repeat(100)}the needle\nin\tthe haystack ${"b ".repeat(100)}`;
-    const snippet = searchSnippet(text, ["NEEDLE"], 40);
-    expect(snippet).toContain("the needle in the haystack");
-    expect(snippet.startsWith("…")).toBe(true);
-    expect(snippet.endsWith("…")).toBe(true);
-  });
-
-  it("a text without the terms shows its beginning", () => {
-    expect(searchSnippet("short text", ["zzz"])).toBe("short text");
   });
 });
 
