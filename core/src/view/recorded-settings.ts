@@ -27,7 +27,19 @@ export function recordedConfig(config: RenderConfig): Record<string, unknown> {
     purgeErrors: { enabled: purge.enabled, cooldownTurns: purge.cooldownTurns, minArgChars: purge.minArgChars },
     thinkingStrip: { enabled: strip.enabled, keepLastTurns: strip.keepLastTurns },
     selfControl: { enabled: (config.selfControl ?? DEFAULT_CONFIG.selfControl).enabled },
+    [RESENDS_PROTECTED]: true,
   };
+}
+
+/**
+ * Not a setting: a record carrying it was written by a pi-pruner that sends protected output again
+ * after Pi's compaction. A record without it predates that, and its requests carried no such block.
+ */
+export const RESENDS_PROTECTED = "resendsProtectedAfterCompaction";
+
+/** Whether the requests a settings record covers carried protected output again after Pi's compaction. */
+export function recordResendsProtected(data: SettingsData): boolean {
+  return data.config?.[RESENDS_PROTECTED] === true;
 }
 
 /**

@@ -20,7 +20,7 @@ import { emptyIndex, IndexBuilder, type PruneIndex } from "../prune/prune-index.
 import { createRenderMemo, type RenderConfig } from "../render/render.ts";
 import { CompactionResendReader } from "../render/compaction-protect.ts";
 import { MessageSizes, renderContext, type ModelView } from "./model-view.ts";
-import { configOfRecord, foreignWriterDefaults, settingsEntryData } from "./recorded-settings.ts";
+import { configOfRecord, foreignWriterDefaults, recordResendsProtected, settingsEntryData } from "./recorded-settings.ts";
 import { detectSessionWriter, INERT_MARKERS, markersWereInert, type SessionWriter } from "./session-writer.ts";
 
 /** One model request on a branch, by the assistant message that answered it. */
@@ -66,6 +66,8 @@ export interface RequestSettings {
   entryId?: string;
   /** Values of the recorded entry that could not be read (the writer's defaults stand in). */
   problems: string[];
+  /** The writer sent protected output again after Pi's compaction (not another writer, nor a pi-pruner from before it did). */
+  resendsProtected: boolean;
 }
 
 export interface RequestView extends Omit<ModelView, "leafId"> {
@@ -227,8 +229,8 @@ export class RequestRenderer {
     if (!Number.isInteger(n) || !request) throw new RangeError(`request ${n} is not on this branch (it has ${this._requests.length})`);
     this.advanceTo(request.end);
     const settings = this.settingsNow();
-    // Another writer's defaults: that writer sent nothing again after Pi's compaction.
-    const resend = () => (settings.source === "writer-defaults" ? undefined : this.resends.at(this.branch, this.compactionAt, settings.config));
+    // Only a writer that did sends protected output again after Pi's compaction.
+    const resend = () => (settings.resendsProtected ? this.resends.at(this.branch, this.compactionAt, settings.config) : undefined);
     // Markers that did nothing when the request was sent are listed, not applied.
     const inert = markersWereInert(this.writer()) ? INERT_MARKERS : undefined;
     const view = renderContext(this.context, this.index, settings.config, () => this.controlsNow(request.end), this.carried, resend, inert);
@@ -298,7 +300,7 @@ export class RequestRenderer {
       if (!settings) {
         const data = settingsEntryData(entry)!;
         const { config, problems } = configOfRecord(data);
-        settings = { source: "recorded", config, entryId: entry.id, problems };
+        settings = { source: "recorded", config, entryId: entry.id, problems, resendsProtected: recordResendsProtected(data) };
         if (data.version !== undefined) settings.writer = `pi-pruner ${data.version}`;
         this.recorded.set(entry, settings);
       }
@@ -306,8 +308,8 @@ export class RequestRenderer {
     }
     const defaults = this.options.writerDefaults ?? foreignWriterDefaults(this.writer());
     this.current ??= defaults
-      ? { source: "writer-defaults", config: defaults.config, writer: defaults.writer, problems: [] }
-      : { source: "current", config: this.options.config, problems: [] };
+      ? { source: "writer-defaults", config: defaults.config, writer: defaults.writer, problems: [], resendsProtected: false }
+      : { source: "current", config: this.options.config, problems: [], resendsProtected: true };
     return this.current;
   }
 }

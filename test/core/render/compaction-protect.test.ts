@@ -10,6 +10,8 @@ import { createRenderMemo, renderModelView } from "../../../core/src/render/rend
 import { CompactionResendReader, compactionResend, newestCompactionAt, newestProtectedOutputs, PROTECTED_RESEND } from "../../../core/src/render/compaction-protect.ts";
 import { buildModelView, messagesAsText } from "../../../core/src/view/model-view.ts";
 import { RequestRenderer } from "../../../core/src/view/request-views.ts";
+import { recordedConfig, RESENDS_PROTECTED } from "../../../core/src/view/recorded-settings.ts";
+import { PRUNE_SETTINGS } from "../../../core/src/shapes/entries.ts";
 import { buildSessionView } from "../../../core/src/view/session-view.ts";
 import type { AgentMessage, CustomMessage } from "../../../core/src/shapes/messages.ts";
 import { contentText } from "../../../core/src/shapes/messages.ts";
@@ -195,6 +197,21 @@ describe("protected output after Pi's compaction", () => {
     expect(skill.sent).toEqual({ as: "raw", text: "protected output re-sent after Pi's compaction" });
     const source = view.calls.find((c) => c.path === "src/a.ts")!;
     expect(source.sent).toEqual({ as: "not-in-context", text: "removed by Pi's compaction: not sent since" });
+  });
+
+  it("a request view shows the block only where the session's writer sent it: not under a record from before it did", () => {
+    const withRecord = (config: Record<string, unknown>) => {
+      const b = new SessionBuilder().system("You are Pi.").custom(PRUNE_SETTINGS, { version: "0.1.0", config }).user("first task");
+      b.toolUse("read", { path: "skills/release/SKILL.md" }, SKILL);
+      b.assistant("first done").user("second task");
+      const last = b.lastId;
+      b.assistant("on it").compaction({ firstKeptEntryId: last }).user("third task").assistant("third done");
+      const renderer = new RequestRenderer(branchOf(b), { config: DEFAULT_CONFIG });
+      return resendOf(renderer.render(renderer.count).messages).length;
+    };
+    const { [RESENDS_PROTECTED]: _marker, ...older } = recordedConfig(DEFAULT_CONFIG);
+    expect(withRecord(recordedConfig(DEFAULT_CONFIG))).toBe(1);
+    expect(withRecord(older)).toBe(0);
   });
 
   it("entries no Pi would write are passed over, not thrown on", () => {
