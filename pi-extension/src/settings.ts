@@ -44,7 +44,7 @@ export function loadPrunerSettings(cwd: string, projectTrusted: boolean): Loaded
  * the project's only when it is trusted: any edit, save or replacement of either gives another
  * stamp, and telling costs two stats and no read. Never throws.
  */
-export function settingsStamp(globalFile: string, projectFile: string, projectTrusted: boolean): string {
+function settingsStamp(globalFile: string, projectFile: string, projectTrusted: boolean): string {
   return `${fileStamp(globalFile)}|${projectTrusted ? fileStamp(projectFile) : "untrusted"}`;
 }
 

@@ -140,7 +140,7 @@ function escapeAttribute(value: string): string {
 }
 
 /** The text of the inserted message: one `<protected-output>` per output, as chain blocks carry them. */
-export function protectedResendText(outputs: readonly ProtectedOutput[]): string {
+function protectedResendText(outputs: readonly ProtectedOutput[]): string {
   const lines = ["<protected-outputs after=\"compaction\">", "The newest output of each protected tool call that the compaction summary above replaced, repeated verbatim:"];
   for (const o of outputs) {
     const path = o.path !== undefined ? ` path="${escapeAttribute(o.path)}"` : "";

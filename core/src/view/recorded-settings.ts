@@ -67,7 +67,7 @@ export const WRITER_DEFAULTS: Readonly<Record<string, Readonly<Record<string, un
  * README and its DEFAULT_CONFIG), and none of pi-pruner's own additions. Rewinds and shrinks on such
  * a session are pi-mulligan's, applied when they took effect (see markersTookEffect).
  */
-export const CONDENSE_DEFAULTS: Readonly<Record<string, unknown>> = {
+const CONDENSE_DEFAULTS: Readonly<Record<string, unknown>> = {
   enabled: true,
   protectedTools: [],
   protectedPaths: ["**/skills/**/*.md"],

@@ -43,7 +43,7 @@ function requestAfter(data: SessionData, entryId: string): number {
 }
 
 /** The sentence for a state, as the status bar and the tests read it. */
-export function pickupMessage(state: PickupState): string {
+function pickupMessage(state: PickupState): string {
   return state.kind === "applied" ? `applied by the running session at request ${state.request}` : "no running session has picked this up yet";
 }
 
