@@ -200,7 +200,7 @@ async function main(): Promise<void> {
   results.peakRssMiB = peakRssMiB();
 
   // Charts go beside the page; the results file keeps their names, not their text.
-  const images = relative(root, join(to.pageDir, IMAGES));
+  const images = relative(root, join(to.pageDir, IMAGES)).startsWith("..") ? join(to.pageDir, IMAGES) : relative(root, join(to.pageDir, IMAGES));
   const forFile: BenchResults = { ...results, suites: Object.fromEntries(Object.entries(results.suites).map(([k, s]) => [k, { ...s, charts: Object.fromEntries(Object.keys(s.charts).map((c) => [c, `${images}/${c}`])) }])) };
   mkdirSync(dirname(to.resultsFile), { recursive: true });
   writeFileSync(`${to.resultsFile}.tmp`, JSON.stringify(forFile, null, 2) + "\n");

@@ -4,7 +4,7 @@
 import type { BenchResults, Figure, SuiteOutput } from "./results.ts";
 import { readTemplate } from "./report-template.ts";
 
-/** Where the charts go, relative to docs/. */
+/** Where the charts go, relative to the page's folder (docs/, or a run's scratch folder). */
 export const IMAGES = "images/bench";
 
 /** One row of the headline table: the figure, its label, and the target and status where they are stated in words instead of taken from the figure. */
