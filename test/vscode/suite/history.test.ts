@@ -12,7 +12,7 @@ import { loadConfig } from "../../../core/src/settings/settings-reader.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import type { SessionNode } from "../../../vscode-extension/src/trees/session-nodes.ts";
 import { formatDateTime } from "../../../vscode-extension/src/text.ts";
-import { SESSION_NAME_MAX } from "../../../vscode-extension/src/trees/session-labels.ts";
+import { SESSION_NAME_MAX } from "../../../vscode-extension/src/session-names.ts";
 import {
   branchedSession,
   condenseCutSession,

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
 import { firstWords } from "../../../core/src/session/labels.ts";
-import { SESSION_NAME_MAX } from "../../../vscode-extension/src/trees/session-labels.ts";
+import { SESSION_NAME_MAX } from "../../../vscode-extension/src/session-names.ts";
 import { documentUri } from "../../../vscode-extension/src/documents/document-uri.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import type { SessionNode } from "../../../vscode-extension/src/trees/session-nodes.ts";

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import type { SearchNode } from "../../../vscode-extension/src/search/search-tree.ts";
-import { SHOWN_LABEL_CHARS } from "../../../vscode-extension/src/trees/session-labels.ts";
+import { SHOWN_LABEL_CHARS } from "../../../vscode-extension/src/session-names.ts";
 import { writeSession } from "../fixtures/sessions.ts";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
 import { children, extensionApi, freshAgent, sessionDirName, tempDir, useAgentDir, workspaceDir } from "./helpers.ts";

@@ -6,7 +6,7 @@ import { OPEN_SEARCH_RESULT_COMMAND } from "../command-ids.ts";
 import { sessionLabel } from "../session-names.ts";
 import type { SessionStore } from "../store/session-store.ts";
 import { oneLine, safeTooltip } from "../text.ts";
-import { sessionRowLabels } from "../trees/session-labels.ts";
+import { sessionRowLabels } from "../session-names.ts";
 import type { SearchHit } from "./search-index.ts";
 import type { SearchResults, SessionSearch } from "./session-search.ts";
 

@@ -37,7 +37,7 @@ const MARKER_ICONS = { rewind: "debug-step-back", shrink: "fold-down", checkpoin
 export interface SessionItemContext {
   /** Leaves of a parsed session (entries no other entry continues), newest last. */
   leavesOf(path: string): string[];
-  /** The session's row label, told apart from the others' (session-labels.ts). */
+  /** The session's row label, told apart from the others' (session-names.ts). */
   labelOf(path: string): string | undefined;
 }
 

@@ -6,7 +6,7 @@ import type { SessionStore } from "../store/session-store.ts";
 import { writerChildren } from "./diagnostic-nodes.ts";
 import { checkSpills } from "./diagnostic-items.ts";
 import { sessionTreeItem, type SessionItemContext } from "./session-items.ts";
-import { sessionRowLabels } from "./session-labels.ts";
+import { sessionRowLabels } from "../session-names.ts";
 import { chainChildren, groupChildren, sessionChildren, summaryChildren, type SessionNode } from "./session-nodes.ts";
 
 export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode>, vscode.Disposable {
@@ -47,8 +47,7 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
     this.changed.fire(undefined);
   }
 
-  /** Every listed session's row label (the search view's groups use them too). */
-  rowLabels(): Map<string, string> {
+  private rowLabels(): Map<string, string> {
     this.labels ??= sessionRowLabels(this.store.sessions());
     return this.labels;
   }
