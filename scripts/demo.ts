@@ -5,7 +5,7 @@
 // request view of the session file, the one `pi-pruner view --request N` prints: what Pi alone would
 // have sent of the conversation beside what the model was sent. `--vscode` then opens the session
 // in code-server with the editor extension.
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { startModelServer, toolResults, type ModelRequest, type Reply } from "../test/helpers/model-server.ts";
@@ -280,8 +280,15 @@ const DEMO_SETTINGS = { spillThreshold: 32_000 };
 /** The workspaces this run made: all are removed if it fails or is interrupted; on success the one it names is left for the person. */
 const workspaces: PiWorkspace[] = [];
 
-function removeWorkspaces(keep?: PiWorkspace): void {
-  for (const ws of workspaces.splice(0)) if (ws !== keep) ws.cleanup();
+function removeWorkspaces(): void {
+  for (const ws of workspaces.splice(0)) {
+    try {
+      // Pi may still be writing into it as it stops (Ctrl-C reaches it too): retried while the folder is busy.
+      rmSync(ws.root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    } catch (error) {
+      console.error(`demo: could not remove ${ws.root} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); remove it yourself`);
+    }
+  }
 }
 
 async function runTask(recovery: Recovery): Promise<{ ws: PiWorkspace; requests: ModelRequest[]; sessionFile: string; prompts: string[] }> {
@@ -450,7 +457,7 @@ async function main(): Promise<void> {
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     removeWorkspaces();
-    process.exit(130);
+    process.exit(signal === "SIGINT" ? 130 : 143);
   });
 }
 

@@ -2,9 +2,9 @@
 // figure of a request agrees with the command line's view of that request, every ref it names is
 // introduced, the agent's own rewinds and shrinks are not called raw, and only the folder it says
 // it leaves is left, on failure none.
-import { describe, expect, it } from "vitest";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, realpathSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,18 +12,25 @@ import { BIN_DIR, REPO_ROOT } from "../helpers/pi-process.ts";
 
 const bin = fileURLToPath(new URL("../../pi-extension/bin/pi-pruner.js", import.meta.url));
 
+const temps: string[] = [];
+afterEach(() => {
+  for (const temp of temps.splice(0)) rmSync(temp, { recursive: true, force: true });
+});
+
+function demoTemp(): string {
+  const temp = realpathSync(mkdtempSync(join(tmpdir(), "pp-demo-test-")));
+  temps.push(temp);
+  return temp;
+}
+const demoEnv = (temp: string, env: NodeJS.ProcessEnv = {}) => ({ ...process.env, ...env, TMPDIR: temp, PATH: `${BIN_DIR}:${process.env.PATH ?? ""}` });
+// Caches of the tools themselves (the extension loader's, Node's compile cache) are no folder of the demo.
+const leftIn = (temp: string) => readdirSync(temp).filter((name) => name !== "jiti" && name !== "node-compile-cache");
+
 /** The demo with its own temporary folder, so what it leaves there can be counted. */
 function runDemo(env: NodeJS.ProcessEnv = {}) {
-  const temp = realpathSync(mkdtempSync(join(tmpdir(), "pp-demo-test-")));
-  const r = spawnSync(join(BIN_DIR, "node"), ["scripts/demo.ts"], {
-    cwd: REPO_ROOT,
-    encoding: "utf8",
-    env: { ...process.env, ...env, TMPDIR: temp, PATH: `${BIN_DIR}:${process.env.PATH ?? ""}` },
-    timeout: 170_000,
-  });
-  // Caches of the tools themselves (the extension loader's, Node's compile cache) are no folder of the demo.
-  const left = readdirSync(temp).filter((name) => name !== "jiti" && name !== "node-compile-cache");
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr, temp, left };
+  const temp = demoTemp();
+  const r = spawnSync(join(BIN_DIR, "node"), ["scripts/demo.ts"], { cwd: REPO_ROOT, encoding: "utf8", env: demoEnv(temp, env), timeout: 170_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, temp, left: leftIn(temp) };
 }
 
 function cli(args: string[], agentDir: string): string {
@@ -102,5 +109,20 @@ describe("npm run demo", () => {
     expect(demo.stderr).toContain("demo failed:");
     expect(demo.left).toEqual([]);
     expect(existsSync(demo.temp)).toBe(true);
+  });
+
+  it("Ctrl-C while Pi runs leaves nothing behind", { timeout: 120_000 }, async () => {
+    const temp = demoTemp();
+    // Its own process group, as a terminal's foreground job: Ctrl-C reaches the demo and Pi alike.
+    const child = spawn(join(BIN_DIR, "node"), ["scripts/demo.ts"], { cwd: REPO_ROOT, env: demoEnv(temp), detached: true, stdio: "ignore" });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const started = Date.now();
+    while (!leftIn(temp).some((name) => name.startsWith("pi-pruner-demo-")) && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 100));
+    expect(leftIn(temp)).toHaveLength(1);
+    // Pi is under way: its session is being written.
+    await new Promise((r) => setTimeout(r, 1500));
+    process.kill(-child.pid!, "SIGINT");
+    expect(await exited).toBe(130);
+    expect(leftIn(temp)).toEqual([]);
   });
 });
