@@ -117,8 +117,10 @@ function git(args: string[]): string {
 async function runSuite(name: SuiteName, options: BenchOptions): Promise<SuiteOutput> {
   const { quick, log } = options;
   switch (name) {
-    case "render":
-      return (await import("./suites/render.ts")).runRender({ quick, smallest: options.smallest, log, peers: options.peers });
+    case "render": {
+      const render = await import("./suites/render.ts");
+      return render.runRender({ quick, sizes: options.smallest ? render.SIZES.slice(0, 1) : undefined, log, peers: options.peers });
+    }
     case "load":
       return (await import("./suites/load.ts")).runLoad({ quick, log });
     case "replay":

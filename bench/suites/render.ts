@@ -43,8 +43,8 @@ function stepConfigs(): [string, RenderConfig][] {
 
 export interface RenderOptions {
   quick: boolean;
-  /** Only the smallest branch: a check that the suite runs, not figures to publish. */
-  smallest?: boolean;
+  /** The branch sizes to time, of SIZES (default: all of them, or QUICK_SIZES in a quick run). */
+  sizes?: readonly number[];
   log: (line: string) => void;
   /** Checkouts of peers to time beside pi-pruner (never vendored). */
   peers?: { piCondense?: string };
@@ -104,7 +104,7 @@ function prunedResults(raw: readonly AgentMessage[], sent: readonly AgentMessage
   return raw.filter((m) => m.role === "toolResult" && sentText.get(`${m.toolCallId}@${m.timestamp}`) !== JSON.stringify(m.content)).map((m) => `${(m as { toolCallId: string }).toolCallId}@${m.timestamp}`);
 }
 
-const SIZES = [200, 2_000, 20_000];
+export const SIZES = [200, 2_000, 20_000];
 /** A quick run leaves out the 20,000-message branch: each copy of it is about 50 MB and a call takes seconds on a busy machine. */
 const QUICK_SIZES = [200, 2_000];
 
@@ -186,8 +186,9 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
 
   const condense = options.peers?.piCondense ? await loadPiCondense(options.peers.piCondense) : undefined;
   if (condense) out.notes.push(`render: ${condense.info.name} ${condense.info.version} timed beside pi-pruner, both through their real entries, settings \`{ "contextPrune": { "enabled": true } }\` for pi-condense and defaults for pi-pruner`);
-  const sizes = options.smallest ? SIZES.slice(0, 1) : options.quick ? QUICK_SIZES : SIZES;
-  if (sizes.length < SIZES.length) out.notes.push(`${options.smallest ? "smallest run" : "quick run"}: the ${SIZES.slice(sizes.length).map((n) => n.toLocaleString("en-US")).join(" and ")}-message branch${SIZES.length - sizes.length > 1 ? "es are" : " is"} left out, and with ${SIZES.length - sizes.length > 1 ? "them" : "it"} the growth figures`);
+  const sizes = options.sizes ?? (options.quick ? QUICK_SIZES : SIZES);
+  const left = SIZES.filter((n) => !sizes.includes(n));
+  if (left.length) out.notes.push(`${options.quick ? "quick run" : "partial run"}: the ${left.map((n) => n.toLocaleString("en-US")).join(" and ")}-message branch${left.length > 1 ? "es are" : " is"} left out, and with ${left.length > 1 ? "them" : "it"} the growth figures`);
   for (const size of sizes) {
     const root = mkdtempSync(join(tmpdir(), "pprb-render-"));
     try {
@@ -307,7 +308,7 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
   }
 
   // Linear growth: time per message at each size, and a straight-line fit through the three points.
-  for (const key of sizes.length === SIZES.length ? (["view", "runtime", "nochange", "reference"] as const) : []) {
+  for (const key of left.length ? [] : (["view", "runtime", "nochange", "reference"] as const)) {
     const pts = p50s[key]!;
     const fit = linearFit(pts.map((p) => p[0]), pts.map((p) => p[1]));
     const perMsg2k = pts[1]![1] / pts[1]![0];
@@ -316,7 +317,8 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
     out.figures[`render.${key}.fit.r2`] = figure(fit.r2, "r²", { note: "straight-line fit of p50 against messages" });
     out.figures[`render.${key}.perThousand.20000`] = figure(perMsg20k * 1000, "ms per 1,000 messages");
   }
-  if (p50s.view!.length > 1) out.figures["render.runtime.overhead.2000"] = figure(p50s.runtime![1]![1] / p50s.view![1]![1], "ratio", { note: "PrunerRuntime.render ÷ renderModelView, p50 at 2,000 messages" });
+  const at2000 = sizes.indexOf(2_000);
+  if (at2000 >= 0) out.figures["render.runtime.overhead.2000"] = figure(p50s.runtime![at2000]![1] / p50s.view![at2000]![1], "ratio", { note: "PrunerRuntime.render ÷ renderModelView, p50 at 2,000 messages" });
   out.data.rows = rows;
   out.data.steps = stepProfile;
   out.data.stepsNoChange = stepProfileNoChange;
@@ -328,7 +330,7 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
     yLabel: "milliseconds per call (log scale)",
     logX: true,
     logY: true,
-    xTicks: sizes,
+    xTicks: [...sizes],
     markers: true,
     guides: [
       { y: 2, label: "target: p50 ≤ 2 ms at 2,000" },
