@@ -4,7 +4,17 @@
 // says the session applies it, and from which request. The status bar says so until the next edit.
 import * as vscode from "vscode";
 import { configOfRecord, getBranch, modelRequests, settingsEntryData, type AnyEntry, type PruneConfig, type SessionData } from "@pi-pruner/core";
-import type { SessionStore } from "../store/session-store.ts";
+
+/**
+ * What the pickup reads of the session store. settings/ sits below the store (the store reads the
+ * settings), so it names no store type: extension.ts hands the store in.
+ */
+export interface SessionsRead {
+  /** Fires with a session file's path whenever entries were read from it. */
+  onDidReadEntries: vscode.Event<string>;
+  sessions(): Iterable<{ file: { path: string } }>;
+  get(path: string): { data?: SessionData; cwd?: string } | undefined;
+}
 
 /** A settings change the editor made, as the pickup looks for it. */
 export interface SettingsEdit {
@@ -49,14 +59,14 @@ function pickupMessage(state: PickupState): string {
 
 export class SettingsPickup implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("piPruner.settingsPickup", vscode.StatusBarAlignment.Left, 49);
-  private readonly store: SessionStore;
+  private readonly store: SessionsRead;
   private readonly subscription: vscode.Disposable;
   private current: PickupState | undefined;
   private hideTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly changed = new vscode.EventEmitter<PickupState | undefined>();
   readonly onDidChange = this.changed.event;
 
-  constructor(store: SessionStore) {
+  constructor(store: SessionsRead) {
     this.store = store;
     this.item.name = "Pi Pruner settings change";
     this.subscription = store.onDidReadEntries((path) => this.check(path));
