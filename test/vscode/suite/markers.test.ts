@@ -64,7 +64,7 @@ describe("self-control markers", () => {
     assert.equal((items[1]!.item.iconPath as vscode.ThemeIcon).color, undefined);
   });
 
-  it("under a session written on Pi 1.6, the test-log shrink that pi-mulligan's stale guard retired shows cancelled; the rewind applies", async () => {
+  it("under a session written on Pi 1.6, the test-log shrink that pi-mulligan's stale guard retired shows cancelled; the rewind is active but left nothing out there", async () => {
     const items = await markerItems(files.pi16);
     assert.deepEqual(
       items.map((m) => [m.label, m.description.split(" · ")[0]]),
@@ -75,7 +75,8 @@ describe("self-control markers", () => {
         ["checkpoint before-refactor", "set"],
       ],
     );
-    assert.match(items[1]!.description, /2 messages left out$/);
+    // pi-mulligan's filter did nothing on Pi 1.6: the session's rewind hid nothing (the next request's view applies it).
+    assert.match(items[1]!.description, /leaves nothing out: pi-mulligan's context filter did nothing on Pi 1\.6/);
   });
 
   it("a rewind's tooltip holds its note, a shrink's its replacement; a click opens the marker with its note and ledger", async () => {
@@ -109,12 +110,23 @@ describe("self-control markers", () => {
     assert.match(text, new RegExp(`── \\d+\\. tool result · bash · ${ids.testRun.callId} · shrunk by ${MULLIGAN_MARKER_UUIDS.shrinkTestLog} ──\\n<context-shrunk>\\n`));
   });
 
-  it("after the test-log shrink's stale cancel (Pi 1.6), the model view sends the test log whole and marks no shrink", async () => {
+  it("on Pi 1.6 the last request sent carried the test log whole and the read the rewind named (it did nothing there); the next request applies the rewind", async () => {
     await vscode.commands.executeCommand("piPruner.showModelView", files.pi16);
-    const text = (await waitForEditor()).document.getText();
-    assert.ok(text.includes(MULLIGAN_STORY_TEXT.testLogFailure), "the whole test log is sent");
+    let text = (await waitForEditor()).document.getText();
+    assert.match(text, /^# Model view: last request sent/m);
+    assert.ok(text.includes(MULLIGAN_STORY_TEXT.testLogFailure), "the whole test log was sent");
     assert.ok(!text.includes("shrunk by"), "no message is marked shrunk");
-    assert.ok(!text.includes(MULLIGAN_STORY_TEXT.wrongFile));
+    assert.ok(text.includes(MULLIGAN_STORY_TEXT.wrongFile), "the rewound read was sent: pi-mulligan's filter did nothing on Pi 1.6");
+    assert.ok(!text.includes(`[rewound ${MULLIGAN_MARKER_UUIDS.rewindWrongRead}`));
+    assert.match(text, /^# Shown as it was sent, the markers not applied: 0 spans hidden, 0 messages shrunk\.$/m);
+    await vscode.commands.executeCommand("piPruner.nextRequest");
+    for (let i = 0; i < 200 && !/^# Model view: the next request/m.test(text); i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      text = vscode.window.activeTextEditor?.document.getText() ?? "";
+    }
+    assert.match(text, /^# Model view: the next request/m);
+    assert.ok(!text.includes(MULLIGAN_STORY_TEXT.wrongFile), "pi-pruner would leave the rewound read out");
     assert.match(text, new RegExp(`\\[rewound ${MULLIGAN_MARKER_UUIDS.rewindWrongRead}: 2 messages`));
+    assert.match(text, /^# The next request is shown as pi-pruner would send it, applying the markers: 1 span hidden, 0 messages shrunk\.$/m);
   });
 });
