@@ -20,6 +20,8 @@ import type { AnyEntry } from "../shapes/entries.ts";
 import { oneLine } from "../shapes/text.ts";
 import { sessionLeaves } from "../session/leaves.ts";
 import { lastPromptOf } from "../session/labels.ts";
+import type { RenderConfig } from "../render/render.ts";
+import { branchCost, causeText, requestCostLine, type BranchCost } from "../view/request-cost.ts";
 
 export interface CliIO {
   out: (text: string) => void;
@@ -45,6 +47,10 @@ Usage:
       branch (1-based; last: the last one sent), with the settings in force then.
       Rewound spans and shrinks are marked (--json: the Pi messages after rendering;
       with --markers: {messages, rewinds, shrinks, checkpoints, rewoundSpans}).
+  pi-pruner cost <session.jsonl> [--leaf ID] [--json] [--cwd DIR]
+      Each request's tokens read from the cache, written to it and sent uncached (the
+      provider's usage, else our estimate) and what made a request rewrite the cache; each
+      flush's rewrite and summarizer calls, and the characters its stubs saved.
   pi-pruner check <path>... [--cwd DIR] [--json]
       Is each path protected from pruning under the effective settings, and by which pattern.
   pi-pruner protect <glob> [--global] [--cwd DIR]
@@ -62,6 +68,8 @@ export async function main(argv: string[], io: CliIO = defaultIO()): Promise<num
         return await inspect(rest, io);
       case "view":
         return await view(rest, io);
+      case "cost":
+        return await cost(rest, io);
       case "check":
         return check(rest, io);
       case "protect":
@@ -209,7 +217,7 @@ async function view(args: string[], io: CliIO): Promise<number> {
   for (const e of data.errors) io.err(`warning: line ${e.line}: ${e.message}\n`);
   const branch = getBranch(data, leaf);
   const renderer = new RequestRenderer(branch.entries, { config });
-  if (request !== undefined) return viewRequest(renderer, request, { file, leafId: branch.leafId, json, markers, entries: branch.entries, branches: branchesOf(data) }, io);
+  if (request !== undefined) return viewRequest(renderer, request, { file, leafId: branch.leafId, json, markers, entries: branch.entries, branches: branchesOf(data), config }, io);
   const model = buildModelView(data, { leafId: leaf, config });
   if (model.renderError) io.err(`warning: the pruner's render failed on this session (${model.renderError}); shown unchanged, as the pruner would send it\n`);
   if (json) {
@@ -235,7 +243,7 @@ async function view(args: string[], io: CliIO): Promise<number> {
 function viewRequest(
   renderer: RequestRenderer,
   choice: number | "last",
-  shown: { file: string; leafId: string | null; json: boolean; markers: boolean; entries: readonly AnyEntry[]; branches: readonly BranchChoice[] },
+  shown: { file: string; leafId: string | null; json: boolean; markers: boolean; entries: readonly AnyEntry[]; branches: readonly BranchChoice[]; config: RenderConfig },
   io: CliIO,
 ): number {
   if (renderer.count === 0) throw new UsageError("no request was sent on this branch yet (without --request: the next request)");
@@ -254,6 +262,7 @@ function viewRequest(
       branchHeader(shown.branches, shown.leafId) +
       writerHeader(shown.entries, model, "sent") +
       `# ${settingsSourceText(model.settings)}\n` +
+      `# cost: ${requestCostLine(branchCost(shown.entries.slice(0, model.request.position + 1), { config: shown.config }).requests[n - 1]!, formatNumber)}\n` +
       `# ${NUDGES_NOT_SHOWN}\n` +
       sizesLine(model) +
       controlsHeader(model.controls) +
@@ -261,6 +270,50 @@ function viewRequest(
   );
   io.out(modelViewText(model));
   return 0;
+}
+
+/** `cost`: what each request along the branch cost and why, and what each flush cost and saved. */
+async function cost(args: string[], io: CliIO): Promise<number> {
+  const { file, data, leaf, json, config } = await openSession("cost", args, io);
+  for (const e of data.errors) io.err(`warning: line ${e.line}: ${e.message}\n`);
+  const branch = getBranch(data, leaf);
+  const costs = branchCost(branch.entries, { config });
+  if (json) {
+    io.out(JSON.stringify({ file, leafId: branch.leafId, ...costs }, null, 2) + "\n");
+    return 0;
+  }
+  io.out(costText(costs, file, branch.leafId));
+  return 0;
+}
+
+/** The `cost` tables: one row per request, then one per flush. */
+function costText(costs: BranchCost, file: string, leafId: string | null): string {
+  const lines = [`# Cost of ${file} (branch of leaf ${leafId ?? "(empty)"}): tokens of each request; est: our estimate, the answer carries no usage`];
+  if (costs.requests.length === 0) return lines.concat("no request was sent on this branch yet", "").join("\n");
+  const rows = costs.requests.map((c) => [String(c.n), formatNumber(c.read), formatNumber(c.written), formatNumber(c.uncached), c.estimated ? "est" : "", c.rewritten > 0 ? `rewrote ${formatNumber(c.rewritten)}: ${causeText(c)}` : ""]);
+  lines.push(...table(["n", "read", "written", "uncached", "", "cause"], rows));
+  lines.push("", "# Flushes: the rewrite of the request after each and its summarizer calls; saved: raw − sent characters of what it flushed × the requests after it (≈ tokens at 4 characters each), a measure, not a bill");
+  if (costs.flushes.length === 0) lines.push("no flush on this branch");
+  else {
+    const flushRows = costs.flushes.map((f) => [
+      f.entryId,
+      f.beforeRequest > costs.requests.length ? "(none yet)" : String(f.beforeRequest),
+      oneLine(f.refs.join(", ") || "-", 40),
+      formatNumber(f.rewriteTokens),
+      `${f.summarizer.calls} (${formatNumber(f.summarizer.inputTokens)} in, ${formatNumber(f.summarizer.outputTokens)} out, $${f.summarizer.cost.toFixed(4)})`,
+      `${formatNumber(f.savedCharsPerRequest)} × ${f.laterRequests} ≈ ${formatNumber(f.savedTokens)}`,
+    ]);
+    lines.push(...table(["flush", "before", "refs", "rewrite", "summarizer calls", "saved chars × requests ≈ tokens"], flushRows));
+  }
+  return lines.join("\n") + "\n";
+}
+
+/** Rows under their headings, each column as wide as its widest cell; numbers right-aligned. */
+function table(headings: readonly string[], rows: readonly string[][]): string[] {
+  const widths = headings.map((h, i) => columnWidth(h, rows.map((r) => r[i]!), 200));
+  const numeric = (cell: string) => /^[0-9,]+$/.test(cell);
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : numeric(c) ? c.padStart(widths[i]!) : pad(c, widths[i]!))).join("  ").trimEnd();
+  return [line(headings), ...rows.map(line)];
 }
 
 /** One branch of the file: the leaf it ends at and its last prompt. */
