@@ -26,7 +26,7 @@ export const CACHE_LIFETIME_MS = 5 * 60_000;
  */
 const REWRITE_SLACK = 128;
 
-type RewriteCauseKind = "flush" | "chain" | "compaction" | "rewind" | "shrink" | "settings" | "model" | "idle" | "lookback" | "small";
+type RewriteCauseKind = "flush" | "chain" | "compaction" | "rewind" | "shrink" | "settings" | "model" | "idle" | "lookback";
 
 export interface RewriteCause {
   kind: RewriteCauseKind;
@@ -199,10 +199,14 @@ export function branchCost(branch: readonly AnyEntry[], options: TimelineOptions
       const now = figuresOf(point, provider);
       cost.added = Math.max(0, totalOf(now) - totalOf(before));
       const over = now.written + now.uncached - cost.added;
-      cost.rewritten = over >= REWRITE_SLACK ? over : 0;
+      // Only a cache that held the previous request can be lost: the provider reported reading or
+      // writing it, or (estimated) its caching keeps a prompt of that size.
+      const minCached = answerOf(branch[renderer.requests[i - 1]!.position])?.minCached ?? 0;
+      const cached = provider ? before.read + before.written > 0 : previous.rules !== "none" && totalOf(before) >= minCached;
+      cost.rewritten = cached && over >= REWRITE_SLACK ? over : 0;
       const firstChange = firstChangeOf(previousMessages, messages);
       if (firstChange !== undefined) cost.firstChange = firstChange;
-      if (cost.rewritten > 0) cost.causes = rewriteCauses(branch, renderer.requests[i - 1]!.position, request.position, totalOf(before), entryCauses, previousMessages, messages, firstChange, point);
+      if (cost.rewritten > 0) cost.causes = rewriteCauses(branch, renderer.requests[i - 1]!.position, request.position, entryCauses, previousMessages, messages, firstChange, point);
     }
     requests.push(cost);
     previousMessages = messages;
@@ -234,7 +238,6 @@ function rewriteCauses(
   branch: readonly AnyEntry[],
   previousAt: number,
   at: number,
-  previousTotal: number,
   entryCauses: RewriteCause[],
   previousMessages: readonly AgentMessage[],
   messages: readonly AgentMessage[],
@@ -251,13 +254,12 @@ function rewriteCauses(
     causes.push({ kind: "idle", label: `an idle gap of ${Math.round((sentAt - previousSentAt) / 60_000)} min, past the cache's ${CACHE_LIFETIME_MS / 60_000} min lifetime` });
   }
   if (causes.length > 0) return causes;
-  // The prefix stayed: the new blocks lay beyond the provider's lookback, or there was too little to cache.
+  // The prefix stayed: the new blocks may have lain beyond the provider's lookback.
   if (firstChange === undefined && point.rules === "anthropic") {
     let blocks = 0;
     for (let i = previousMessages.length; i < messages.length; i++) blocks += blocksOf(messages[i]!);
     if (blocks > ANTHROPIC_LOOKBACK_BLOCKS) return [{ kind: "lookback", label: `${blocks} blocks were added, past the provider's ${ANTHROPIC_LOOKBACK_BLOCKS}-block lookback` }];
   }
-  if (now && previousTotal < now.minCached) return [{ kind: "small", label: `the previous request was below the provider's ${now.minCached}-token cache minimum` }];
   return [];
 }
 

@@ -66,6 +66,26 @@ describe("what a request cost and why", () => {
     expect(causeText(costs.requests[1]!)).toBe("");
   });
 
+  it("finds no rewrite where no cache held the previous request: a provider that reported none, a prompt below the minimum", () => {
+    // The provider billed every token of request 1 uncached: there was no cache to lose, compaction or not.
+    const b = new SessionBuilder();
+    b.user("first question");
+    answer(b, "first answer", { input: 4010, cacheRead: 0, cacheWrite: 0 });
+    b.compaction({ firstKeptEntryId: b.lastId });
+    b.user("second question");
+    answer(b, "second answer", { input: 3000, cacheRead: 0, cacheWrite: 0 });
+    expect(branchCost(b.entries, { config }).requests[1]).toMatchObject({ uncached: 3000, added: 0, rewritten: 0, causes: [], firstChange: 0 });
+    // Estimated: request 1 is a few tokens, below Claude's 1,024-token minimum, so nothing was cached.
+    const small = new SessionBuilder();
+    small.user("hi");
+    answer(small, "hello");
+    small.compaction({ firstKeptEntryId: small.lastId });
+    small.user("again");
+    answer(small, "hello again");
+    const [, second] = branchCost(small.entries, { config }).requests;
+    expect(second).toMatchObject({ estimated: true, rewritten: 0, causes: [], firstChange: 0 });
+  });
+
   it("names the flush and the refs it stubbed, the first changed message, and what the flush cost and saved", async () => {
     const b = new SessionBuilder();
     b.user("look at x");
