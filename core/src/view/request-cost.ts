@@ -18,7 +18,7 @@ import { RequestRenderer } from "./request-views.ts";
 import { buildTimeline, type SummarizerCalls, type TimelineOptions, type TimelinePoint } from "./timeline.ts";
 
 /** How long a provider keeps a cache entry that nothing reads (Anthropic's default, and OpenAI's usual). */
-export const CACHE_LIFETIME_MS = 5 * 60_000;
+const CACHE_LIFETIME_MS = 5 * 60_000;
 
 /**
  * Tokens a request may leave unread beyond what it added without counting as a rewrite: OpenAI
@@ -28,7 +28,7 @@ const REWRITE_SLACK = 128;
 
 type RewriteCauseKind = "flush" | "chain" | "compaction" | "rewind" | "shrink" | "settings" | "model" | "idle" | "lookback";
 
-export interface RewriteCause {
+interface RewriteCause {
   kind: RewriteCauseKind;
   /** A person's words for it, e.g. "a flush stubbed t3, t4". */
   label: string;
@@ -59,7 +59,7 @@ export interface RequestCost {
   causes: RewriteCause[];
 }
 
-export interface FlushCost {
+interface FlushCost {
   entryId: string;
   /** The first request that was sent after it (requests + 1 when none was). */
   beforeRequest: number;
