@@ -291,7 +291,7 @@ function costText(costs: BranchCost, file: string, leafId: string | null): strin
   const lines = [`# Cost of ${file} (branch of leaf ${leafId ?? "(empty)"}): tokens of each request; est: our estimate, the answer carries no usage`];
   if (costs.requests.length === 0) return lines.concat("no request was sent on this branch yet", "").join("\n");
   const rows = costs.requests.map((c) => [String(c.n), formatNumber(c.read), formatNumber(c.written), formatNumber(c.uncached), c.estimated ? "est" : "", c.rewritten > 0 ? `rewrote ${formatNumber(c.rewritten)}: ${causeText(c)}` : ""]);
-  lines.push(...table(["n", "read", "written", "uncached", "", "cause"], rows));
+  lines.push(...table(["n", "read", "written", "uncached", "est", "cause"], rows));
   lines.push("", "# Flushes: the rewrite of the request after each and its summarizer calls; saved: raw − sent characters of what it flushed × the requests after it (≈ tokens at 4 characters each), a measure, not a bill");
   if (costs.flushes.length === 0) lines.push("no flush on this branch");
   else {
@@ -303,7 +303,7 @@ function costText(costs: BranchCost, file: string, leafId: string | null): strin
       `${f.summarizer.calls} (${formatNumber(f.summarizer.inputTokens)} in, ${formatNumber(f.summarizer.outputTokens)} out, $${f.summarizer.cost.toFixed(4)})`,
       `${formatNumber(f.savedCharsPerRequest)} × ${f.laterRequests} ≈ ${formatNumber(f.savedTokens)}`,
     ]);
-    lines.push(...table(["flush", "before", "refs", "rewrite", "summarizer calls", "saved chars × requests ≈ tokens"], flushRows));
+    lines.push(...table(["flush", "next request", "refs", "rewrite", "summarizer calls", "saved chars × requests ≈ tokens"], flushRows));
   }
   return lines.join("\n") + "\n";
 }

@@ -152,7 +152,7 @@ export function branchCost(branch: readonly AnyEntry[], options: TimelineOptions
   const timeline = buildTimeline(branch, options);
   const renderer = new RequestRenderer(branch, options);
   const requests: RequestCost[] = [];
-  const flushes: (FlushCost & { position: number })[] = [];
+  const flushes: FlushCost[] = [];
   let previousMessages: readonly AgentMessage[] = [];
   let next = 0;
   let stats: SummarizerCalls = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
@@ -172,9 +172,9 @@ export function branchCost(branch: readonly AnyEntry[], options: TimelineOptions
       if (isCustomEntryOf(entry, PRUNE_FRONTIER)) {
         const frontier = readFrontierData(entry.data);
         const outcome = typeof frontier === "string" ? "flush" : (frontier.outcome ?? "flush");
-        causes.push({ kind: "flush", label: `a flush (${outcome}) stubbed ${refs.length ? refs.join(", ") : "no ref it named"}`, entryId: entry.id, refs });
+        causes.push({ kind: "flush", label: `a flush (${outcome})${refs.length ? ` stubbed ${refs.join(", ")}` : ""}`, entryId: entry.id, refs });
         // The summarizer's totals up to the flush are the earlier flushes'; the next stats entry adds this one's.
-        flushes.push({ entryId: entry.id, position: next, beforeRequest, refs, rewriteTokens: 0, summarizer: { ...stats }, savedCharsPerRequest: 0, laterRequests: 0, savedTokens: 0 });
+        flushes.push({ entryId: entry.id, beforeRequest, refs, rewriteTokens: 0, summarizer: { ...stats }, savedCharsPerRequest: 0, laterRequests: 0, savedTokens: 0 });
         flushStats.push(stats);
         refs = [];
         continue;
@@ -217,7 +217,7 @@ export function branchCost(branch: readonly AnyEntry[], options: TimelineOptions
   const pruned = (p: TimelinePoint | undefined) => (p ? p.rawChars - p.sentChars : 0);
   return {
     requests,
-    flushes: flushes.map(({ position: _position, ...flush }, k) => {
+    flushes: flushes.map((flush, k) => {
       const after = requests[flush.beforeRequest - 1];
       const later = requests.length - flush.beforeRequest + 1;
       const saved = Math.max(0, pruned(points[flush.beforeRequest - 1]) - pruned(points[flush.beforeRequest - 2]));

@@ -64,7 +64,7 @@ describe("pi-pruner cost", () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
     expect(lines[0]).toMatch(/^# Cost of .*s\.jsonl \(branch of leaf e\d+\): tokens of each request; est: our estimate/);
-    expect(lines[1]).toMatch(/^n\s+read\s+written\s+uncached\s+cause$/);
+    expect(lines[1]).toMatch(/^n\s+read\s+written\s+uncached\s+est\s+cause$/);
     expect(lines[2]).toMatch(/^1\s+0\s+4,000\s+10$/);
     expect(lines[3]).toMatch(/^2\s+4,010\s+1,500\s+10$/);
     // 1,710 sent after 5,520: nothing added, 1,510 of the old prompt sent again, from the stubbed read (message 3) on.
@@ -73,7 +73,7 @@ describe("pi-pruner cost", () => {
     expect(lines[5]).toMatch(/^4\s+0\s+2,000\s+10\s+rewrote 1,710: Pi compacted the context \(first changed message: 1\)$/);
     expect(lines[6]).toMatch(/^5\s+[0-9,]+\s+[0-9,]+\s+[0-9,]+\s+est$/);
     const flushes = lines.indexOf(lines.find((l) => l.startsWith("# Flushes"))!);
-    expect(lines[flushes + 1]).toMatch(/^flush\s+before\s+refs\s+rewrite\s+summarizer calls\s+saved chars × requests ≈ tokens$/);
+    expect(lines[flushes + 1]).toMatch(/^flush\s+next request\s+refs\s+rewrite\s+summarizer calls\s+saved chars × requests ≈ tokens$/);
     expect(lines[flushes + 2]).toMatch(/^e\d+\s+3\s+t1\s+1,510\s+1 \(100 in, 20 out, \$0\.0010\)\s+[0-9,]+ × 3 ≈ [0-9,]+$/);
   });
 
