@@ -223,7 +223,8 @@ export function branchCost(branch: readonly AnyEntry[], options: TimelineOptions
       const saved = Math.max(0, pruned(points[flush.beforeRequest - 1]) - pruned(points[flush.beforeRequest - 2]));
       return {
         ...flush,
-        rewriteTokens: after?.causes.some((c) => c.entryId === flush.entryId) ? after.rewritten : 0,
+        // Several flushes before one request share its rewrite: the last of them is charged with it.
+        rewriteTokens: after?.causes.filter((c) => c.kind === "flush").at(-1)?.entryId === flush.entryId ? after.rewritten : 0,
         summarizer: subtract(flushStats[k]!, flush.summarizer),
         savedCharsPerRequest: after ? saved : 0,
         laterRequests: Math.max(0, later),
