@@ -62,22 +62,12 @@ export const WRITER_DEFAULTS: Readonly<Record<string, Readonly<Record<string, un
 };
 
 /**
- * The render defaults of pi-condense 2.x, for a session it wrote (it records no settings): the same
- * protected skills, recovery grace, chain and error-purge defaults as pi-pruner 0.1.0 (pi-condense's
- * README and its DEFAULT_CONFIG), and none of pi-pruner's own additions. Rewinds and shrinks on such
- * a session are pi-mulligan's, applied when they took effect (see markersTookEffect).
+ * The render defaults of pi-condense 2.x, for a session it wrote (it records no settings): its
+ * DEFAULT_CONFIG protects the same skills and has the same recovery grace, chain and error-purge
+ * defaults as pi-pruner 0.1.0's row (no thinking strip either), so that row stands for it. Rewinds
+ * and shrinks on such a session are pi-mulligan's, applied where they took effect (markersWereInert).
  */
-const CONDENSE_DEFAULTS: Readonly<Record<string, unknown>> = {
-  enabled: true,
-  protectedTools: [],
-  protectedPaths: ["**/skills/**/*.md"],
-  recoveryGraceTurns: 3,
-  cacheAware: true,
-  chainCompression: { enabled: true, stripFinalAssistantThinking: true },
-  purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
-  thinkingStrip: { enabled: false, keepLastTurns: 16 },
-  selfControl: { enabled: true },
-};
+const CONDENSE_DEFAULTS = WRITER_DEFAULTS["0.1.0"]!;
 
 /**
  * The defaults a session is rendered with when it records no settings and another writer made it:

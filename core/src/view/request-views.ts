@@ -309,7 +309,8 @@ export class RequestRenderer {
     const defaults = this.options.writerDefaults ?? foreignWriterDefaults(this.writer());
     this.current ??= defaults
       ? { source: "writer-defaults", config: defaults.config, writer: defaults.writer, problems: [], resendsProtected: false }
-      : { source: "current", config: this.options.config, problems: [], resendsProtected: true };
+      : // No record: no pi-pruner that re-sends protected output wrote these requests (it records its settings first).
+        { source: "current", config: this.options.config, problems: [], resendsProtected: false };
     return this.current;
   }
 }

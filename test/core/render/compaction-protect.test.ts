@@ -186,7 +186,9 @@ describe("protected output after Pi's compaction", () => {
   it("request views show the block from the first request after the compaction on, and the call as sent again", () => {
     const { b, last } = twoTasks();
     b.compaction({ firstKeptEntryId: last }).user("third task").assistant("third done");
+    // As the live pruner writes it before its first request: the record says it re-sends protected output.
     const branch = branchOf(b);
+    branch.splice(1, 0, { type: "custom", customType: PRUNE_SETTINGS, id: "settings", parentId: branch[0]!.id, timestamp: branch[0]!.timestamp, data: { version: "0.1.0", config: recordedConfig(config) } } as AnyEntry);
     const renderer = new RequestRenderer(branch, { config });
     const counts = renderer.requests.map((r) => resendOf(renderer.render(r.n).messages).length);
     // Five requests before the compaction (three tool calls, two final replies), one after.
@@ -212,6 +214,11 @@ describe("protected output after Pi's compaction", () => {
     const { [RESENDS_PROTECTED]: _marker, ...older } = recordedConfig(DEFAULT_CONFIG);
     expect(withRecord(recordedConfig(DEFAULT_CONFIG))).toBe(1);
     expect(withRecord(older)).toBe(0);
+    // A session with no record at all (Pi alone, or no pi-pruner that re-sends) shows none either.
+    const { b, last } = twoTasks();
+    b.compaction({ firstKeptEntryId: last }).user("third task").assistant("third done");
+    const bare = new RequestRenderer(branchOf(b), { config: DEFAULT_CONFIG });
+    expect(resendOf(bare.render(bare.count).messages)).toEqual([]);
   });
 
   it("entries no Pi would write are passed over, not thrown on", () => {
