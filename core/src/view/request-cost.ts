@@ -26,9 +26,9 @@ const CACHE_LIFETIME_MS = 5 * 60_000;
  */
 const REWRITE_SLACK = 128;
 
-type RewriteCauseKind = "flush" | "chain" | "compaction" | "rewind" | "shrink" | "settings" | "model" | "idle" | "lookback";
+export type RewriteCauseKind = "flush" | "chain" | "compaction" | "rewind" | "shrink" | "settings" | "model" | "idle" | "lookback";
 
-interface RewriteCause {
+export interface RewriteCause {
   kind: RewriteCauseKind;
   /** A person's words for it, e.g. "a flush stubbed t3, t4". */
   label: string;
@@ -59,7 +59,7 @@ export interface RequestCost {
   causes: RewriteCause[];
 }
 
-interface FlushCost {
+export interface FlushCost {
   entryId: string;
   /** The first request that was sent after it (requests + 1 when none was). */
   beforeRequest: number;
