@@ -14,8 +14,7 @@ import { readFrontierData, readIndexData, readStatsData } from "../shapes/read-p
 import { estimateTokens } from "../shapes/size.ts";
 import { ANTHROPIC_LOOKBACK_BLOCKS, priceRulesFor } from "../cost/price-rules.ts";
 import { settingsEntryData } from "./recorded-settings.ts";
-import { RequestRenderer } from "./request-views.ts";
-import { buildTimeline, type SummarizerCalls, type TimelineOptions, type TimelinePoint } from "./timeline.ts";
+import { TimelineBuilder, type SummarizerCalls, type TimelineOptions, type TimelinePoint } from "./timeline.ts";
 
 /** How long a provider keeps a cache entry that nothing reads (Anthropic's default, and OpenAI's usual). */
 const CACHE_LIFETIME_MS = 5 * 60_000;
@@ -149,50 +148,74 @@ const subtract = (a: SummarizerCalls, b: SummarizerCalls): SummarizerCalls => ({
 
 /** What each request of a branch (root → leaf, long bodies read in) cost and why, and what each flush cost and saved. */
 export function branchCost(branch: readonly AnyEntry[], options: TimelineOptions): BranchCost {
-  const timeline = buildTimeline(branch, options);
-  const renderer = new RequestRenderer(branch, options);
-  const requests: RequestCost[] = [];
-  const flushes: FlushCost[] = [];
-  let previousMessages: readonly AgentMessage[] = [];
-  let next = 0;
-  let stats: SummarizerCalls = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
-  const flushStats: SummarizerCalls[] = [];
+  const costs = new BranchCostBuilder(branch);
+  new TimelineBuilder(branch, options, (point, request, messages) => costs.add(point, request, messages)).step();
+  return costs.result();
+}
+
+/**
+ * The cost of a branch's requests as a timeline builds them, one request at a time (give it to a
+ * TimelineBuilder as its listener): each request is rendered once, for both. `carryOn` takes the
+ * branch after Pi appended to it, as the builder's `extend` does.
+ */
+export class BranchCostBuilder {
+  private branch: readonly AnyEntry[];
+  private readonly requests: RequestCost[] = [];
+  private readonly points: TimelinePoint[] = [];
+  private readonly flushes: FlushCost[] = [];
+  private readonly flushStats: SummarizerCalls[] = [];
+  private stats: SummarizerCalls = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
+  /** Entries collected so far. */
+  private next = 0;
+  /** Causes and stubbed refs collected since the last request. */
+  private causes: RewriteCause[] = [];
+  private refs: string[] = [];
+  private previous: { position: number; messages: readonly AgentMessage[] } | undefined;
+
+  constructor(branch: readonly AnyEntry[]) {
+    this.branch = branch;
+  }
+
+  carryOn(branch: readonly AnyEntry[]): void {
+    this.branch = branch;
+  }
+
   /** Collects the entries up to `end`: their causes, the flushes among them and the summarizer's running totals. */
-  const collect = (end: number, beforeRequest: number): RewriteCause[] => {
-    const causes: RewriteCause[] = [];
-    let refs: string[] = [];
-    for (; next < end; next++) {
-      const entry = branch[next]!;
-      refs.push(...refsOf(entry));
+  private collect(end: number, beforeRequest: number): void {
+    for (; this.next < end; this.next++) {
+      const entry = this.branch[this.next]!;
+      this.refs.push(...refsOf(entry));
       if (isCustomEntryOf(entry, PRUNE_STATS)) {
         const read = readStatsData(entry.data);
-        if (typeof read !== "string") stats = { calls: read.callCount ?? 0, inputTokens: read.totalInputTokens ?? 0, outputTokens: read.totalOutputTokens ?? 0, cost: read.totalCost ?? 0 };
-        if (flushes.length > 0) flushStats[flushes.length - 1] = stats;
+        if (typeof read !== "string") this.stats = { calls: read.callCount ?? 0, inputTokens: read.totalInputTokens ?? 0, outputTokens: read.totalOutputTokens ?? 0, cost: read.totalCost ?? 0 };
+        if (this.flushes.length > 0) this.flushStats[this.flushes.length - 1] = this.stats;
       }
       if (isCustomEntryOf(entry, PRUNE_FRONTIER)) {
         const frontier = readFrontierData(entry.data);
         const outcome = typeof frontier === "string" ? "flush" : (frontier.outcome ?? "flush");
-        causes.push({ kind: "flush", label: `a flush (${outcome})${refs.length ? ` stubbed ${refs.join(", ")}` : ""}`, entryId: entry.id, refs });
+        const refs = this.refs;
+        this.causes.push({ kind: "flush", label: `a flush (${outcome})${refs.length ? ` stubbed ${refs.join(", ")}` : ""}`, entryId: entry.id, refs });
         // The summarizer's totals up to the flush are the earlier flushes'; the next stats entry adds this one's.
-        flushes.push({ entryId: entry.id, beforeRequest, refs, rewriteTokens: 0, summarizer: { ...stats }, savedCharsPerRequest: 0, laterRequests: 0, savedTokens: 0 });
-        flushStats.push(stats);
-        refs = [];
+        this.flushes.push({ entryId: entry.id, beforeRequest, refs, rewriteTokens: 0, summarizer: { ...this.stats }, savedCharsPerRequest: 0, laterRequests: 0, savedTokens: 0 });
+        this.flushStats.push(this.stats);
+        this.refs = [];
         continue;
       }
       const cause = entryCause(entry);
-      if (cause) causes.push(cause);
+      if (cause) this.causes.push(cause);
     }
-    return causes;
-  };
+  }
 
-  timeline.points.forEach((point, i) => {
-    const request = renderer.requests[i]!;
-    const entryCauses = collect(request.end, request.n);
-    const messages = renderer.render(request.n).messages;
+  /** The next request of the branch: its point, where it lies, and the messages it sent. */
+  add(point: TimelinePoint, request: { n: number; position: number; end: number }, messages: readonly AgentMessage[]): RequestCost {
+    this.collect(request.end, request.n);
+    const entryCauses = this.causes;
+    this.causes = [];
+    this.refs = [];
     const figures = figuresOf(point);
-    const previous = timeline.points[i - 1];
+    const previous = this.points.at(-1);
     const cost: RequestCost = { n: point.n, entryId: point.entryId, ...figures, added: totalOf(figures), rewritten: 0, causes: [] };
-    if (previous) {
+    if (previous && this.previous) {
       // Both requests in the same figures: the provider's where both carry them, else both estimated.
       const provider = !figures.estimated && previous.usage !== undefined;
       const before = figuresOf(previous, provider);
@@ -201,37 +224,43 @@ export function branchCost(branch: readonly AnyEntry[], options: TimelineOptions
       const over = now.written + now.uncached - cost.added;
       // Only a cache that held the previous request can be lost: the provider reported reading or
       // writing it, or (estimated) its caching keeps a prompt of that size.
-      const minCached = answerOf(branch[renderer.requests[i - 1]!.position])?.minCached ?? 0;
+      const minCached = answerOf(this.branch[this.previous.position])?.minCached ?? 0;
       const cached = provider ? before.read + before.written > 0 : previous.rules !== "none" && totalOf(before) >= minCached;
       cost.rewritten = cached && over >= REWRITE_SLACK ? over : 0;
-      const firstChange = firstChangeOf(previousMessages, messages);
+      const firstChange = firstChangeOf(this.previous.messages, messages);
       if (firstChange !== undefined) cost.firstChange = firstChange;
-      if (cost.rewritten > 0) cost.causes = rewriteCauses(branch, renderer.requests[i - 1]!.position, request.position, entryCauses, previousMessages, messages, firstChange, point);
+      if (cost.rewritten > 0) cost.causes = rewriteCauses(this.branch, this.previous.position, request.position, entryCauses, this.previous.messages, messages, firstChange, point);
     }
-    requests.push(cost);
-    previousMessages = messages;
-  });
-  collect(branch.length, requests.length + 1);
+    this.requests.push(cost);
+    this.points.push(point);
+    this.previous = { position: request.position, messages };
+    return cost;
+  }
 
-  const points = timeline.points;
-  const pruned = (p: TimelinePoint | undefined) => (p ? p.rawChars - p.sentChars : 0);
-  return {
-    requests,
-    flushes: flushes.map((flush, k) => {
-      const after = requests[flush.beforeRequest - 1];
-      const later = requests.length - flush.beforeRequest + 1;
-      const saved = Math.max(0, pruned(points[flush.beforeRequest - 1]) - pruned(points[flush.beforeRequest - 2]));
-      return {
-        ...flush,
-        // Several flushes before one request share its rewrite: the last of them is charged with it.
-        rewriteTokens: after?.causes.filter((c) => c.kind === "flush").at(-1)?.entryId === flush.entryId ? after.rewritten : 0,
-        summarizer: subtract(flushStats[k]!, flush.summarizer),
-        savedCharsPerRequest: after ? saved : 0,
-        laterRequests: Math.max(0, later),
-        savedTokens: after ? estimateTokens(saved * later) : 0,
-      };
-    }),
-  };
+  /** The requests added so far, and every flush on the branch with what it cost and saved. */
+  result(): BranchCost {
+    const { requests, points } = this;
+    // Entries after the last request: its flushes were sent with none yet (their causes wait for the next request).
+    this.collect(this.branch.length, requests.length + 1);
+    const pruned = (p: TimelinePoint | undefined) => (p ? p.rawChars - p.sentChars : 0);
+    return {
+      requests: requests.slice(),
+      flushes: this.flushes.map((flush, k) => {
+        const after = requests[flush.beforeRequest - 1];
+        const later = requests.length - flush.beforeRequest + 1;
+        const saved = Math.max(0, pruned(points[flush.beforeRequest - 1]) - pruned(points[flush.beforeRequest - 2]));
+        return {
+          ...flush,
+          // Several flushes before one request share its rewrite: the last of them is charged with it.
+          rewriteTokens: after?.causes.filter((c) => c.kind === "flush").at(-1)?.entryId === flush.entryId ? after.rewritten : 0,
+          summarizer: subtract(this.flushStats[k]!, flush.summarizer),
+          savedCharsPerRequest: after ? saved : 0,
+          laterRequests: Math.max(0, later),
+          savedTokens: after ? estimateTokens(saved * later) : 0,
+        };
+      }),
+    };
+  }
 }
 
 /** The causes of a rewrite found between the request answered at `previousAt` and the one at `at`. */

@@ -8,7 +8,7 @@
 import type { AnyEntry } from "../shapes/entries.ts";
 import { isCompactionEntry, isCustomEntry, isCustomEntryOf, isMessageEntry, PRUNE_CHAIN, PRUNE_FRONTIER, PRUNE_STATS } from "../shapes/entries.ts";
 import { REWIND_ENTRY, SHRINK_ENTRY } from "../control/control-entries.ts";
-import type { AssistantMessage } from "../shapes/messages.ts";
+import type { AgentMessage, AssistantMessage } from "../shapes/messages.ts";
 import { isRecord } from "../shapes/json.ts";
 import { readFrontierData, readStatsData } from "../shapes/read-payloads.ts";
 import { estimateTokens } from "../shapes/size.ts";
@@ -169,6 +169,9 @@ export function buildTimeline(branch: readonly AnyEntry[], options: TimelineOpti
   return builder.timeline();
 }
 
+/** Hears each request as the builder renders it: its point, where it lies on the branch, and the messages the model was sent. */
+export type RequestListener = (point: TimelinePoint, request: { n: number; position: number; end: number }, messages: readonly AgentMessage[]) => void;
+
 /**
  * Builds a branch's timeline a piece at a time: `step` renders requests in order until its time
  * budget is spent, so a caller can yield between pieces and draw the points built so far; `extend`
@@ -179,6 +182,7 @@ export class TimelineBuilder {
   private branch: readonly AnyEntry[];
   private readonly renderer: RequestRenderer;
   private readonly options: TimelineOptions;
+  private readonly listener: RequestListener | undefined;
   private readonly points: TimelinePoint[] = [];
   private readonly marks: TimelineMark[] = [];
   private summarizer: SummarizerCalls = { calls: 0, inputTokens: 0, outputTokens: 0, cost: 0 };
@@ -188,9 +192,11 @@ export class TimelineBuilder {
   /** Entries whose marks and stats are collected. */
   private next = 0;
 
-  constructor(branch: readonly AnyEntry[], options: TimelineOptions) {
+  /** `listener` hears every request once, in order (whoever needs the views as sent renders none again). */
+  constructor(branch: readonly AnyEntry[], options: TimelineOptions, listener?: RequestListener) {
     this.branch = branch;
     this.options = options;
+    this.listener = listener;
     this.renderer = new RequestRenderer(branch, options);
   }
 
@@ -300,6 +306,7 @@ export class TimelineBuilder {
     if (request.timestamp !== undefined) point.timestamp = request.timestamp;
     if (request.prompt !== undefined) point.prompt = request.prompt;
     if (usage) point.usage = usage;
+    this.listener?.(point, request, view.messages);
     return point;
   }
 }
