@@ -16,6 +16,7 @@ export const SHOW_MODEL_VIEW_COMMAND = "piPruner.showModelView";
 export const GO_TO_REQUEST_COMMAND = "piPruner.goToRequest";
 export const NEXT_REQUEST_COMMAND = "piPruner.nextRequest";
 export const PREVIOUS_REQUEST_COMMAND = "piPruner.previousRequest";
+export const COMPARE_WITH_PREVIOUS_REQUEST_COMMAND = "piPruner.compareWithPreviousRequest";
 export const EXPORT_SESSION_COMMAND = "piPruner.exportSession";
 export const SESSIONS_THAT_READ_FILE_COMMAND = "piPruner.sessionsThatReadFile";
 export const SHOW_TIMELINE_COMMAND = "piPruner.showTimeline";
@@ -32,6 +33,7 @@ export const COMMAND_IDS: readonly string[] = [
   GO_TO_REQUEST_COMMAND,
   PREVIOUS_REQUEST_COMMAND,
   NEXT_REQUEST_COMMAND,
+  COMPARE_WITH_PREVIOUS_REQUEST_COMMAND,
   REVIEW_CHAIN_COMMAND,
   CHOOSE_BRANCH_COMMAND,
   OPEN_SESSION_FILE_COMMAND,

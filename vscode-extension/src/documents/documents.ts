@@ -11,7 +11,7 @@ import { buildModelViewWithBodies, modelViewText, NEXT_REQUEST_TITLE, NUDGES_NOT
 import { markerEffectText, markerStateText, type MarkerView } from "@pi-pruner/core";
 import { fileSpillStorage } from "@pi-pruner/core";
 import type { RenderConfig } from "@pi-pruner/core";
-import { sizesLine } from "@pi-pruner/core";
+import { requestCostLine, sizesLine } from "@pi-pruner/core";
 import type { CallView, SessionView } from "@pi-pruner/core";
 import { buildChainReview } from "@pi-pruner/core";
 import type { SessionState, SessionStore } from "../store/session-store.ts";
@@ -108,7 +108,7 @@ async function callDocument(state: SessionState, call: CallView, bodies: BodyCac
 
 /** The characters line of a model document's header. */
 
-const STEPPING_LINE = "# Other requests: Previous Request, Next Request and Go to Request… in this editor's title bar.\n";
+const STEPPING_LINE = "# Other requests: Previous Request, Next Request, Go to Request… and Compare with Previous Request in this editor's title bar.\n";
 
 /** The model view of the next request: what the model is sent when the session goes on from the leaf. */
 async function nextRequestDocument(state: SessionState, config: RenderConfig, bodies: BodyCache, sent: number): Promise<string> {
@@ -144,10 +144,13 @@ async function modelDocument(state: SessionState, config: RenderConfig, bodies: 
   if (n === undefined) return nextRequestDocument(state, config, bodies, count);
   if (n > count) return documentText(`# Request ${n} is not on the branch shown: it sent ${count} request${count === 1 ? "" : "s"}.\n# Session: ${state.file.path}\n`);
   const view = await views.render(state.file.path, data, leafId, n, config, bodies);
+  const cost = await views.cost(state.file.path, data, leafId, n, config, bodies);
   const header =
     `# Model view: ${n === count ? "last request sent, " : ""}request ${n} of ${count}, as it was sent\n` +
     requestContextLine(view) +
     `# ${settingsSourceText(view.settings)}.\n` +
+    // The same words as `pi-pruner view --request N`: tokens read, written and uncached, and what made it rewrite.
+    (cost ? `# cost: ${requestCostLine(cost, formatNumber)}\n` : "") +
     `# Session: ${state.file.path}\n` +
     writerLines(state.view!, view, "sent") +
     sizesLine(view) +

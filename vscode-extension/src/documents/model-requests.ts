@@ -1,7 +1,8 @@
 // The requests a branch sent, for the model view: the list a person picks from, and what one of
 // them sent, rendered by core with the settings in force then. Stepping through them in order
-// reuses one renderer per session, which carries its state forward instead of starting over.
-import { BodyCache, getBranch, modelRequests, RequestRenderer, type ModelRequestRef, type RenderConfig, type RequestView, type SessionData } from "@pi-pruner/core";
+// reuses one renderer per session, which carries its state forward instead of starting over; what
+// each request cost is worked out once per branch (it walks the whole branch) and kept beside it.
+import { type AnyEntry, BodyCache, branchCost, getBranch, modelRequests, RequestRenderer, type ModelRequestRef, type RenderConfig, type RequestCost, type RequestView, type SessionData, type BranchCost } from "@pi-pruner/core";
 
 /** Which view of a branch a model document shows: a request already sent (1-based), the last one sent, or the next one. */
 export type RequestChoice = number | "last" | "next";
@@ -31,9 +32,11 @@ export function requestNumber(choice: RequestChoice, count: number): number | un
 }
 
 interface CachedRenderer {
-  entries: readonly unknown[];
+  entries: readonly AnyEntry[];
   renderer: RequestRenderer;
   config: RenderConfig;
+  /** What every request of the branch cost, once a header asked. */
+  costs?: BranchCost;
 }
 
 /** One renderer per session file, for the branch and bodies it was made from. */
@@ -42,6 +45,18 @@ export class RequestViews {
 
   /** What request `n` of the branch at `leafId` sent; bodies left on disk are read back through `bodies`. */
   async render(path: string, data: SessionData, leafId: string | null, n: number, config: RenderConfig, bodies: BodyCache): Promise<RequestView> {
+    return (await this.cached(path, data, leafId, config, bodies)).renderer.render(n);
+  }
+
+  /** What request `n` of the branch at `leafId` cost and why (undefined past the last one sent). */
+  async cost(path: string, data: SessionData, leafId: string | null, n: number, config: RenderConfig, bodies: BodyCache): Promise<RequestCost | undefined> {
+    const cached = await this.cached(path, data, leafId, config, bodies);
+    cached.costs ??= branchCost(cached.entries, { config });
+    return cached.costs.requests[n - 1];
+  }
+
+  /** The renderer of the branch as it is now: the one kept, unless the branch, its bodies or the settings changed. */
+  private async cached(path: string, data: SessionData, leafId: string | null, config: RenderConfig, bodies: BodyCache): Promise<CachedRenderer> {
     const branch = getBranch(data, leafId);
     const entries = await bodies.withBodies(path, data.elided, branch.entries);
     let cached = this.renderers.get(path);
@@ -49,7 +64,7 @@ export class RequestViews {
       cached = { entries, renderer: new RequestRenderer(entries, { config }), config };
       this.renderers.set(path, cached);
     }
-    return cached.renderer.render(n);
+    return cached;
   }
 
   clear(): void {

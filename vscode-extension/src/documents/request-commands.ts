@@ -1,15 +1,16 @@
 // Stepping through the requests a session sent, in its model view: Go to Request… (a quick pick of
-// every request with its prompt and time), Previous Request and Next Request. They act on the model
-// view in the active editor (its title bar shows them while one is), or open one for a session.
+// every request with its prompt and time), Previous Request and Next Request, and Compare with
+// Previous Request (a diff of the two requests' model views, at the first change). They act on the
+// model view in the active editor (its title bar shows them while one is), or open one for a session.
 import * as vscode from "vscode";
 import { firstWords, type ModelRequestRef } from "@pi-pruner/core";
-import { GO_TO_REQUEST_COMMAND, NEXT_REQUEST_COMMAND, PREVIOUS_REQUEST_COMMAND, SHOW_MODEL_VIEW_COMMAND } from "../command-ids.ts";
+import { COMPARE_WITH_PREVIOUS_REQUEST_COMMAND, GO_TO_REQUEST_COMMAND, NEXT_REQUEST_COMMAND, PREVIOUS_REQUEST_COMMAND, SHOW_MODEL_VIEW_COMMAND } from "../command-ids.ts";
 import { pickSession, sessionPathOf, type SessionPickContext } from "../selection.ts";
 import { sessionLabel } from "../session-names.ts";
-import type { SessionStore } from "../store/session-store.ts";
+import type { SessionState, SessionStore } from "../store/session-store.ts";
 import { formatDateTime, oneLine } from "../text.ts";
 import { requestCount } from "../view-lookup.ts";
-import { openDocument, parseDocumentUri, SCHEME } from "./document-uri.ts";
+import { documentUri, openDocument, parseDocumentUri, SCHEME, type DocumentRequest } from "./document-uri.ts";
 import { requestChoiceOf, requestNumber, requestsOf, type RequestChoice } from "./model-requests.ts";
 /** True while the active editor shows a model view (the title bar's step commands need it). */
 const MODEL_VIEW_ACTIVE = "piPruner.modelViewActive";
@@ -34,13 +35,42 @@ function choiceTitle(choice: RequestChoice, count: number): string {
   return `request ${choice} of ${count}`;
 }
 
+/** The model view of `file` at `choice`: what its document serves, and its tab's title. */
+function modelView(state: SessionState, file: string, choice: RequestChoice): { request: DocumentRequest; title: string } {
+  const count = state.data && state.view ? requestCount(state.data, state.view.leafId) : 0;
+  return {
+    request: { kind: "model", file, ...(choice === "last" ? {} : { request: choice }) },
+    title: `model view ${sessionLabel(state)} · ${choiceTitle(choice, count)}`,
+  };
+}
+
 /** Opens the model view of `file` at `choice` (the last request sent, a numbered one, or the next), in the preview tab. */
 export async function openModelView(store: SessionStore, file: string, choice: RequestChoice): Promise<vscode.TextEditor | undefined> {
   const state = await store.load(file);
   if (!state) return undefined;
-  const count = state.data && state.view ? requestCount(state.data, state.view.leafId) : 0;
-  const title = `model view ${sessionLabel(state)} · ${choiceTitle(choice, count)}`;
-  return openDocument({ kind: "model", file, ...(choice === "last" ? {} : { request: choice }) }, title);
+  const { request, title } = modelView(state, file, choice);
+  return openDocument(request, title);
+}
+
+/** The line count of a model view's `#` header and the blank line after it: its messages start there. */
+function bodyStart(lines: readonly string[]): number {
+  const blank = lines.indexOf("");
+  return blank < 0 ? lines.length : blank + 1;
+}
+
+/**
+ * The first line of `after`'s messages that is not the same line of `before`'s (0-based, in the
+ * whole of `after`): the headers differ by design (request number, cost), so only the messages are
+ * compared. Where `after` only adds messages, the first one added; where nothing changed, the first.
+ */
+export function firstChangedLine(before: string, after: string): number {
+  const a = before.split("\n");
+  const b = after.split("\n");
+  const startA = bodyStart(a);
+  const startB = bodyStart(b);
+  let i = 0;
+  while (startA + i < a.length && startB + i < b.length && a[startA + i] === b[startB + i]) i++;
+  return Math.min(startB + i, Math.max(0, b.length - 1));
 }
 
 /** A quick-pick row for a request: its number and prompt, its time, what its answer did. */
@@ -93,6 +123,31 @@ export function registerRequestCommands(context: RequestCommandContext): vscode.
     }),
     vscode.commands.registerCommand(NEXT_REQUEST_COMMAND, (arg?: unknown) => step(1, arg)),
     vscode.commands.registerCommand(PREVIOUS_REQUEST_COMMAND, (arg?: unknown) => step(-1, arg)),
+    vscode.commands.registerCommand(COMPARE_WITH_PREVIOUS_REQUEST_COMMAND, async (arg?: unknown) => {
+      const active = activeModelView(arg);
+      const file = active?.file ?? (arg instanceof vscode.Uri ? undefined : sessionPathOf(arg)) ?? (await pickSession(context, "Compare the last request of…"));
+      if (!file) return undefined;
+      const state = await store.load(file);
+      if (!state?.data || !state.view) return undefined;
+      const count = requestCount(state.data, state.view.leafId);
+      const n = requestNumber(active?.choice ?? "last", count);
+      if (count === 0) return context.prompter().info("Pi Pruner: no request was sent on this branch yet; there is nothing to compare.");
+      if (n === 1) return context.prompter().info("Pi Pruner: request 1 is the first this branch sent; there is no request before it to compare with.");
+      if (n !== undefined && n > count) return context.prompter().info(`Pi Pruner: request ${n} is not on the branch shown; it sent ${count}.`);
+      // Numbered on both sides (the next request excepted): a diff of "the last request" would move as Pi writes.
+      const left = modelView(state, file, n === undefined ? count : n - 1);
+      const right = modelView(state, file, n ?? "next");
+      const leftUri = documentUri(left.request, left.title);
+      const rightUri = documentUri(right.request, right.title);
+      const [before, after] = await Promise.all([vscode.workspace.openTextDocument(leftUri), vscode.workspace.openTextDocument(rightUri)]);
+      const line = firstChangedLine(before.getText(), after.getText());
+      const title = `Request ${n === undefined ? count : n - 1} ↔ ${n ?? "next"} — ${sessionLabel(state)}`;
+      await vscode.commands.executeCommand("vscode.diff", leftUri, rightUri, title, {
+        preview: true,
+        selection: new vscode.Range(line, 0, line, 0),
+      } satisfies vscode.TextDocumentShowOptions);
+      return vscode.window.activeTextEditor;
+    }),
     vscode.commands.registerCommand(GO_TO_REQUEST_COMMAND, async (arg?: unknown) => {
       const active = activeModelView(arg);
       const file =
