@@ -181,7 +181,7 @@ describe("history: labels, reclaim, requests and branches", () => {
     const menus = vscode.extensions.getExtension("pi-pruner.pi-pruner-vscode")!.packageJSON.contributes.menus["editor/title"] as { command: string; when: string }[];
     assert.deepEqual(
       menus.map((m) => m.command),
-      ["piPruner.previousRequest", "piPruner.goToRequest", "piPruner.nextRequest"],
+      ["piPruner.previousRequest", "piPruner.goToRequest", "piPruner.nextRequest", "piPruner.compareWithPreviousRequest"],
     );
     for (const m of menus) assert.match(m.when, /piPruner\.modelViewActive/);
   });
