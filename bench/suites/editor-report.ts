@@ -28,8 +28,8 @@ function timeline(d: ReportDoc, s: SuiteOutput): void {
       dom: d.spread("editor.timelineDom.5MB"),
       heard: d.spread("editor.timelineHeard.5MB"),
       drawn: d.spread("editor.timeline.5MB"),
-      status: d.status("editor.timeline.5MB"),
     }),
+    ...(d.f("editor.timelineRatio.5MB") ? [TEXT.block("timeline-floor", { floor: d.spread("editor.webviewFloor.empty"), ratio: d.spread("editor.timelineRatio.5MB"), status: d.status("editor.timelineRatio.5MB") })] : []),
     "",
   );
   const built = d.v("editor.timelineBuilt.5MB");
@@ -81,7 +81,9 @@ function search(d: ReportDoc, s: SuiteOutput): void {
 export const editorReport: ReportSection = {
   headline: () => [
     ["editor.paint.5MB", "Editor: first paint of a 5 MB session, activation → its row with its reclaim in the rendered workbench (Playwright reads the DOM; fresh hosts)"],
+    ["editor.paintRatio.5MB", "Editor: that first paint ÷ the one-item floor (an extension's activate() → its one tree item drawn; a fresh host each, round by round)"],
     ["editor.timeline.5MB", "Editor: that session's context timeline, its command → the chart with every request drawn in its webview (Playwright in the webview's frame; fresh hosts)"],
+    ["editor.timelineRatio.5MB", "Editor: that timeline ÷ the empty-webview floor (a command → an empty webview page loaded and drawn; a fresh host each, round by round)"],
     ["editor.append.5MB", "Editor: a 1-line append applied to the open session"],
     ["editor.search.firstResults.500", "Editor: search over 500 sessions (the load test's agent dir), first results in the tree"],
     // The issue bounds the scan without a number: every session indexed (the test asserts it) is the bound.
@@ -110,7 +112,9 @@ export const editorReport: ReportSection = {
       ...(d.f("editor.viewOpened.5MB") ? [TEXT.block("step-view-opened", { value: d.spread("editor.viewOpened.5MB") })] : []),
       ...(d.f("editor.paintDom.5MB") ? [TEXT.block("step-paint-dom", { value: d.spread("editor.paintDom.5MB") })] : []),
       TEXT.block("step-paint", { value: d.spread("editor.paint.5MB"), status: d.status("editor.paint.5MB") }),
+      ...(d.f("editor.paintRatio.5MB") ? [TEXT.block("step-paint-floor", { floor: d.spread("editor.paintFloor.oneItem"), ratio: d.spread("editor.paintRatio.5MB"), status: d.status("editor.paintRatio.5MB") })] : []),
       "",
+      ...(d.f("editor.paintFloor.oneItem") || d.f("editor.webviewFloor.empty") ? [TEXT.block("floors"), ""] : []),
       TEXT.block("append", { append: d.spread("editor.append.5MB"), tail: d.spread("editor.tail.5MB"), status: d.status("editor.append.5MB") }),
       "",
     );

@@ -11,7 +11,7 @@
 // Everything a run writes (user data, extensions dir, XDG dirs, Chromium profile) lives in one temp
 // dir that stop() removes. code-server runs in its own process group and stop() kills the group.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync, cpSync, realpathSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, cpSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve, delimiter } from "node:path";
 import { chromium } from "playwright-core";
@@ -119,12 +119,19 @@ export async function startCodeServer({
   verbose = false,
   startTimeoutMs = 60_000,
   extraArgs = [],
+  extraExtensions = [],
 } = {}) {
   const p = await provision();
   const userDataDir = join(runDir, "user-data");
   const extensionsDir = join(runDir, "extensions");
   for (const d of [userDataDir, join(userDataDir, "User"), extensionsDir, join(runDir, "xdg", "config"), join(runDir, "xdg", "data"), join(runDir, "xdg", "cache"), join(runDir, "xdg", "state")]) {
     mkdirSync(d, { recursive: true });
+  }
+  // Installed as a user's extensions are (the server takes only one development path): a folder
+  // `publisher.name-version` in the extensions dir, found when the server first scans it.
+  for (const dir of extraExtensions) {
+    const { publisher, name, version } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+    cpSync(dir, join(extensionsDir, `${publisher}.${name}-${version}`), { recursive: true });
   }
   writeFileSync(join(userDataDir, "User", "settings.json"), JSON.stringify({ ...DEFAULT_SETTINGS, ...settings }, null, 2));
 
@@ -260,7 +267,7 @@ export async function launchChromium({ headless = true, args = [] } = {}) {
 
 /**
  * Starts code-server and opens the workbench on `workspace` with the extension loaded from
- * `extensionDevelopmentPath` (default: vscode-extension/). With `extensionTestsPath` the workbench
+ * `extensionDevelopmentPath` (default: vscode-extension/), and any `extraExtensionPaths` installed beside it. With `extensionTestsPath` the workbench
  * runs that test entry; give `expose` ({ codeAutomationLog, codeAutomationExit }) to hear it.
  * `initScript` ({ script, arg }, as Playwright's addInitScript takes them) runs before the page's own scripts.
  *
@@ -270,6 +277,7 @@ export async function launchChromium({ headless = true, args = [] } = {}) {
 export async function launchWorkbench({
   workspace,
   extensionDevelopmentPath = DEFAULT_EXTENSION_PATH,
+  extraExtensionPaths = [],
   extensionTestsPath,
   env = {},
   settings = {},
@@ -294,7 +302,7 @@ export async function launchWorkbench({
     })());
   try {
     const ws = prepareWorkspace(runDir, workspace);
-    server = await startCodeServer({ runDir, workspace: ws, env, settings, verbose });
+    server = await startCodeServer({ runDir, workspace: ws, env, settings, verbose, extraExtensions: extraExtensionPaths });
     browser = await launchChromium({ headless });
     const context = await browser.newContext({ viewport });
     const page = await context.newPage();

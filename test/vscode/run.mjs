@@ -16,7 +16,7 @@ import { provision, launchWorkbench, prepareWorkspace, repoRoot, DEFAULT_EXTENSI
 import { localDir } from "./lib/provision.mjs";
 import { buildExtension, buildSuite } from "./lib/build-suite.mjs";
 import { piSessionFixture } from "./lib/pi-fixture.mjs";
-import { openPiPrunerView, paintObserver, paintObserverArgs, PAINT_REPORT, TIMELINE_REPORT } from "./lib/paint-probe.mjs";
+import { floorProbe, openPiPrunerView, paintObserver, paintObserverArgs, PAINT_REPORT, TIMELINE_REPORT } from "./lib/paint-probe.mjs";
 
 const USAGE = `usage: node test/vscode/run.mjs [options]
   --workspace DIR     folder to open (default: temp copy of test/vscode/fixtures/workspace, else empty temp dir)
@@ -31,6 +31,8 @@ const USAGE = `usage: node test/vscode/run.mjs [options]
   --paint-probe       open the Pi Pruner view by its icon and print when the first session row shows
                       its reclaim in the rendered page, and when a context timeline's chart is drawn
                       with all its requests (BENCH-JSON lines, for the editor benchmark)
+  --probe-floor       with --paint-probe: open the one-item floor's view instead and time its row
+  --extension DIR     load this extension too, beside Pi Pruner (repeatable; the bench's floors)
   --build-only        build the extension and the suite, print the test entry path, exit
   --provision-only    provision the cache (.vscode-test/) and exit`;
 
@@ -46,6 +48,8 @@ try {
       keep: { type: "boolean", default: false },
       verbose: { type: "boolean", default: false },
       "paint-probe": { type: "boolean", default: false },
+      "probe-floor": { type: "boolean", default: false },
+      extension: { type: "string", multiple: true, default: [] },
       "build-only": { type: "boolean", default: false },
       "provision-only": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -214,13 +218,14 @@ try {
   const launching = launchWorkbench({
     workspace: opts.workspace,
     extensionDevelopmentPath: DEFAULT_EXTENSION_PATH,
+    extraExtensionPaths: opts.extension,
     extensionTestsPath: testEntry,
     env,
     expose,
     verbose: opts.verbose,
     keep: opts.keep,
     waitForWorkbench: false,
-    ...(opts["paint-probe"] ? { initScript: { script: paintObserver, arg: paintObserverArgs } } : {}),
+    ...(opts["paint-probe"] ? { initScript: { script: paintObserver, arg: opts["probe-floor"] ? floorProbe.observerArgs : paintObserverArgs } } : {}),
   });
   // A launch that fails or outlives the timeout settles the run.
   launching.then(
@@ -230,7 +235,8 @@ try {
       w.server.exited.then(({ code, signal }) => settle({ code: 1, reason: `code-server exited during the run (${signal ?? code})` }));
       w.page.on("crash", () => settle({ code: 1, reason: "the workbench page crashed" }));
       w.browser.on("disconnected", () => settle({ code: 1, reason: "the browser went away" }));
-      if (opts["paint-probe"]) openPiPrunerView(w.page, { onClick: (at) => (clickedAt = at) }).catch((e) => settle({ code: 1, reason: e.message }));
+      const view = opts["probe-floor"] ? { container: floorProbe.container, header: floorProbe.header } : {};
+      if (opts["paint-probe"]) openPiPrunerView(w.page, { onClick: (at) => (clickedAt = at), ...view }).catch((e) => settle({ code: 1, reason: e.message }));
     },
     (e) => settle({ code: 1, reason: `could not start the workbench: ${e.message}` }),
   );

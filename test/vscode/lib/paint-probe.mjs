@@ -7,13 +7,17 @@
 
 const CONTAINER = ".activitybar .action-item a[aria-label^='Pi Pruner']";
 const SESSIONS_HEADER = ".pane-header[aria-label^='Sessions']";
+// The bench's one-item floor (test/vscode/floor/one-item), opened and watched the same way.
+const FLOOR_CONTAINER = ".activitybar .action-item a[aria-label^='Floor One Item']";
+const FLOOR_HEADER = ".pane-header[aria-label^='Floor Items']";
 
 /**
- * Runs in each frame before its scripts. In the workbench: reports the Sessions row with its reclaim
- * once through `window[report]`. In a frame holding the timeline's chart: reports once, through
+ * Runs in each frame before its scripts. In the workbench: reports the first top-level row of the
+ * view under `header` whose description holds `mark` (the Sessions row with its reclaim) once
+ * through `window[report]`. In a frame holding the timeline's chart: reports once, through
  * `window[timelineReport]`, the frame that draws the chart with all its points.
  */
-export function paintObserver({ report, header, timelineReport }) {
+export function paintObserver({ report, header, mark = "→", timelineReport }) {
   const now = () => performance.timeOrigin + performance.now();
   // The document itself, which exists before its first element does.
   const observeDocument = (observer, options) => observer.observe(document, { childList: true, subtree: true, ...options });
@@ -51,7 +55,7 @@ export function paintObserver({ report, header, timelineReport }) {
     for (const d of panes.flatMap((pane) => [...pane.querySelectorAll(".monaco-list-row[aria-level='1'] .label-description")])) {
       const text = d.textContent ?? "";
       const box = d.getBoundingClientRect();
-      if (!text.includes("→") || box.width <= 0 || box.height <= 0) continue;
+      if (!text.includes(mark) || box.width <= 0 || box.height <= 0) continue;
       done = true;
       const seenAt = now();
       observer.disconnect();
@@ -66,12 +70,13 @@ export function paintObserver({ report, header, timelineReport }) {
 
 /**
  * Opens the Pi Pruner container once its icon is there (clicking only while the Sessions view is
- * hidden, since a second click would close it). `onClick` hears the epoch ms of each click.
+ * hidden, since a second click would close it). `onClick` hears the epoch ms of each click;
+ * `container` and `header` open another view container the same way (the bench's floor).
  */
-export async function openPiPrunerView(page, { onClick = () => {}, timeoutMs = 60_000 } = {}) {
+export async function openPiPrunerView(page, { onClick = () => {}, timeoutMs = 60_000, container = CONTAINER, header: headerSelector = SESSIONS_HEADER } = {}) {
   const deadline = Date.now() + timeoutMs;
-  const icon = page.locator(CONTAINER).first();
-  const header = page.locator(SESSIONS_HEADER).first();
+  const icon = page.locator(container).first();
+  const header = page.locator(headerSelector).first();
   while (Date.now() < deadline) {
     if (await header.isVisible().catch(() => false)) return;
     if (await icon.isVisible().catch(() => false)) {
@@ -80,9 +85,11 @@ export async function openPiPrunerView(page, { onClick = () => {}, timeoutMs = 6
       await header.waitFor({ state: "visible", timeout: 3000 }).catch(() => {});
     } else await new Promise((r) => setTimeout(r, 20));
   }
-  throw new Error(`the Pi Pruner view did not open within ${timeoutMs} ms`);
+  throw new Error(`the view under ${headerSelector} did not open within ${timeoutMs} ms`);
 }
 
 export const PAINT_REPORT = "piPrunerPaintSeen";
 export const TIMELINE_REPORT = "piPrunerTimelineSeen";
 export const paintObserverArgs = { report: PAINT_REPORT, header: SESSIONS_HEADER, timelineReport: TIMELINE_REPORT };
+/** The same probe on the one-item floor: its icon, its view, and the mark its one row carries. */
+export const floorProbe = { container: FLOOR_CONTAINER, header: FLOOR_HEADER, observerArgs: { ...paintObserverArgs, header: FLOOR_HEADER, mark: "▪" } };

@@ -3,6 +3,8 @@
 // with one large session). Prints: activation → session listed → session parsed with its view →
 // the tree's items built; the session's context timeline from its command to the page's drawing
 // of every request; and the cost of applying a one-line append (tail read + view update).
+// With PI_PRUNER_BENCH=floor (a host of its own) it times the floors instead: the one-item tree
+// extension's activation, and the empty webview's command (test/vscode/floor/).
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import { performance } from "node:perf_hooks";
@@ -14,6 +16,12 @@ import type { SessionNode } from "../../../vscode-extension/src/trees/session-no
 import { children, extensionApi, waitFor } from "./helpers.ts";
 
 const enabled = process.env.PI_PRUNER_BENCH === "1";
+const floors = process.env.PI_PRUNER_BENCH === "floor";
+const FLOOR_TREE_ID = "pi-pruner-bench.floor-one-item";
+const FLOOR_WEBVIEW_ID = "pi-pruner-bench.floor-empty-webview";
+const FLOOR_WEBVIEW_COMMAND = "floorEmptyWebview.open";
+/** Epoch ms now, on the clock the floors' activatedAt and the page's observer use. */
+const epochNow = () => performance.timeOrigin + performance.now();
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 function percentile(values: number[], p: number): number {
@@ -162,5 +170,50 @@ if (enabled) describe("benchmark", () => {
     const last = api.store.marks.lastAppend!;
     console.log(`      append that needs a full rebuild: tail ${ms(last.tailMs)} + rebuild ${ms(last.updateMs)} (shown after ${ms(performance.now() - started)})`);
     await api.selectSession(undefined);
+  });
+});
+
+
+/** A floor extension once active, with the epoch ms of its activate(). */
+async function floorActivated(id: string): Promise<number> {
+  const ext = vscode.extensions.getExtension<{ activatedAt: number }>(id);
+  assert.ok(ext, `${id} is loaded (bench.mjs passes it as an extension)`);
+  // Activated by the host (onStartupFinished, or its view opened), not by this test.
+  await waitFor(() => ext.isActive, `${id} to activate`, 60_000);
+  return ext.exports.activatedAt;
+}
+
+// The floors, in a host of their own, timed as ours are: what the page sees is reported by the
+// same observer (test/vscode/lib/paint-probe.mjs), and the webview is opened at the same moment.
+if (floors) describe("benchmark floor", () => {
+  it("the one-item floor: activation → its item drawn", async () => {
+    const activatedAtEpoch = await floorActivated(FLOOR_TREE_ID);
+    console.log(`BENCH-JSON ${JSON.stringify({ kind: "floorPaint", activatedAtEpoch })}`);
+  });
+
+  it("the empty-webview floor: its command → its page loaded and drawn", async function () {
+    this.timeout(120_000);
+    const activatedAtEpoch = await floorActivated(FLOOR_WEBVIEW_ID);
+    // As ours: 3 s after activation, once the editor is on screen.
+    const settle = 3000 - (epochNow() - activatedAtEpoch);
+    if (settle > 0) await new Promise((r) => setTimeout(r, settle));
+    const commandAt = performance.now();
+    const panel = await vscode.commands.executeCommand<vscode.WebviewPanel | undefined>(FLOOR_WEBVIEW_COMMAND);
+    const panelAt = performance.now();
+    assert.ok(panel, "the floor's panel opened");
+    let loadedAt: number | undefined;
+    const sub = panel.webview.onDidReceiveMessage((message: unknown) => {
+      if ((message as { type?: unknown } | null)?.type === "loaded") loadedAt ??= performance.now();
+    });
+    try {
+      await waitFor(() => loadedAt, "the floor's page to load", 60_000);
+    } finally {
+      sub.dispose();
+    }
+    console.log(`      empty webview: panel open ${ms(panelAt - commandAt)}, its "loaded" heard ${ms(loadedAt! - commandAt)} after the command`);
+    console.log(`BENCH-JSON ${JSON.stringify({ kind: "floorWebview", commandAtEpoch: performance.timeOrigin + commandAt, panelMs: panelAt - commandAt, heardMs: loadedAt! - commandAt })}`);
+    // The page's observer reports the animation frame after the page marked itself drawn.
+    await new Promise((r) => setTimeout(r, 500));
+    panel.dispose();
   });
 });
