@@ -1,12 +1,19 @@
 // The context timeline of a session: its numbers are the provider's usage where the file has it
-// and an estimate where it does not, its page runs only the extension's own script under a nonce,
-// clicking a point opens the model view of that request, and it grows while Pi writes.
+// and an estimate where it does not, each request's bar of tokens read / written / uncached is
+// core's request cost, a request that rewrote the cache carries a mark and says why, its page runs
+// only the extension's own script under a nonce, clicking a point opens the model view of that
+// request, and it grows while Pi writes.
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
 import { PRUNE_STATS } from "../../../core/src/shapes/entries.ts";
+import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
+import { getBranch, readSessionFile } from "../../../core/src/session/session-reader.ts";
+import { branchCost } from "../../../core/src/view/request-cost.ts";
+import { requestDetails } from "../../../vscode-extension/src/timeline/request-details.ts";
+import { REWRITES, rewriteSession } from "../fixtures/rewrite-session.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import { parseDocumentUri } from "../../../vscode-extension/src/documents/document-uri.ts";
 import { SHOW_TIMELINE_COMMAND } from "../../../vscode-extension/src/command-ids.ts";
@@ -37,6 +44,8 @@ describe("context timeline", () => {
   let api: PiPrunerApi;
   let file: string;
   let more: string;
+  /** The session whose requests rewrote the cache for known reasons. */
+  let causes: string;
 
   before(async () => {
     api = await extensionApi();
@@ -47,6 +56,9 @@ describe("context timeline", () => {
     more = session.more;
     file = path.join(sessionDir, "2025-03-01T09-00-00-000Z_s-timeline.jsonl");
     fs.writeFileSync(file, session.text);
+    const rewrites = await rewriteSession(workspaceDir());
+    causes = path.join(sessionDir, rewrites.file);
+    fs.writeFileSync(causes, rewrites.text);
     await useAgentDir(api, agentDir);
   });
 
@@ -118,5 +130,56 @@ describe("context timeline", () => {
     }, "the timeline to take the request Pi just wrote", 10_000);
     assert.equal(grown.timeline.points[3]!.usage?.cacheRead, 2500);
     assert.equal(grown.timeline.points[3]!.cost, 0.0022);
+  });
+
+  describe("why a request cost what it did", () => {
+    before(async () => {
+      const panel = await vscode.commands.executeCommand(SHOW_TIMELINE_COMMAND, causes);
+      assert.ok(panel, "the timeline panel opened");
+      await api.timelines.built(causes);
+    });
+
+    const posted = () => {
+      const message = api.timelines.panelOf(causes)?.message;
+      assert.ok(message && message.timeline.points.length === message.total, "the panel posted the whole timeline");
+      return message;
+    };
+
+    it("stacks each request's tokens read from the cache, written and sent uncached as core's request cost has them", async () => {
+      const { bars, timeline } = posted();
+      const data = await readSessionFile(causes);
+      const cost = branchCost(getBranch(data).entries, { config: DEFAULT_CONFIG });
+      assert.equal(bars.length, 9);
+      assert.deepEqual(
+        bars.map((b) => [b.n, b.read, b.written, b.uncached, b.estimated, b.rewritten]),
+        cost.requests.map((r) => [r.n, r.read, r.written, r.uncached, r.estimated, r.rewritten]),
+      );
+      assert.deepEqual(bars.map((b) => b.n), timeline.points.map((p) => p.n), "one bar per point");
+      // The provider's figures, as the file records them.
+      assert.deepEqual([bars[2]!.read, bars[2]!.written, bars[2]!.uncached], [200, 1500, 10]);
+    });
+
+    it("marks the requests that rewrote the cache (a flush, an idle gap, a model change), and no other", () => {
+      const { bars } = posted();
+      assert.deepEqual(bars.filter((b) => b.rewritten > 0).map((b) => [b.n, b.causeKind]), REWRITES);
+      assert.equal(bars[2]!.rewritten, 1510, "request 3 wrote back what request 2 had cached after the stubbed read");
+    });
+
+    it("names the cause on hover: the flush with the refs it stubbed and the first changed message, the idle gap, the model change", () => {
+      const { bars, timeline } = posted();
+      const hover = (n: number) => requestDetails(timeline.points[n - 1]!, bars[n - 1]!, timeline.marks).join("\n");
+      assert.match(hover(3), /Rewrote 1,510 tokens beyond the 0 added: a flush \(\w+\) stubbed t1 \(first changed message: \d+\)/);
+      assert.match(hover(5), /Rewrote [\d,]+ tokens beyond the [\d,]+ added: an idle gap of 10 min, past the cache's 5 min lifetime/);
+      assert.match(hover(8), /Rewrote 3,830 tokens beyond the 480 added: the model changed/);
+      assert.doesNotMatch(hover(4), /Rewrote/);
+      assert.match(hover(3), /Tokens read 200 · written 1,500 · uncached 10 · output 20 tokens \(the provider's usage\)/);
+    });
+
+    it("marks a request whose answer carries no usage as estimated, bar and hover", () => {
+      const { bars, timeline } = posted();
+      assert.deepEqual(bars.map((b) => b.estimated), [false, false, false, false, false, false, false, false, true]);
+      const hover = requestDetails(timeline.points[8]!, bars[8]!, timeline.marks).join("\n");
+      assert.match(hover, /Tokens read [\d,]+ · written [\d,]+ · uncached [\d,]+ · output [\d,]+ tokens \(estimate, anthropic pricing: the answer carries no usage\)/);
+    });
   });
 });

@@ -1,20 +1,25 @@
 // The context timeline of a session in a webview panel, one panel per session. The panel works
 // out the timeline in core a slice at a time (the extension host stays responsive on a long
-// session, and the page draws the points built so far), posts it to its page, and opens the model
-// view of the request a person clicks. While Pi writes, the store reports the session changed and
-// the panel carries the timeline on over the new requests.
+// session, and the page draws the points built so far), with each request's cost beside it (read,
+// written, uncached, and why it rewrote the cache) from the same render, posts it to its page, and
+// opens the model view of the request a person clicks. While Pi writes, the store reports the
+// session changed and the panel carries the timeline on over the new requests.
+//
+// The build starts with the command, while the page loads: a timeline complete before the page
+// runs is posted at once, and the webview hands it over as the page finishes loading, so the page
+// draws without asking and waiting for it.
 //
 // No retainContextWhenHidden: a hidden panel's page is dropped and, shown again, asks for its data
 // on load; the panel posts the timeline it last worked out, so nothing is computed again.
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
-import { BodyCache, branchPointsOf, getBranch, TimelineBuilder } from "@pi-pruner/core";
+import { BodyCache, BranchCostBuilder, branchPointsOf, causeText, getBranch, TimelineBuilder, type RequestCost } from "@pi-pruner/core";
 import { SHOW_TIMELINE_COMMAND } from "../command-ids.ts";
 import { openModelView } from "../documents/request-commands.ts";
 import { pickSession, sessionPathOf, type SessionPickContext } from "../selection.ts";
 import { sessionLabel } from "../session-names.ts";
 import type { SessionStore } from "../store/session-store.ts";
-import { isWebviewMessage, type TimelineMessage, type WebviewMessage } from "./protocol.ts";
+import { isWebviewMessage, type RequestBar, type TimelineMessage, type WebviewMessage } from "./protocol.ts";
 import { timelineHtml } from "./timeline-html.ts";
 const VIEW_TYPE = "piPruner.timeline";
 /** Pi writes in bursts: one update per burst. */
@@ -28,7 +33,12 @@ interface OpenPanel {
   panel: vscode.WebviewPanel;
   title: string;
   builder?: TimelineBuilder;
+  /** The builder's requests' costs, one bar per point, added as it renders them. */
+  bars: RequestBar[];
+  costs?: BranchCostBuilder;
   message?: TimelineMessage;
+  /** The message the page now shown was given (none since it was dropped): it is not posted twice. */
+  sent?: TimelineMessage;
   timer?: NodeJS.Timeout;
   /** Bumped by every new build: a build that is no longer the newest stops. */
   generation: number;
@@ -40,6 +50,14 @@ interface OpenPanel {
    * are each drawn in turn once it runs.
    */
   ready: boolean;
+}
+
+function barOf(cost: RequestCost): RequestBar {
+  const bar: RequestBar = { n: cost.n, read: cost.read, written: cost.written, uncached: cost.uncached, estimated: cost.estimated, added: cost.added, rewritten: cost.rewritten };
+  if (cost.rewritten > 0) bar.cause = causeText(cost);
+  const kind = cost.rewritten > 0 ? cost.causes[0]?.kind : undefined;
+  if (kind) bar.causeKind = kind;
+  return bar;
 }
 
 const yieldToHost = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -69,7 +87,7 @@ export class TimelinePanels implements vscode.Disposable {
     const title = `Context timeline · ${sessionLabel(state)}`;
     const root = vscode.Uri.joinPath(this.extensionUri, "dist", "timeline");
     const panel = vscode.window.createWebviewPanel(VIEW_TYPE, title, vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [root] });
-    const entry: OpenPanel = { panel, title, generation: 0, ready: false };
+    const entry: OpenPanel = { panel, title, bars: [], generation: 0, ready: false };
     this.panels.set(path, entry);
     const webview = panel.webview;
     webview.html = timelineHtml({
@@ -82,7 +100,9 @@ export class TimelinePanels implements vscode.Disposable {
       if (isWebviewMessage(message)) void this.handle(path, message);
     });
     panel.onDidChangeViewState(() => {
-      if (!panel.visible) entry.ready = false;
+      if (panel.visible) return;
+      entry.ready = false;
+      entry.sent = undefined;
     });
     panel.onDidDispose(() => {
       clearTimeout(entry.timer);
@@ -99,7 +119,7 @@ export class TimelinePanels implements vscode.Disposable {
     if (message.type === "ready") {
       if (!open) return undefined;
       open.ready = true;
-      if (open.message) void open.panel.webview.postMessage(open.message);
+      if (open.message && open.message !== open.sent) this.send(open, open.message);
       return undefined;
     }
     return openModelView(this.store, path, message.request);
@@ -139,7 +159,14 @@ export class TimelinePanels implements vscode.Disposable {
     const entries = await this.bodies.withBodies(path, state.data.elided, branch.entries);
     if (generation !== open.generation) return;
     const options = { config: this.store.configFor(state), branchPoints: branchPointsOf(state.data.entries) };
-    if (!open.builder?.extend(entries, options.branchPoints)) open.builder = new TimelineBuilder(entries, options);
+    if (open.builder?.extend(entries, options.branchPoints)) open.costs?.carryOn(entries);
+    else {
+      const costs = new BranchCostBuilder(entries);
+      const bars: RequestBar[] = [];
+      open.costs = costs;
+      open.bars = bars;
+      open.builder = new TimelineBuilder(entries, options, (point, request, messages) => bars.push(barOf(costs.add(point, request, messages))));
+    }
     const builder = open.builder;
     open.title = `Context timeline · ${sessionLabel(state)}`;
     open.panel.title = open.title;
@@ -156,10 +183,20 @@ export class TimelinePanels implements vscode.Disposable {
     this.post(open);
   }
 
+  /**
+   * Posts the timeline built so far to a page that asked for it. A page still loading gets only a
+   * complete one (the webview queues it until the page runs; partial ones would each be drawn).
+   */
   private post(open: OpenPanel): void {
     if (!open.builder) return;
-    open.message = { type: "timeline", title: open.title, timeline: open.builder.timeline(), total: open.builder.total };
-    if (open.ready) void open.panel.webview.postMessage(open.message);
+    const complete = open.builder.complete;
+    open.message = { type: "timeline", title: open.title, timeline: open.builder.timeline(), bars: open.bars.slice(), total: open.builder.total };
+    if (open.ready || (complete && open.panel.visible)) this.send(open, open.message);
+  }
+
+  private send(open: OpenPanel, message: TimelineMessage): void {
+    open.sent = message;
+    void open.panel.webview.postMessage(message);
   }
 
   dispose(): void {

@@ -1,22 +1,29 @@
 /// <reference lib="dom" />
 // The timeline's page in the webview: draws the points the panel posts with uPlot (context tokens
-// raw and sent on the left axis, each request's cost on the right, marks as vertical lines), shows
-// the numbers of the request under the pointer, and asks the panel to open the one clicked.
+// raw and sent on the left axis over each request's bar of tokens read from the cache, written to
+// it and sent uncached; each request's cost on the right; marks as vertical lines, and a mark over
+// each request that rewrote the cache), shows the numbers of the request under the pointer with
+// why it rewrote, and asks the panel to open the one clicked.
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import "./timeline-view.css";
 import type { Timeline, TimelineMark, TimelinePoint } from "@pi-pruner/core";
-import type { TimelineMessage, WebviewMessage } from "../protocol.ts";
+import type { RequestBar, TimelineMessage, WebviewMessage } from "../protocol.ts";
+import { causeLine, formatDollars as dollars, formatTokens as tokens, requestDetails } from "../request-details.ts";
 import type { DrawnMessage } from "./drawn.ts";
 
 declare function acquireVsCodeApi(): { postMessage(message: WebviewMessage | DrawnMessage): void };
 const vscode = acquireVsCodeApi();
+/** When the page finished loading (the script's start until then): the draw is timed from it. */
+let loadedAt = performance.now();
+window.addEventListener("load", () => (loadedAt = performance.now()));
 
 const totalsEl = document.getElementById("totals")!;
 const chartEl = document.getElementById("chart")!;
 const detailsEl = document.getElementById("details")!;
 const marksEl = document.getElementById("marks")!;
 let timeline: Timeline | undefined;
+let bars: RequestBar[] = [];
 let chart: uPlot | undefined;
 /** Whether the timeline last posted holds every request of the branch (not a build still under way). */
 let complete = false;
@@ -26,11 +33,6 @@ function themeColour(name: string, fallback: string): string {
   return getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
 }
 
-const tokens = (n: number) => (n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(Math.round(n)));
-const dollars = (n: number): string => {
-  if (n < 0) return `−${dollars(-n)}`;
-  return n >= 1 ? `$${n.toFixed(2)}` : n >= 0.01 ? `$${n.toFixed(3)}` : n >= 0.0001 || n === 0 ? `$${n.toFixed(4)}` : `$${n.toPrecision(2)}`;
-};
 
 /**
  * The cost axis from $0 to a little above the dearest request. uPlot's own range puts a flat series
@@ -71,27 +73,32 @@ function marksBefore(t: Timeline, n: number): TimelineMark[] {
   return t.marks.filter((m) => m.beforeRequest === n);
 }
 
-function showDetails(point: TimelinePoint | undefined): void {
-  if (!point || !timeline) {
-    detailsEl.replaceChildren(text("span", "Point at a request to see its numbers; click it to open its model view.", "note"));
+function showDetails(index: number | undefined): void {
+  const point = index === undefined ? undefined : timeline?.points[index];
+  const bar = index === undefined ? undefined : bars[index];
+  if (!point || !bar || !timeline) {
+    detailsEl.replaceChildren(text("span", "Point at a request to see its numbers and why it rewrote the cache; click it to open its model view.", "note"));
+    delete detailsEl.dataset.request;
     return;
   }
-  const lines: HTMLElement[] = [];
-  lines.push(text("div", `Request ${point.n}${point.prompt ? ` · ${point.prompt.slice(0, 120)}` : ""}`));
-  lines.push(text("div", `Context: ${tokens(point.rawTokens)} tokens raw → ${tokens(point.sentTokens)} sent (${point.rawChars.toLocaleString()} → ${point.sentChars.toLocaleString()} chars)`));
-  const u = point.usage;
-  if (u) lines.push(text("div", `Provider: input ${u.input.toLocaleString()} · cache read ${u.cacheRead.toLocaleString()} · cache write ${u.cacheWrite.toLocaleString()} · output ${u.output.toLocaleString()}`));
-  else {
-    const e = point.estimate;
-    lines.push(text("div", `Estimate (${point.rules} pricing): input ${e.input.toLocaleString()} · cache read ${e.cacheRead.toLocaleString()} · cache write ${e.cacheWrite.toLocaleString()} · output ${e.output.toLocaleString()}`));
-  }
-  lines.push(text("div", `Cost ${dollars(point.cost)}${point.costEstimated ? " (estimate)" : ""} · without pruning ${dollars(point.costWithoutPruning)} (estimate)`));
-  const marks = marksBefore(timeline, point.n);
-  if (marks.length) lines.push(text("div", `Before it: ${marks.map((m) => m.label).join("; ")}`, "marks"));
-  detailsEl.replaceChildren(...lines);
+  const cause = causeLine(bar);
+  detailsEl.replaceChildren(...requestDetails(point, bar, timeline.marks).map((line) => text("div", line, line === cause ? "cause" : line.startsWith("Before it:") ? "marks" : undefined)));
+  detailsEl.dataset.request = String(point.n);
 }
 
 const MARK_NAMES: Record<TimelineMark["kind"], string> = { flush: "flush", chain: "chain compressed", compaction: "Pi compaction", branch: "branch point", rewind: "rewind", shrink: "shrink" };
+
+const BAR_PARTS = [
+  { key: "read", label: "read from the cache", colour: () => themeColour("--vscode-terminal-ansiCyan", "#11a8cd") },
+  { key: "written", label: "written to it", colour: () => themeColour("--vscode-terminal-ansiMagenta", "#bc3fbc") },
+  { key: "uncached", label: "sent uncached", colour: () => themeColour("--vscode-terminal-ansiYellow", "#e5e510") },
+] as const;
+
+/** A rewrite's mark takes the colour of its cause's dashed line where it has one. */
+function causeColour(bar: RequestBar, marks: Record<TimelineMark["kind"], string>): string {
+  const kind = bar.causeKind;
+  return kind === "flush" || kind === "chain" || kind === "compaction" || kind === "rewind" || kind === "shrink" ? marks[kind] : themeColour("--vscode-charts-foreground", "#cccccc");
+}
 
 function markColours(): Record<TimelineMark["kind"], string> {
   return {
@@ -115,7 +122,18 @@ function showMarkLegend(t: Timeline): void {
     item.style.color = colours[kind];
     items.push(item);
   }
-  marksEl.replaceChildren(...(items.length ? [text("span", "Marks:", "note"), ...items] : []));
+  const legend: HTMLElement[] = [text("span", "Bars:", "note")];
+  for (const part of BAR_PARTS) {
+    const item = text("span", `■ ${part.label}`, "bar");
+    item.style.color = part.colour();
+    legend.push(item);
+  }
+  const estimated = bars.filter((b) => b.estimated).length;
+  legend.push(text("span", estimated ? `(tokens, left axis; paler: the meter's estimate, ${estimated} of ${bars.length} answers carry no usage)` : "(tokens, left axis; the provider's usage)", "note"));
+  const rewrites = bars.filter((b) => b.rewritten > 0).length;
+  if (rewrites) legend.push(text("span", `▼ rewrote the cache ×${rewrites} (point at it for the cause)`, "cause-legend"));
+  if (items.length) legend.push(text("span", "Marks:", "note"), ...items);
+  marksEl.replaceChildren(...legend);
 }
 
 /** After uPlot's draw of a complete timeline: the canvas holds every point (the editor benchmark waits for it). */
@@ -124,8 +142,10 @@ function noteDrawn(u: uPlot): void {
   const { min, max } = u.scales.dollars ?? {};
   if (min != null && max != null) document.body.dataset.costAxis = `${min} ${max}`;
   if (!complete || !timeline || document.body.dataset.drawn === String(timeline.points.length)) return;
+  const sinceLoadMs = performance.now() - loadedAt;
   document.body.dataset.drawn = String(timeline.points.length);
-  vscode.postMessage({ type: "drawn", requests: timeline.points.length });
+  document.body.dataset.sinceLoadMs = sinceLoadMs.toFixed(1);
+  vscode.postMessage({ type: "drawn", requests: timeline.points.length, sinceLoadMs });
 }
 
 /** Draws each mark as a dashed vertical line just before the request that first saw it. */
@@ -145,6 +165,63 @@ function drawMarks(u: uPlot): void {
     ctx.stroke();
   }
   ctx.restore();
+}
+
+/** The top of a request's bar, in tokens. */
+const barTop = (bar: RequestBar) => bar.read + bar.written + bar.uncached;
+
+/** Draws each request's bar, stacked from the axis: read, written, uncached; paler where it is an estimate. */
+function drawBars(u: uPlot): void {
+  if (!timeline || bars.length === 0) return;
+  const colours = BAR_PARTS.map((part) => part.colour());
+  const ctx = u.ctx;
+  const step = Math.abs(u.valToPos(2, "x", true) - u.valToPos(1, "x", true));
+  const width = Math.max(1, Math.min(step * 0.7, 24 * devicePixelRatio));
+  const base = u.valToPos(0, "tokens", true);
+  ctx.save();
+  for (const bar of bars) {
+    const x = u.valToPos(bar.n, "x", true) - width / 2;
+    ctx.globalAlpha = bar.estimated ? 0.25 : 0.55;
+    let from = 0;
+    BAR_PARTS.forEach((part, i) => {
+      const to = from + bar[part.key];
+      const top = u.valToPos(to, "tokens", true);
+      ctx.fillStyle = colours[i]!;
+      ctx.fillRect(x, top, width, u.valToPos(from, "tokens", true) - top);
+      from = to;
+    });
+    if (bar.estimated) {
+      // An estimate's bar is outlined in dashes as well as paler.
+      ctx.globalAlpha = 0.8;
+      ctx.setLineDash([2 * devicePixelRatio, 2 * devicePixelRatio]);
+      ctx.strokeStyle = colours[2]!;
+      ctx.strokeRect(x, u.valToPos(from, "tokens", true), width, base - u.valToPos(from, "tokens", true));
+      ctx.setLineDash([]);
+    }
+  }
+  ctx.restore();
+}
+
+/**
+ * Places a mark over each request that rewrote the cache, just above its bar. They are elements on
+ * the chart's overlay, not strokes on its canvas, so a person (and the UI check) can find them;
+ * pointing at one moves the cursor to its request, whose details say why.
+ */
+function placeCauseMarks(u: uPlot): void {
+  const colours = markColours();
+  const marks: HTMLElement[] = [];
+  for (const bar of bars) {
+    if (bar.rewritten === 0) continue;
+    const mark = text("div", "▼", "cause-mark");
+    mark.dataset.request = String(bar.n);
+    mark.title = `Request ${bar.n}: ${causeLine(bar)}`;
+    mark.style.color = causeColour(bar, colours);
+    mark.style.left = `${u.valToPos(bar.n, "x")}px`;
+    mark.style.top = `${Math.max(0, u.valToPos(barTop(bar), "tokens") - 16)}px`;
+    marks.push(mark);
+  }
+  for (const old of u.over.querySelectorAll(".cause-mark")) old.remove();
+  u.over.append(...marks);
 }
 
 const seriesOf = (points: readonly TimelinePoint[]): uPlot.AlignedData => [points.map((p) => p.n), points.map((p) => p.rawTokens), points.map((p) => p.sentTokens), points.map((p) => p.cost)];
@@ -178,7 +255,8 @@ function draw(again = false): void {
   const options: uPlot.Options = {
     width: Math.max(320, chartEl.clientWidth || document.body.clientWidth - 32),
     height: Math.max(220, Math.min(480, window.innerHeight - 180)),
-    scales: { x: { time: false }, tokens: { auto: true }, dollars: { auto: true, range: () => costRange(timeline?.points ?? []) } },
+    // Tokens from 0, up to the higher of the lines and the bars (the provider counts the system prompt and tools, which the lines do not).
+    scales: { x: { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] }, tokens: { auto: true, range: (_u, _min, max) => [0, Math.max(max, ...bars.map(barTop), 1) * 1.08] }, dollars: { auto: true, range: () => costRange(timeline?.points ?? []) } },
     axes: [
       // Requests are whole numbers.
       { stroke: foreground, grid: { show: false }, ticks: { stroke: grid }, label: "request", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] },
@@ -193,8 +271,9 @@ function draw(again = false): void {
     ],
     cursor: { points: { size: 8 } },
     hooks: {
-      draw: [drawMarks, noteDrawn],
-      setCursor: [(u) => showDetails(u.cursor.idx == null ? undefined : timeline?.points[u.cursor.idx])],
+      drawAxes: [drawBars],
+      draw: [drawMarks, placeCauseMarks, noteDrawn],
+      setCursor: [(u) => showDetails(u.cursor.idx ?? undefined)],
     },
   };
   chart = new uPlot(options, seriesOf(points), chartEl);
@@ -209,6 +288,7 @@ function draw(again = false): void {
 window.addEventListener("message", (event: MessageEvent<TimelineMessage>) => {
   if (event.data?.type !== "timeline") return;
   timeline = event.data.timeline;
+  bars = event.data.bars;
   complete = timeline.points.length >= event.data.total;
   // Drawn again below: not drawn until uPlot says so.
   delete document.body.dataset.drawn;
