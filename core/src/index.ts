@@ -68,6 +68,7 @@ export { type BranchCost, branchCost, BranchCostBuilder, causeText, type FlushCo
 export { type ModelRequestRef, modelRequests, NUDGES_NOT_SHOWN, RequestRenderer, type RequestView, settingsSourceText } from "./view/request-views.ts";
 export { type SearchSnippet, searchSnippetAround } from "./view/search-snippet.ts";
 export { type SearchPart, type SearchPartKind, sessionSearchParts } from "./view/session-search.ts";
+export { estimateReclaim, type ReclaimEstimate } from "./view/reclaim-estimate.ts";
 export { buildSessionView, type CallView, type ChainView, type CompactionView, type ReclaimTotals, type SessionView, type SummaryView } from "./view/session-view.ts";
 export { renderedCounts, renderFidelity, writerHeaderLines } from "./view/session-writer.ts";
 export { spillRecovery } from "./view/spill-recovery.ts";

@@ -57,6 +57,9 @@ export interface PiPrunerApi {
   activatedAt: number;
 }
 
+/** How long the full parses wait at most for the Sessions view to ask for the rows it repaints. */
+const ROWS_SHOWN_WAIT_MS = 300;
+
 export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   const activatedAt = performance.now();
   const settings = new PruneSettings(resolveAgentDir(editorSetting("agentDir")));
@@ -80,6 +83,8 @@ export function activate(context: vscode.ExtensionContext): PiPrunerApi {
   const searchTree = new SearchTreeProvider(store, search);
   const searchView = vscode.window.createTreeView<SearchNode>("piPruner.search", { treeDataProvider: searchTree, showCollapseAll: true });
   const sessionsView = vscode.window.createTreeView("piPruner.sessions", { treeDataProvider: sessionsTree, showCollapseAll: true });
+  // The rows' estimated reclaim is drawn before the full parses keep the host busy (a hidden view draws nothing: no wait).
+  store.rowsShown = () => (sessionsView.visible ? sessionsTree.rowsAsked(ROWS_SHOWN_WAIT_MS) : Promise.resolve());
   const protectedView = vscode.window.createTreeView("piPruner.protected", { treeDataProvider: protectedTree, showCollapseAll: true });
   const updateContext = () => void vscode.commands.executeCommand("setContext", "piPruner.state", store.state);
   // Sessions recorded in another folder: the view says so, and how their files are matched.

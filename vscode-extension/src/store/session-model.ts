@@ -1,7 +1,7 @@
 // One session's parsed data and the view model built from it: built in full, or extended by what
 // Pi appends (the fast path where decideAppend allows it and appendToSessionView agrees). Pure: the
 // store decides when to build and times it.
-import { appendToSessionView, buildSessionView, decideAppend, defaultLeafId, isPrunedState, type ReclaimTotals, type RenderConfig, type SessionData, type SessionView, type TailResult } from "@pi-pruner/core";
+import { appendToSessionView, buildSessionView, decideAppend, defaultLeafId, isPrunedState, type ReclaimEstimate, type ReclaimTotals, type RenderConfig, type SessionData, type SessionView, type TailResult } from "@pi-pruner/core";
 
 /** What stays known about a session after its parsed data is dropped. */
 interface SessionSummary {
@@ -20,6 +20,8 @@ export interface SessionModel {
   data?: SessionData;
   view?: SessionView;
   summary?: SessionSummary;
+  /** The reclaim estimated in one quick pass over the file, shown as such until `summary` is known. */
+  estimate?: ReclaimEstimate;
   /** The leaf chosen by a person; undefined follows the file's last entry, as Pi resumes. */
   pinnedLeaf?: string;
   /** The model characters of `view` were estimated by the fast append path. */

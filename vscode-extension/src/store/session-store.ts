@@ -1,11 +1,12 @@
 // The sessions the editor shows and their view models. Files are listed cheaply (stat and the
-// first bytes for a label); a session is parsed in full when it is shown, and afterwards kept up to
-// date by reading only the bytes Pi appends. Parsed sessions beyond a few are dropped again (their
+// first bytes for a label); the newest get a reclaim estimated in one quick pass over each file,
+// drawn before a session is parsed in full; a session is parsed in full when it is shown, and
+// afterwards kept up to date by reading only the bytes Pi appends. Parsed sessions beyond a few are dropped again (their
 // totals stay), so a long list of large sessions does not pile up in memory.
-import { stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
-import { readSessionFile, readSessionHead, readSessionTail, type SessionFileInfo, type SessionHead } from "@pi-pruner/core";
+import { estimateReclaim, readSessionFile, readSessionHead, readSessionTail, type SessionFileInfo, type SessionHead } from "@pi-pruner/core";
 import type { PruneSettings } from "../settings/prune-settings.ts";
 import { ExactTotalsScheduler } from "./exact-totals.ts";
 import { ParsedSessions } from "./parsed-sessions.ts";
@@ -50,6 +51,11 @@ export class SessionStore implements vscode.Disposable {
   private readonly settings: PruneSettings;
   /** The branch a person chose for a session earlier, for a session listed afresh (undefined: follow its last entry). */
   chosenLeafOf: (path: string) => string | undefined = () => undefined;
+  /**
+   * Resolves once the rows' estimates are on their way to the screen: the full parses that follow
+   * keep the host's thread busy, and the rows should not wait for them (the tree view says when).
+   */
+  rowsShown: () => Promise<void> = () => Promise.resolve();
 
   constructor(settings: PruneSettings) {
     this.settings = settings;
@@ -176,7 +182,7 @@ export class SessionStore implements vscode.Disposable {
           known.file = info;
           next.set(info.path, known);
           if (grew && known.data) void this.fileChanged(info.path);
-          else if (grew) known.summary = undefined;
+          else if (grew) forgetTotals(known);
           return;
         }
         const head = await readSessionHead(info.path);
@@ -189,15 +195,40 @@ export class SessionStore implements vscode.Disposable {
     this.parsed.retain((p) => next.has(p));
     this.timer.listed();
     this.listChanged.fire();
-    // Totals for the newest sessions, one at a time so the first one is ready soonest.
+    // Totals for the newest sessions: first estimated, then built one at a time so the first one is ready soonest.
     void this.work.track(
       (async () => {
+        let estimated = false;
+        for (const path of this.order.slice(0, PARSE_AHEAD)) {
+          if (scope !== this.scope) return;
+          if (await this.work.serial(path, () => this.estimate(path))) estimated = true;
+        }
+        if (estimated) await this.rowsShown();
         for (const path of this.order.slice(0, PARSE_AHEAD)) {
           const state = this.states.get(path);
           if (state && !state.summary && !state.error && scope === this.scope) await this.load(path);
         }
       })(),
     );
+  }
+
+  /** A reclaim for the session's row, estimated from its file, where no figure is known yet; whether it got one. */
+  private async estimate(path: string): Promise<boolean> {
+    const state = this.states.get(path);
+    if (!state || state.summary || state.estimate || state.error || state.data) return false;
+    let text: string;
+    try {
+      text = await readFile(path, "utf8");
+    } catch {
+      // Unreadable (or too large for one string): the full read says why, or the row waits for it.
+      return false;
+    }
+    const estimate = estimateReclaim(text);
+    if (!estimate || state.summary || this.states.get(path) !== state) return false;
+    state.estimate = estimate;
+    this.timer.estimated();
+    this.sessionChanged.fire(path);
+    return true;
   }
 
   private async loadNow(path: string): Promise<SessionState | undefined> {
@@ -248,7 +279,7 @@ export class SessionStore implements vscode.Disposable {
     }
     if (!state.data) {
       // Not parsed: its totals are stale; parse again only if it is shown among the newest.
-      state.summary = undefined;
+      forgetTotals(state);
       if (this.order.indexOf(path) < PARSE_AHEAD) await this.loadNow(path);
       else this.sessionChanged.fire(path);
       this.moveToFront(path);
@@ -306,4 +337,10 @@ export class SessionStore implements vscode.Disposable {
     this.entriesRead.dispose();
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** The file changed: what its row showed no longer holds. */
+function forgetTotals(state: SessionState): void {
+  state.summary = undefined;
+  state.estimate = undefined;
 }

@@ -7,6 +7,8 @@ export interface StoreMarks {
   /** performance.now() when the store got its scope. */
   scopeSetAt?: number;
   listedAt?: number;
+  /** First session whose reclaim was estimated (its row can show it) after the scope was set. */
+  firstEstimateAt?: number;
   /** First session whose view was built after the scope was set. */
   firstViewAt?: number;
   firstViewPath?: string;
@@ -53,7 +55,12 @@ export class StoreTimer {
   scopeSet(): void {
     this.marks.scopeSetAt = performance.now();
     this.marks.firstViewAt = undefined;
+    this.marks.firstEstimateAt = undefined;
     this.marks.listedAt = undefined;
+  }
+
+  estimated(): void {
+    this.marks.firstEstimateAt ??= performance.now();
   }
 
   listed(): void {

@@ -10,7 +10,7 @@ import type { SessionState } from "../store/session-store.ts";
 import { formatAge, formatDateTime, formatNumber, oneLine, safeTooltip } from "../text.ts";
 import { findCall, findChain, findCompaction, findMarker, findSummary, requestCount } from "../view-lookup.ts";
 import { callNotes, chainNotes, spillReason, writerItem } from "./diagnostic-items.ts";
-import { branchDescription, branchLabel, reclaimText, sendsMoreThanRaw, summaryLabel } from "./session-labels.ts";
+import { branchDescription, branchLabel, estimateText, reclaimText, sendsMoreThanRaw, summaryLabel } from "./session-labels.ts";
 import { callsOfSummary, chainChildren, GROUP_LABELS, groupSize, type SessionNode } from "./session-nodes.ts";
 
 const STATE_ICONS: Record<CallState, [string, string | undefined]> = {
@@ -78,6 +78,7 @@ function sessionItem(node: SessionNode, state: SessionState | undefined, context
     parts.push(reclaimText(summary.rawChars, summary.modelChars));
     if (summary.badLines) parts.push(`${summary.badLines} bad line${summary.badLines === 1 ? "" : "s"}`);
   } else if (state.error) parts.push("unreadable");
+  else if (state.estimate) parts.push(estimateText(state.estimate.rawChars, state.estimate.modelChars));
   else parts.push("…");
   item.description = parts.join(" · ");
   // A warning where the figures need a reason (bad lines, more sent than raw): the row may be too narrow to say it.
@@ -252,6 +253,10 @@ function markerTooltip(marker: MarkerView): vscode.MarkdownString {
 /** The session's sizes in words: raw → sent, what rewinds account for, and why when more is sent than raw. */
 function totalsText(state: SessionState): string {
   const summary = state.summary;
+  if (!summary && state.estimate) {
+    const { rawChars, modelChars } = state.estimate;
+    return `About ${formatNumber(rawChars)} characters raw → ${formatNumber(modelChars)} sent ${formatSaving(rawChars, modelChars)}: estimated from the file while the session is read in full.`;
+  }
   if (!summary) return "Not read yet.";
   const lines = [
     `${formatNumber(summary.rawChars)} characters raw → ${formatNumber(summary.modelChars ?? summary.rawChars)} sent ${formatSaving(summary.rawChars, summary.modelChars)} (tokens ≈ characters / 4). ${summary.calls} tool calls, ${summary.pruned} pruned.`,

@@ -18,6 +18,11 @@ export function reclaimText(rawChars: number, modelChars: number | undefined): s
   return sendsMoreThanRaw(rawChars, modelChars) ? `${text} · sent > raw` : text;
 }
 
+/** An estimated reclaim, marked as one until the session's view gives the figure: `≈20k→561`. */
+export function estimateText(rawChars: number, modelChars: number): string {
+  return `≈${formatReclaim(rawChars, modelChars, { compact: true })}`;
+}
+
 /**
  * A summary by the prompt its calls were made for and how many calls it covers: `fix the build · 3 calls`.
  * `calls` are those on the branch shown; a summary whose calls are not (the branch starts after them) says so.

@@ -18,6 +18,8 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
   private readonly subscriptions: vscode.Disposable[] = [];
   /** The sessions' row labels, told apart; worked out again when the list or a name may have changed. */
   private labels: Map<string, string> | undefined;
+  /** Waiting for VS Code to ask for a session row's item (rowsAsked). */
+  private waitingForRows: (() => void)[] = [];
 
   private readonly store: SessionStore;
   private readonly items: SessionItemContext = {
@@ -106,10 +108,30 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
   }
 
   getTreeItem(node: SessionNode): vscode.TreeItem {
+    if (node.kind === "session" && this.waitingForRows.length > 0) {
+      for (const resolve of this.waitingForRows.splice(0)) resolve();
+    }
     return sessionTreeItem(node, this.store.get(node.path), this.items);
   }
 
+  /**
+   * Resolves once VS Code has asked for a session row's item (the rows it repaints are then on their
+   * way to the screen, once this turn of the event loop hands them over), or after `timeoutMs`.
+   */
+  rowsAsked(timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      function done() {
+        clearTimeout(timer);
+        // The items go out when the provider's answer is sent, after this turn.
+        setTimeout(resolve, 0);
+      }
+      this.waitingForRows.push(done);
+    });
+  }
+
   dispose(): void {
+    for (const resolve of this.waitingForRows.splice(0)) resolve();
     for (const s of this.subscriptions) s.dispose();
     this.changed.dispose();
   }
