@@ -7,6 +7,7 @@
 //   node test/vscode/search-bench.mjs [--sessions 500] [--json FILE]
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 
@@ -38,9 +39,13 @@ const code = await new Promise((resolve) => {
 if (tail) process.stdout.write(tail + "\n");
 if (figures) {
   const met = (ok) => (ok ? "met" : "MISSED");
+  const load = loadavg().map((l) => l.toFixed(2)).join(" ");
+  console.log(`[search-bench] load average ${load}; idle host's event-loop delay p99 ${figures.idleDelay.p99.toFixed(1)} ms (the machine's share of the delay below)`);
   console.log(`[search-bench] first results ${figures.firstResultsMs.toFixed(1)} ms (≤ 1000 ms: ${met(figures.firstResultsMs <= 1000)}); complete ${figures.completedMs.toFixed(1)} ms; event-loop delay p99 ${figures.loopDelay.p99.toFixed(1)} ms (< 50 ms: ${met(figures.loopDelay.p99 < 50)})`);
+  const rb = figures.readBack;
+  console.log(`[search-bench] read-back of ${rb.hits} hits past their previews ${rb.ms.toFixed(1)} ms; event-loop delay p99 ${rb.loopDelay.p99.toFixed(1)} ms, max ${rb.loopDelay.max.toFixed(1)} ms`);
   if (opts.json) {
-    writeFileSync(opts.json, JSON.stringify({ measuredAt: new Date().toISOString(), ...figures }, null, 2) + "\n");
+    writeFileSync(opts.json, JSON.stringify({ measuredAt: new Date().toISOString(), loadAverage: loadavg(), ...figures }, null, 2) + "\n");
     process.stderr.write(`[search-bench] figures written to ${opts.json}\n`);
   }
 } else process.stderr.write("[search-bench] no figures: the test did not get that far\n");

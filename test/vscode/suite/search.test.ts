@@ -16,6 +16,9 @@ import { SessionBuilder } from "../../helpers/session-builder.ts";
 import { children, closeAllEditors, extensionApi, find, freshAgent, sessionDirName, tempDir, useAgentDir, waitFor, workspaceDir } from "./helpers.ts";
 
 const NEEDLE = "zanzibarquux";
+/** A word far into a long call's arguments and a long reply (neither left on disk), past their previews. */
+const DEEP = "marzipanvolt";
+const FILLER = Array.from({ length: 60 }, (_, i) => `note ${i} on the release`).join(", ");
 
 /** Two sessions: one whose read output (long, so left on disk) holds the word, one whose reply does. */
 function writeSearchSessions(sessionDir: string, cwd: string): { withOutput: string; withReply: string; resultEntryId: string } {
@@ -24,7 +27,10 @@ function writeSearchSessions(sessionDir: string, cwd: string): { withOutput: str
   const a = new SessionBuilder({ sessionId: "s-search-a", cwd, startTime: Date.UTC(2025, 2, 1) })
     .user("run the build and look at the failures")
     .toolUse("bash", { command: "npm run build" }, log.join("\n"))
-    .assistant("the build fails on one undefined name");
+    .assistant("the build fails on one undefined name")
+    .user("write it down")
+    .toolUse("write", { path: "notes.md", content: `${FILLER}; the ${DEEP} flag stays off` }, "written")
+    .assistant(`${FILLER}. In short: turn the ${DEEP} flag off.`);
   const resultEntryId = a.entries.find((e) => (e as { message?: { role?: string } }).message?.role === "toolResult")!.id;
   const b = new SessionBuilder({ sessionId: "s-search-b", cwd, startTime: Date.UTC(2025, 2, 2) })
     .user("what is the project's codename?")
@@ -76,6 +82,23 @@ describe("search across sessions", () => {
     assert.equal(reply.row.label, "what is the project's codename?");
     assert.deepEqual(reply.hits.map((h) => h.description), ["reply"]);
     assert.match(reply.hits[0]!.label, new RegExp(`The codename is ${NEEDLE}`));
+  });
+
+  it("words deep in an output, a call's arguments and a reply show in their results, cut to begin near them and highlighted", async () => {
+    for (const [word, kinds] of [
+      [NEEDLE, ["output bash"]],
+      [DEEP, ["call write", "reply"]],
+    ] as const) {
+      await vscode.commands.executeCommand("piPruner.searchSessions", word);
+      const { groups } = await resultGroups(api);
+      const hits = groups.find((g) => (g.row.node as { file: string }).file === files.withOutput)!.hits;
+      assert.deepEqual(hits.map((h) => h.description).sort(), [...kinds].sort());
+      for (const hit of hits) {
+        const label = hit.item.label as vscode.TreeItemLabel;
+        assert.ok(label.label.startsWith("…"), `the line begins near the word, not at the part's start: ${label.label}`);
+        assert.deepEqual((label.highlights ?? []).map(([a, b]) => label.label.slice(a, b)), [word], label.label);
+      }
+    }
   });
 
   it("a prefix of the word finds it too; a word in no session shows that nothing was found", async () => {
@@ -146,6 +169,8 @@ function benchSpec(): SearchBenchSpec {
   return { sessions: match ? Number(match[1]) : 100 };
 }
 
+/** A word put deep in each load-test session's long read outputs, past their previews: its hits are read back. */
+const DEEP_WORD = "quillwort";
 const ms = (ns: number) => ns / 1e6;
 const f1 = (n: number) => n.toFixed(1);
 
@@ -166,8 +191,13 @@ describe("search: the load test's agent dir", () => {
     const cwd = workspaceDir();
     const agentDir = tempDir("pi-pruner-search-load-");
     const sessionDir = path.join(agentDir, "sessions", sessionDirName(cwd));
-    // The load test's sessions: the shared pruned fixture, one copy per session id.
+    // The load test's sessions: the shared pruned fixture, one copy per session id, with a word deep
+    // in its read outputs (all A's, left on disk) in place of some of the A's.
     const base = prunedSession(cwd);
+    const outputA = "A".repeat(1200);
+    assert.ok(base.text.includes(outputA));
+    const deepOutput = `${"A".repeat(800)} ${DEEP_WORD} ${"A".repeat(1200 - 802 - DEEP_WORD.length)}`;
+    base.text = base.text.replaceAll(outputA, deepOutput);
     const old = Date.UTC(2025, 0, 1);
     let bytes = 0;
     for (let i = 0; i < spec.sessions; i++) {
@@ -210,6 +240,21 @@ describe("search: the load test's agent dir", () => {
     const completedMs = performance.now() - started;
     const results = api.search.results!;
     const top = await children<SearchNode>(api.searchTree);
+
+    // The read-back alone: a word past the previews, the index already complete, so what runs is
+    // the best hits' lines read back for their snippets.
+    const deepLoop = monitorEventLoopDelay({ resolution: 10 });
+    const deepStarted = performance.now();
+    deepLoop.enable();
+    try {
+      await vscode.commands.executeCommand("piPruner.searchSessions", DEEP_WORD);
+    } finally {
+      deepLoop.disable();
+    }
+    const deepMs = performance.now() - deepStarted;
+    // The hits read back: the best 60 (the search's SNIPPETS_READ_BACK).
+    const readBack = api.search.results!.hits.slice(0, 60);
+    const highlighted = readBack.filter((h) => h.snippet.highlights.some(([a, b]) => h.snippet.text.slice(a, b).toLowerCase() === DEEP_WORD)).length;
     const figures = {
       sessions: spec.sessions,
       sessionMB: bytes / 1024 / 1024,
@@ -222,15 +267,19 @@ describe("search: the load test's agent dir", () => {
       heapGrowthMB: (process.memoryUsage().heapUsed - heapBefore) / 1024 / 1024,
       hits: results.hits.length,
       sessionsWithHits: top.filter((r) => r.node.kind === "session").length,
+      readBack: { hits: readBack.length, highlighted, ms: deepMs, loopDelay: { p50: ms(deepLoop.percentile(50)), p99: ms(deepLoop.percentile(99)), max: ms(deepLoop.max) } },
     };
     console.log(`      ${spec.sessions} sessions (${f1(figures.sessionMB)} MB), ${figures.indexedParts} parts indexed`);
     console.log(`      SEARCH: first results ${f1(figures.firstResultsMs)} ms, complete ${f1(completedMs)} ms; event-loop delay p50 ${f1(figures.loopDelay.p50)} ms, p99 ${f1(figures.loopDelay.p99)} ms, max ${f1(figures.loopDelay.max)} ms; heap +${f1(figures.heapGrowthMB)} MB`);
+    console.log(`      READ-BACK: ${highlighted} of ${readBack.length} hits past the preview shown highlighted after ${f1(deepMs)} ms; event-loop delay p99 ${f1(figures.readBack.loopDelay.p99)} ms, max ${f1(figures.readBack.loopDelay.max)} ms`);
     console.log(`      idle host before: p99 ${f1(figures.idleDelay.p99)} ms; GC pauses during the scan: ${gcPauses.length}, max ${f1(figures.gcPausesMs.max)} ms, ${figures.gcPausesMs.over16} over 16 ms`);
     console.log(`      @@search-figures@@${JSON.stringify(figures)}`);
 
     assert.equal(results.indexed, spec.sessions, "every session indexed");
     assert.ok(figures.sessionsWithHits > 0, "results grouped by session");
     assert.equal(find(top, /./).node.kind, "session");
+    assert.equal(readBack.length, 60, "a hit past the preview in every session's two read outputs");
+    assert.equal(highlighted, readBack.length, "every hit read back shows the word highlighted");
     // Bounds loose enough for a busy CI machine; the figures above are what matters.
     assert.ok(figures.firstResultsMs < 5000, `first results after ${f1(figures.firstResultsMs)} ms`);
     assert.ok(figures.loopDelay.p99 < 250, `event-loop delay p99 ${f1(figures.loopDelay.p99)} ms`);

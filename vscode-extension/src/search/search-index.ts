@@ -3,6 +3,7 @@
 import MiniSearch from "minisearch";
 import { searchSnippetAround, type SearchPart, type SearchPartKind, type SearchSnippet } from "@pi-pruner/core";
 import { documentText } from "../text.ts";
+import type { ByteRange } from "./entry-line.ts";
 
 /** What a hit remembers: where it leads, not the text it matched. */
 export interface SearchHitTarget {
@@ -17,6 +18,8 @@ export interface SearchHitTarget {
   timestamp?: number;
   /** The part's beginning, on one line: enough to recognise it in a result list. */
   preview: string;
+  /** For a part longer than its preview: the bytes of the file its entry's line lies in, to read it back by. */
+  line?: ByteRange;
 }
 
 export interface SearchHit extends SearchHitTarget {
@@ -25,7 +28,7 @@ export interface SearchHit extends SearchHitTarget {
   terms: string[];
   /** The line around the matched words, with them marked; from the preview until the part is read back. */
   snippet: SearchSnippet;
-  /** The matched words lie past the preview: the snippet shows the part's beginning until it is read back. */
+  /** The matched words lie past the preview (in a part that has a `line`): the snippet shows the part's beginning until it is read back. */
   pastPreview: boolean;
 }
 
@@ -79,7 +82,8 @@ export class SessionSearchIndex {
     this.files.set(file, { size, mtimeMs, ids: [] });
   }
 
-  add(file: string, parts: readonly SearchPart[]): void {
+  /** Adds parts of `file`; `lines` tells where each entry's line lies (see `SearchHitTarget.line`). */
+  add(file: string, parts: readonly SearchPart[], lines?: ReadonlyMap<string, ByteRange>): void {
     const known = this.files.get(file);
     if (!known) throw new Error(`begin(${file}) first`);
     const docs = parts.map((part) => {
@@ -94,6 +98,7 @@ export class SessionSearchIndex {
         ...(part.callKey !== undefined ? { callKey: part.callKey } : {}),
         ...(part.request !== undefined ? { request: part.request } : {}),
         ...(part.timestamp !== undefined ? { timestamp: part.timestamp } : {}),
+        ...(part.text.length > PREVIEW_CHARS && lines?.has(part.entryId) ? { line: lines.get(part.entryId)! } : {}),
         // A copy, so the preview does not hold the whole body alive through a sliced string.
         preview: Buffer.from(part.text.slice(0, PREVIEW_CHARS), "utf8").toString("utf8"),
       });
@@ -122,7 +127,7 @@ export class SessionSearchIndex {
       const terms = [...new Set([...result.terms, ...result.queryTerms])];
       // Session text is untrusted: escapes and controls go before the line is cut and marked.
       const snippet = searchSnippetAround(documentText(target.preview), terms);
-      hits.push({ ...target, score: result.score, terms, snippet, pastPreview: snippet.highlights.length === 0 });
+      hits.push({ ...target, score: result.score, terms, snippet, pastPreview: snippet.highlights.length === 0 && target.line !== undefined });
       if (hits.length >= limit) break;
     }
     return hits;

@@ -26,6 +26,12 @@ function groupBySession(hits: readonly SearchHit[]): { file: string; hits: Searc
   return [...groups].map(([file, group]) => ({ file, hits: group }));
 }
 
+/** The query, whether the status row shows, and the hits as their rows show them, in order. */
+function shownKey(results: SearchResults): string {
+  const rows = results.hits.map((hit) => `${hit.file}\0${hit.partId}\0${hit.snippet.text}\0${hit.snippet.highlights.join(",")}`);
+  return `${results.query}\n${results.scanning}\n${rows.join("\n")}`;
+}
+
 export function hitLabel(hit: SearchHit): string {
   return hit.toolName && hit.kind !== "prompt" && hit.kind !== "reply" ? `${KIND_LABEL[hit.kind]} ${hit.toolName}` : KIND_LABEL[hit.kind];
 }
@@ -34,33 +40,49 @@ export class SearchTreeProvider implements vscode.TreeDataProvider<SearchNode>, 
   private readonly changed = new vscode.EventEmitter<SearchNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private results: SearchResults | undefined;
-  /** The listed sessions' row labels, worked out again with each new set of results. */
-  private labels = new Map<string, string>();
-  private readonly subscription: vscode.Disposable;
+  /** What the rows other than the status row show, to repaint only the status row when only it changed. */
+  private shown = "";
+  /** The status row is this one object, so it can be repainted alone. */
+  private readonly status: SearchNode & { kind: "status" } = { kind: "status", text: "" };
+  /**
+   * The listed sessions' row labels, worked out when a group is drawn after the listing or a
+   * session changed: telling many alike sessions apart takes long, and results change often.
+   */
+  private labels: Map<string, string> | undefined;
+  private readonly subscriptions: vscode.Disposable[];
   private readonly store: SessionStore;
 
   constructor(store: SessionStore, search: SessionSearch) {
     this.store = store;
-    this.subscription = search.onDidChange((results) => {
-      this.results = results;
-      this.labels = sessionRowLabels(store.sessions());
-      this.changed.fire(undefined);
-    });
+    const forgetLabels = () => (this.labels = undefined);
+    this.subscriptions = [
+      search.onDidChange((results) => {
+        this.results = results;
+        // While a scan runs the best hits often stay the same: then only the count of sessions read changes.
+        const shown = shownKey(results);
+        const statusOnly = shown === this.shown && results.scanning && results.hits.length > 0;
+        this.shown = shown;
+        this.changed.fire(statusOnly ? this.status : undefined);
+      }),
+      store.onDidChangeList(forgetLabels),
+      store.onDidChangeSession(forgetLabels),
+    ];
   }
 
   getTreeItem(node: SearchNode): vscode.TreeItem {
     if (node.kind === "status") {
+      if (node === this.status) node.text = this.statusText();
       const item = new vscode.TreeItem(node.text);
       item.iconPath = new vscode.ThemeIcon("info");
       return item;
     }
     if (node.kind === "session") {
       const state = this.store.get(node.file);
+      this.labels ??= sessionRowLabels(this.store.sessions());
       const item = new vscode.TreeItem(this.labels.get(node.file) ?? (state ? sessionLabel(state) : node.file), vscode.TreeItemCollapsibleState.Expanded);
       item.description = `${node.hits.length} hit${node.hits.length === 1 ? "" : "s"}`;
       item.iconPath = new vscode.ThemeIcon("comment-discussion");
       item.contextValue = "searchSession";
-      item.tooltip = safeTooltip(node.file);
       return item;
     }
     const { hit } = node;
@@ -68,9 +90,15 @@ export class SearchTreeProvider implements vscode.TreeDataProvider<SearchNode>, 
     const item = new vscode.TreeItem({ label: hit.snippet.text, highlights: hit.snippet.highlights });
     item.description = hitLabel(hit);
     item.iconPath = new vscode.ThemeIcon(KIND_ICON[hit.kind]);
-    item.tooltip = safeTooltip(hit.callKey ? "Opens the call's document." : "Opens the model view at this message.", { code: hit.preview });
     item.command = { command: OPEN_SEARCH_RESULT_COMMAND, title: "Open", arguments: [hit] };
     item.contextValue = "searchHit";
+    return item;
+  }
+
+  /** Tooltips are made when a row is hovered, not for every row each time results change. */
+  resolveTreeItem(item: vscode.TreeItem, node: SearchNode): vscode.TreeItem {
+    if (node.kind === "session") item.tooltip = safeTooltip(node.file);
+    else if (node.kind === "hit") item.tooltip = safeTooltip(node.hit.callKey ? "Opens the call's document." : "Opens the model view at this message.", { code: node.hit.preview });
     return item;
   }
 
@@ -80,13 +108,19 @@ export class SearchTreeProvider implements vscode.TreeDataProvider<SearchNode>, 
     const results = this.results;
     if (!results || !results.query) return [];
     const groups: SearchNode[] = groupBySession(results.hits).map((g) => ({ kind: "session", ...g }));
+    if (groups.length === 0) return [this.status];
+    return results.scanning ? [this.status, ...groups] : groups;
+  }
+
+  private statusText(): string {
+    const results = this.results;
+    if (!results) return "";
     const scanned = results.scanning ? `, ${results.indexed} of ${results.listed} sessions read so far` : "";
-    if (groups.length === 0) return [{ kind: "status", text: `No results for "${oneLine(results.query, 40)}"${scanned}` }];
-    return results.scanning ? [{ kind: "status", text: `Searching…${scanned}` }, ...groups] : groups;
+    return results.hits.length === 0 ? `No results for "${oneLine(results.query, 40)}"${scanned}` : `Searching…${scanned}`;
   }
 
   dispose(): void {
-    this.subscription.dispose();
+    for (const s of this.subscriptions) s.dispose();
     this.changed.dispose();
   }
 }

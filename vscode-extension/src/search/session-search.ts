@@ -2,23 +2,28 @@
 // indexed as they are now, newest first, bounded and cancellable, with a progress indicator; results
 // are shown as they come (the index is asked again after each few sessions). Each session is read
 // with its long bodies left on disk, then its bodies are read back a batch of entries at a time,
-// indexed and dropped: the store's parsed sessions are not touched and nothing large is kept. A hit
-// whose words lie past the part's short preview has its part read back from the file once, for a
-// snippet around the words.
+// indexed and dropped: the store's parsed sessions are not touched and nothing large is kept. A
+// shown hit whose words lie past the part's short preview has its entry's line read back from the
+// file once (that line alone, found in the bytes the scan noted), for a snippet around the words.
+import { open } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
 import { getBranch, readSessionFile, searchSnippetAround, sessionSearchParts, withBodies, type AnyEntry, type SearchSnippet } from "@pi-pruner/core";
 import type { SessionStore } from "../store/session-store.ts";
 import { documentText } from "../text.ts";
+import { entryLineRanges, readEntryLine } from "./entry-line.ts";
 import { SessionSearchIndex, type SearchHit } from "./search-index.ts";
 
 /** Entries read back from disk at once: bounds the bodies in memory during a scan. */
 const BODY_BATCH_ENTRIES = 64;
+/** Bounds of the size of each read of a session file during a scan. */
+const MIN_READ_CHUNK_BYTES = 64 * 1024;
+const MAX_READ_CHUNK_BYTES = 1024 * 1024;
 /** The scan gives the event loop back at least this often. */
 const SLICE_MS = 8;
 /** Results are refreshed at most this often while a scan runs. */
 const RESULTS_EVERY_MS = 400;
-/** Hits, best first, whose parts are read back for their snippets: more than a list shows at once. */
+/** Hits, best first, whose parts are read back for their snippets: more than a side bar shows at once. */
 const SNIPPETS_READ_BACK = 60;
 
 export interface SearchResults {
@@ -44,6 +49,8 @@ export class SessionSearch implements vscode.Disposable {
   private snippets = new Map<string, SearchSnippet>();
   private snippetsFor = "";
   private readingBack: Promise<void> | undefined;
+  /** The scan and the read-back give the event loop back through this. */
+  private readonly yieldNow = timeSlices();
 
   private readonly store: SessionStore;
 
@@ -116,9 +123,9 @@ export class SessionSearch implements vscode.Disposable {
   }
 
   /**
-   * Reads back the parts of the best hits whose words lie past their preview, a file at a time, and
-   * shows the results again with snippets around the words. A file that changed or went away keeps
-   * the preview's snippet.
+   * Reads back the entries of the best hits whose words lie past their preview, a line each, a file
+   * at a time, and shows the results again with snippets around the words. A file that changed or
+   * went away keeps the preview's snippet.
    */
   private async readBack(query: string, hits: readonly SearchHit[]): Promise<void> {
     const byFile = new Map<string, SearchHit[]>();
@@ -130,17 +137,20 @@ export class SessionSearch implements vscode.Disposable {
     }
     for (const [file, fileHits] of byFile) {
       if (this.query !== query) return;
+      let handle;
       try {
-        const data = await readSessionFile(file, { lazyBodies: true });
-        const wanted = new Set(fileHits.map((hit) => hit.entryId));
-        const entries = await withBodies(file, data.elided, data.entries.filter((e) => wanted.has(e.id)));
-        const parts = new Map(sessionSearchParts(entries, { keysFrom: data.entries }).map((part) => [part.id, part.text]));
+        handle = await open(file, "r");
         for (const hit of fileHits) {
-          const text = parts.get(hit.partId);
+          if (this.query !== query) return;
+          const entry = hit.line && (await readEntryLine(handle, hit.line, hit.entryId, this.yieldNow));
+          const text = entry && sessionSearchParts([entry]).find((part) => part.id === hit.partId)?.text;
           this.snippets.set(snippetKey(hit), text === undefined ? hit.snippet : searchSnippetAround(documentText(text), hit.terms));
+          await this.yieldNow();
         }
       } catch {
-        for (const hit of fileHits) this.snippets.set(snippetKey(hit), hit.snippet);
+        for (const hit of fileHits) if (!this.snippets.has(snippetKey(hit))) this.snippets.set(snippetKey(hit), hit.snippet);
+      } finally {
+        await handle?.close();
       }
     }
     if (this.query === query) this.publish(true);
@@ -152,12 +162,7 @@ export class SessionSearch implements vscode.Disposable {
         const stop = () => token.isCancellationRequested || shown.isCancellationRequested;
         const todo = this.store.sessions().filter((s) => !this.index.isCurrent(s.file.path, s.file.size, s.file.mtimeMs));
         let done = 0;
-        let sliceStart = performance.now();
-        const yieldNow = async () => {
-          if (performance.now() - sliceStart < SLICE_MS) return;
-          await new Promise((resolve) => setImmediate(resolve));
-          sliceStart = performance.now();
-        };
+        const yieldNow = this.yieldNow;
         for (const state of todo) {
           if (stop()) break;
           const { path, size, mtimeMs } = state.file;
@@ -177,10 +182,12 @@ export class SessionSearch implements vscode.Disposable {
   }
 
   private async indexSession(path: string, size: number, mtimeMs: number, leafId: string | null | undefined, yieldNow: () => Promise<void>, stop: () => boolean): Promise<void> {
-    const data = await readSessionFile(path, { lazyBodies: true });
+    // Reads of a small file's size, not the reader's default megabyte: a scan reads hundreds of files.
+    const data = await readSessionFile(path, { lazyBodies: true, chunkBytes: Math.min(MAX_READ_CHUNK_BYTES, Math.max(MIN_READ_CHUNK_BYTES, size + 1)) });
     await yieldNow();
     const branch = getBranch(data, leafId ?? undefined).entries;
     this.index.begin(path, size, mtimeMs);
+    const lines = entryLineRanges(data);
     const messages = data.entries.filter((e) => e.type === "message");
     for (let i = 0; i < messages.length; i += BODY_BATCH_ENTRIES) {
       if (stop()) {
@@ -189,7 +196,7 @@ export class SessionSearch implements vscode.Disposable {
         return;
       }
       const batch: AnyEntry[] = await withBodies(path, data.elided, messages.slice(i, i + BODY_BATCH_ENTRIES));
-      this.index.add(path, sessionSearchParts(batch, { branch, keysFrom: data.entries }));
+      this.index.add(path, sessionSearchParts(batch, { branch, keysFrom: data.entries }), lines);
       await yieldNow();
     }
   }
@@ -200,6 +207,16 @@ export class SessionSearch implements vscode.Disposable {
     for (const d of this.disposables) d.dispose();
     this.index.clear();
   }
+}
+
+/** A function to await between pieces of work: it gives the event loop back once a slice has run `SLICE_MS`. */
+function timeSlices(): () => Promise<void> {
+  let sliceStart = performance.now();
+  return async () => {
+    if (performance.now() - sliceStart < SLICE_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    sliceStart = performance.now();
+  };
 }
 
 function snippetKey(hit: SearchHit): string {
