@@ -100,6 +100,7 @@ export const editorReport: ReportSection = {
       "",
       TEXT.block("steps", {
         listed: d.spread("editor.listed.5MB"),
+        estimated: d.f("editor.estimated.5MB") ? `${TEXT.block("step-estimated", { value: d.spread("editor.estimated.5MB") })}\n` : "",
         viewBuilt: d.spread("editor.viewBuilt.5MB"),
         parse: d.spread("editor.parse.5MB"),
         parseCpu: d.f("editor.parseCpu.5MB") ? TEXT.block("parse-cpu", { cpu: d.spread("editor.parseCpu.5MB") }) : "",

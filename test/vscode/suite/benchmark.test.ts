@@ -53,6 +53,7 @@ if (enabled) describe("benchmark", () => {
     const t3 = performance.now();
     console.log(`      session: ${(size / 1e6).toFixed(1)} MB, ${api.store.get(session.file.path)!.data!.entries.length} entries, ${roots[0]!.description}`);
     console.log(`      activation → listed (labels from the file's head): ${ms(marks.listedAt! - api.activatedAt)}`);
+    console.log(`      activation → reclaim estimated (the row can show ≈): ${marks.firstEstimateAt === undefined ? "none" : ms(marks.firstEstimateAt - api.activatedAt)}`);
     console.log(`      activation → parsed, view model built (reclaim known): ${ms(marks.firstViewAt! - api.activatedAt)} (core: parse ${ms(marks.firstParseMs!)}, view model ${ms(marks.firstBuildMs!)})`);
     console.log(`      parse began ${ms(marks.firstParseStartedAt! - api.activatedAt)} after activation; the host's thread was busy with it for ${marks.firstParseCpuMs === undefined ? "? (no threadCpuUsage here)" : ms(marks.firstParseCpuMs)} of its ${ms(marks.firstParseMs!)}, with the view model for ${marks.firstBuildCpuMs === undefined ? "?" : ms(marks.firstBuildCpuMs)} of its ${ms(marks.firstBuildMs!)}; Node ${process.version}`);
     console.log(`      root items: ${ms(t1 - t0)}; the session's children: ${ms(t2 - t1)}; expanding its groups (${groups.flat().length} items): ${ms(t3 - t2)}`);
@@ -75,6 +76,7 @@ if (enabled) describe("benchmark", () => {
         // Epoch ms of activate(), for the page's observer (test/vscode/lib/paint-probe.mjs).
         activatedAtEpoch: performance.timeOrigin + api.activatedAt,
         listedMs: marks.listedAt! - api.activatedAt,
+        estimatedMs: marks.firstEstimateAt === undefined ? undefined : marks.firstEstimateAt - api.activatedAt,
         viewBuiltMs: marks.firstViewAt! - api.activatedAt,
         parseMs: marks.firstParseMs,
         parseCpuMs: marks.firstParseCpuMs,
