@@ -24,7 +24,11 @@ const targets = [
     format: "esm",
     platform: "node",
     target: "node22",
-    external: ["@earendil-works/*", "typebox"],
+    // Pi imports an ES module extension natively, so its own copies of the host packages are not
+    // what an import here gets: typebox (tool schemas are plain JSON Schema to Pi) is bundled rather
+    // than loaded file by file on every start; Pi's packages stay external and are loaded only
+    // when used (pi-extension/src/pi-package.ts).
+    external: ["@earendil-works/*"],
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   },
   {

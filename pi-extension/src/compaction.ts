@@ -5,9 +5,9 @@
 // the prompt, the previous summary, the custom instructions and the file lists stay Pi's. Anything
 // unexpected returns nothing, and Pi's own compaction runs as if the pruner were not there.
 import type { ExtensionContext, SessionBeforeCompactEvent, SessionBeforeCompactResult } from "@earendil-works/pi-coding-agent";
-import { compact } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry } from "@pi-pruner/core";
 import { buildPiContext, messageKey, messagesChars } from "@pi-pruner/core";
+import { piPackage } from "./pi-package.ts";
 
 type Preparation = SessionBeforeCompactEvent["preparation"];
 
@@ -67,6 +67,7 @@ export async function compactPrunedHistory(event: SessionBeforeCompactEvent, ctx
       messagesToSummarize: parts.history as unknown as Preparation["messagesToSummarize"],
       turnPrefixMessages: parts.turnPrefix as unknown as Preparation["turnPrefixMessages"],
     };
+    const { compact } = await piPackage();
     const result = await withinLimits(event.signal, host, (signal, touch) =>
       compact(preparation, model, undefined, undefined, event.customInstructions, signal, ctx.thinkingLevel, (summaryModel, request, options) => {
         const stream = ctx.modelRegistry.streamSimple(summaryModel, request, options);

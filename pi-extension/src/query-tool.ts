@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { resolveRequest, type IndexedCall, type PruneIndex } from "@pi-pruner/core";
 import { QUERY_TOOL, type SpillStorage } from "@pi-pruner/core";
+import { piPackage } from "./pi-package.ts";
 
 export interface QueryHost {
   index(): PruneIndex;
@@ -38,9 +39,8 @@ function withRestNote(head: string, totalBytes: number | undefined): string {
  * about that much, not the outputs themselves.
  */
 export async function formatQueryResult(ids: readonly string[], index: PruneIndex, spill: Pick<SpillStorage, "read">): Promise<string> {
-  // Pi's own truncation, loaded when the tool first runs: a static import of Pi's package from the
-  // extension bundle loads Pi's whole module graph a second time on every start.
-  const { truncateHead, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } = await import("@earendil-works/pi-coding-agent");
+  // Pi's own truncation, loaded when the tool first runs.
+  const { truncateHead, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } = await piPackage();
   const wanted = [...new Set(ids.map((raw) => String(raw).trim().replace(/^`|`$/g, "")))];
   // Unknown ids are listed first, so a long output cannot truncate them away.
   const unknown: string[] = [];
