@@ -185,7 +185,8 @@ export function estimatePending(
       estimate.replacementTokens += estimateTokens(stub.length);
     }
     // An output a later call superseded becomes its stub alone: no summary, no summarizer input.
-    const live = isStale ? batch.calls.filter((c) => !isStale(c)) : batch.calls;
+    // The batch itself when none is stale, so its summarizer input is taken from the memo.
+    const live = isStale && batch.calls.some(isStale) ? batch.calls.filter((c) => !isStale(c)) : batch.calls;
     if (live.length === 0) continue;
     const summary = live.length * perCall;
     estimate.replacementTokens += summary;
