@@ -14,7 +14,7 @@ export const formatDollars = (n: number): string => {
 const count = (n: number) => Math.round(n).toLocaleString("en-US");
 
 /** The tokens line of a request: its bar's read / written / uncached and its output, said to be an estimate where it is one. */
-export function barLine(point: TimelinePoint, bar: RequestBar): string {
+function barLine(point: TimelinePoint, bar: RequestBar): string {
   const output = point.usage?.output ?? point.estimate.output;
   const figures = `read ${count(bar.read)} · written ${count(bar.written)} · uncached ${count(bar.uncached)} · output ${count(output)} tokens`;
   return bar.estimated ? `Tokens ${figures} (estimate, ${point.rules} pricing: the answer carries no usage)` : `Tokens ${figures} (the provider's usage)`;
