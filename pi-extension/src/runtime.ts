@@ -87,8 +87,11 @@ export class PrunerRuntime {
   private settings: LoadedSettings | undefined;
   private previousFraction: number | null = null;
   private readonly summarizerInput = new WeakMap<Batch, number>();
-  /** The render of the last request, which the next one reuses when it only appends to it. */
-  private readonly renderMemo = createRenderMemo();
+  /**
+   * The render of the last request, which the next one reuses when it only appends to it. Pi hands
+   * over a fresh copy each time: the copy is compared with it at a few places, not message by message.
+   */
+  readonly renderMemo = createRenderMemo({ prefix: "sampled" });
   private readonly pi: PiOperations;
   private readonly live: SelfControlLive;
   private readonly queue: PendingQueue;

@@ -140,10 +140,25 @@ export function renderWhole(
 export interface RenderMemo {
   /** The request rendered last; undefined before the first. Read and written by the render only. */
   last: RememberedRender | undefined;
+  /** How a request is told to begin with the remembered one's messages (RenderMemoOptions). */
+  readonly prefix: "every" | "sampled";
+  /** Requests rendered so far by how: whole, only what was appended, or the remembered render reused as it was. */
+  readonly renders: { whole: number; appended: number; same: number };
 }
 
-export function createRenderMemo(): RenderMemo {
-  return { last: undefined };
+interface RenderMemoOptions {
+  /**
+   * "every" (the default) compares each remembered message with the one at its place (by object,
+   * else by fingerprint): for a view's pass over a branch, which hands over the same objects.
+   * "sampled" compares only the first and those 1, 2, 3, 5, 9, 17, … places before the remembered
+   * end, by fingerprint: for Pi's `context` event, whose fresh copy per request makes the full
+   * comparison the cost of an unchanged request (see samplePositions for what it can miss).
+   */
+  prefix?: "every" | "sampled";
+}
+
+export function createRenderMemo(options: RenderMemoOptions = {}): RenderMemo {
+  return { last: undefined, prefix: options.prefix ?? "every", renders: { whole: 0, appended: 0, same: 0 } };
 }
 
 interface RememberedRender {
@@ -190,8 +205,29 @@ function sameSettings(memo: RememberedRender, config: RenderConfig, index: Prune
   return memo.signature === indexSignature(index);
 }
 
-function prefixMatches(memo: RememberedRender, messages: readonly AgentMessage[], length: number): boolean {
+/**
+ * The places a "sampled" memo compares, for a remembered request of `length` messages: the first,
+ * and 1, 2, 3, 5, 9, 17, … (2^k + 1) places before the end, so about log2(length) + 2 of them.
+ * Between two of Pi's requests history grows at its end; what reshapes it moves messages across
+ * these places: a compaction puts its summary first, a retry or a branch switch replaces the last
+ * messages, and a message dropped or inserted anywhere before the end shifts the last one (which
+ * is compared). What it cannot see is a message replaced in place between two sampled places by
+ * one with another role, timestamp, tool-call id or content shape, with nothing moved: Pi does
+ * not do that, and the render's other inputs (the index, the settings, the agent's markers, the
+ * compaction's resend) are compared whole before the messages are.
+ */
+function samplePositions(length: number): number[] {
+  const positions = [0];
+  for (let back = 1; back <= length; back = back === 1 ? 2 : back * 2 - 1) positions.push(length - back);
+  return positions;
+}
+
+function prefixMatches(memo: RememberedRender, messages: readonly AgentMessage[], length: number, prefix: RenderMemo["prefix"]): boolean {
   const { fingerprints, input } = memo;
+  if (prefix === "sampled") {
+    for (const i of samplePositions(length)) if (messages[i] !== input[i] && messageFingerprint(messages[i]!) !== fingerprints[i]) return false;
+    return true;
+  }
   for (let i = 0; i < length; i++) {
     const m = messages[i]!;
     // The very message remembered (a view's pass hands over the same objects) is what it was.
@@ -383,16 +419,21 @@ function renderIncrementally(memo: RenderMemo, messages: AgentMessage[], index: 
   const last = memo.last;
   if (last && sameSettings(last, config, index, controls, resend)) {
     const length = last.fingerprints.length;
-    if (length > 0 && messages.length >= length && prefixMatches(last, messages, length)) {
+    if (length > 0 && messages.length >= length && prefixMatches(last, messages, length, memo.prefix)) {
       if (messages.length === length) {
+        memo.renders.same++;
         return { messages: last.unchanged ? messages : remembered(last, messages, length), stats: copyStats(last.stats) };
       }
       if (last.appendable) {
         const appended = renderAppended(last, messages, index, config);
-        if (appended) return appended;
+        if (appended) {
+          memo.renders.appended++;
+          return appended;
+        }
       }
     }
   }
+  memo.renders.whole++;
   const result = renderWhole(messages, index, config, controls, undefined, resend);
   remember(memo, index, messages, config, controls, resend, result);
   return result;
