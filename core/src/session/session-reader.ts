@@ -135,15 +135,28 @@ export function getBranch(data: SessionData, leafId?: string | null): Branch {
   const leaf = data.byId.get(startId);
   if (!leaf) return { leafId: null, entries: [], problems: [`leaf "${startId}" is not an entry of this session`] };
 
+  // Walked once without remembering what it visited: a walk longer than the entries there are has
+  // gone round a cycle, and only then is it walked again remembering, to say where the cycle closes.
+  const plain = walkUp(data, leaf, undefined);
+  const { path, problems } = plain ?? walkUp(data, leaf, new Set<string>())!;
+  path.reverse();
+  return { leafId: startId, entries: path, problems };
+}
+
+/**
+ * The entries from `leaf` up to the root or a parent missing from the file, leaf first. Without
+ * `visited`, undefined when the walk outgrows the entries there are (a cycle); with it, the walk
+ * stops where the cycle closes.
+ */
+function walkUp(data: SessionData, leaf: AnyEntry, visited: Set<string> | undefined): { path: AnyEntry[]; problems: string[] } | undefined {
   const path: AnyEntry[] = [];
   const problems: string[] = [];
-  // A walk longer than the entries there are has gone round a cycle: only then is it walked again
-  // remembering what it visited, to say where the cycle closes.
-  const visited = walkWithoutCycle(data, leaf) ? undefined : new Set<string>();
+  const limit = data.byId.size;
   let current: AnyEntry = leaf;
   for (;;) {
     path.push(current);
-    visited?.add(current.id);
+    if (visited) visited.add(current.id);
+    else if (path.length > limit) return undefined;
     const parentId = current.parentId;
     if (parentId === null) break;
     if (visited?.has(parentId)) {
@@ -157,20 +170,7 @@ export function getBranch(data: SessionData, leafId?: string | null): Branch {
     }
     current = parent;
   }
-  path.reverse();
-  return { leafId: startId, entries: path, problems };
-}
-
-/** Whether the parentId links from `leaf` end (at a root or a missing parent) within as many steps as there are entries. */
-function walkWithoutCycle(data: SessionData, leaf: AnyEntry): boolean {
-  let current: AnyEntry | undefined = leaf;
-  for (let steps = 0; steps <= data.byId.size; steps++) {
-    const parentId: string | null = current.parentId;
-    if (parentId === null) return true;
-    current = data.byId.get(parentId);
-    if (!current) return true;
-  }
-  return false;
+  return { path, problems };
 }
 
 // ---------------------------------------------------------------- file reading
@@ -430,16 +430,17 @@ class SessionReader {
     return this.data.header !== undefined || this.data.entries.length > 0 || this.data.errors.length > 0;
   }
 
+  private bad(line: number, message: string): void {
+    this.data.errors.push({ line, message });
+  }
+
   /**
    * The line is `line[from, to)` (null when it was too long to keep), `length` bytes. `data.bytes`
    * is still the offset of the line's first byte when this runs.
    */
   private recordLine(line: Buffer | null, from: number, to: number, lineNumber: number, unterminated: boolean, length = to - from): void {
-    const bad = (message: string): void => {
-      this.data.errors.push({ line: lineNumber, message });
-    };
     if (line === null) {
-      bad(`line is ${formatBytes(length)}, longer than the ${formatBytes(this.maxLineBytes)} limit; skipped`);
+      this.bad(lineNumber, `line is ${formatBytes(length)}, longer than the ${formatBytes(this.maxLineBytes)} limit; skipped`);
       return;
     }
     let text: string;
@@ -447,26 +448,27 @@ class SessionReader {
       text = line.toString("utf8", from, to); // invalid UTF-8 becomes U+FFFD
     } catch (error) {
       // Only a line beyond V8's string limit gets here (possible with a raised maxLineBytes).
-      bad(`line of ${formatBytes(length)} could not be decoded (${error instanceof Error ? error.message : String(error)}); skipped`);
+      this.bad(lineNumber, `line of ${formatBytes(length)} could not be decoded (${error instanceof Error ? error.message : String(error)}); skipped`);
       return;
     }
     if (lineNumber === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    if (text.trim() === "") return;
+    // A line that opens an object is not blank: only others are trimmed to find out.
+    if (text.charCodeAt(0) !== 0x7b && text.trim() === "") return;
 
     const isFirst = !this.seenFirstLine();
     const parsed = parseLine(text, isFirst);
     if (parsed.kind === "bad") {
-      bad(unterminated && parsed.notJson ? `last line is cut off (no newline at the end): ${parsed.message}` : parsed.message);
+      this.bad(lineNumber, unterminated && parsed.notJson ? `last line is cut off (no newline at the end): ${parsed.message}` : parsed.message);
       return;
     }
     if (parsed.kind === "header") {
       this.data.header = parsed.header;
       return;
     }
-    if (isFirst) bad("no session header: the first line should be {\"type\":\"session\",…}");
+    if (isFirst) this.bad(lineNumber, "no session header: the first line should be {\"type\":\"session\",…}");
     const entry = parsed.entry;
     if (this.data.byId.has(entry.id)) {
-      bad(`duplicate id "${entry.id}": only the first entry with this id is kept`);
+      this.bad(lineNumber, `duplicate id "${entry.id}": only the first entry with this id is kept`);
       return;
     }
     this.data.entries.push(entry);

@@ -65,27 +65,57 @@ export interface RenderedBranch {
   renderError?: string;
 }
 
-/** Where entries sit on the branch, and which compaction (if any) removed an entry from Pi's context. */
+/**
+ * Where entries sit on the branch, and which compaction (if any) removed an entry from Pi's context.
+ * Each part is worked out on its first question: most branches never ask (every chain sent, every
+ * result in the context).
+ */
 export class BranchPositions {
-  readonly at = new Map<string, number>();
-  private readonly userAt = new Map<number, number>();
-  private readonly compactions: { entryId: string; position: number; keptFrom: number }[] = [];
+  private readonly branch: readonly AnyEntry[];
+  private positions: Map<string, number> | undefined;
+  private users: Map<number, number> | undefined;
+  private removals: { entryId: string; position: number; keptFrom: number }[] | undefined;
 
   constructor(branch: readonly AnyEntry[]) {
-    branch.forEach((entry, i) => {
-      this.at.set(entry.id, i);
-      if (isMessageEntry(entry)) {
+    this.branch = branch;
+  }
+
+  /** Each entry's position on the branch, by id. */
+  get at(): ReadonlyMap<string, number> {
+    if (!this.positions) {
+      const at = new Map<string, number>();
+      this.branch.forEach((entry, i) => at.set(entry.id, i));
+      this.positions = at;
+    }
+    return this.positions;
+  }
+
+  private get userAt(): ReadonlyMap<number, number> {
+    if (!this.users) {
+      const userAt = new Map<number, number>();
+      this.branch.forEach((entry, i) => {
+        if (!isMessageEntry(entry)) return;
         const message = entry.message;
-        if (message?.role === "user" && typeof message.timestamp === "number" && !this.userAt.has(message.timestamp)) this.userAt.set(message.timestamp, i);
-      }
-    });
-    branch.forEach((entry, i) => {
-      if (!isCompactionEntry(entry)) return;
-      const first: unknown = entry.firstKeptEntryId;
-      const kept = typeof first === "string" ? this.at.get(first) : undefined;
-      // A kept entry that is not before the compaction (Pi's "keep nothing") keeps nothing before it.
-      this.compactions.push({ entryId: entry.id, position: i, keptFrom: kept !== undefined && kept < i ? kept : i });
-    });
+        if (message?.role === "user" && typeof message.timestamp === "number" && !userAt.has(message.timestamp)) userAt.set(message.timestamp, i);
+      });
+      this.users = userAt;
+    }
+    return this.users;
+  }
+
+  private get compactions(): readonly { entryId: string; position: number; keptFrom: number }[] {
+    if (!this.removals) {
+      const compactions: { entryId: string; position: number; keptFrom: number }[] = [];
+      this.branch.forEach((entry, i) => {
+        if (!isCompactionEntry(entry)) return;
+        const first: unknown = entry.firstKeptEntryId;
+        const kept = typeof first === "string" ? this.at.get(first) : undefined;
+        // A kept entry that is not before the compaction (Pi's "keep nothing") keeps nothing before it.
+        compactions.push({ entryId: entry.id, position: i, keptFrom: kept !== undefined && kept < i ? kept : i });
+      });
+      this.removals = compactions;
+    }
+    return this.removals;
   }
 
   userMessage(timestamp: number): number | undefined {
@@ -99,8 +129,9 @@ export class BranchPositions {
    */
   removedBy(position: number): { entryId: string; position: number } | undefined {
     let remover: { entryId: string; position: number } | undefined;
-    for (let i = this.compactions.length - 1; i >= 0; i--) {
-      const c = this.compactions[i]!;
+    const compactions = this.compactions;
+    for (let i = compactions.length - 1; i >= 0; i--) {
+      const c = compactions[i]!;
       if (c.position < position || c.keptFrom <= position) break;
       remover = c;
     }

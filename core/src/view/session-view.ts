@@ -8,7 +8,7 @@ import type { ToolCallBlock, ToolResultMessage } from "../shapes/messages.ts";
 import { occurrenceKey } from "../shapes/messages.ts";
 import type { BadLine, SessionData } from "../session/session-reader.ts";
 import { getBranch } from "../session/session-reader.ts";
-import { rebuildIndex, findCallForResult, type ChainInfo, type IndexedCall, type PruneIndex } from "../prune/prune-index.ts";
+import { rebuildIndex, findCallForResult, type ChainInfo, type IndexedCall, type PruneIndex, type SummaryInfo } from "../prune/prune-index.ts";
 import { protectionReason, type ProtectionConfig } from "../settings/protection.ts";
 import type { RenderConfig } from "../render/render.ts";
 import { renderBranch } from "./model-view.ts";
@@ -373,14 +373,64 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     if (protectedView) protectedCalls.push(protectedView);
   }
 
-  const prompts = promptsOnBranch(branch.entries);
   const callByKey = new Map<string, CallView>();
   for (const call of calls) callByKey.set(call.occurrenceKey, call);
+
+  // Where each entry is on the branch, found once (and only when asked) for the sent states and the diagnostics.
+  const positions = new BranchPositions(branch.entries);
+  const chainStates = chainSentStates(branch.entries, index.chains, model, config, positions);
+  markSent(branch.entries, calls, index.chains, model, chainStates, positions);
+  markUnrecoverable(calls, foundCalls);
+  const diagnostics = writerDiagnostics(branch.entries, calls, index);
+  linkDiagnostics(diagnostics, callByKey);
+
+  const view: SessionView = {
+    session: sessionInfo(data.header, branch.entries),
+    leafId: branch.leafId,
+    errors: data.errors,
+    problems: [...branch.problems, ...problems, ...model.controls.unreadable.map((u) => `a ${u.customType} entry (${u.entryId}) was skipped: ${u.problem}`)],
+    summaries: [],
+    calls,
+    chains: [],
+    protected: protectedCalls,
+    markers: markersOf(model.controls),
+    compactions: [],
+    writer,
+    fidelity: renderFidelity(writer, renderedCounts(model), inert ? "sent" : "next"),
+    diagnostics,
+    frontier: index.frontier,
+    stats: index.stats,
+    totals: reclaimTotals(branch.entries, model, callByKey, index.summaries),
+  };
+  // What the Sessions tree's session row does not show is made when first read: the summaries (their
+  // previews and prompts), the chains and the compactions. Read or not, they are the same values.
+  deferred(view, "summaries", () => summaryViews(index, branch.entries, callByKey));
+  deferred(view, "chains", () => chainViews(index, chainStates, writer, diagnostics));
+  deferred(view, "compactions", () => compactionViews(branch.entries));
+  return view;
+}
+
+/**
+ * Makes `target[key]` computed on its first read and kept from then on. It is an own, enumerable
+ * property throughout, so copies, comparisons and JSON see the value as if it had been set at once;
+ * a write before the first read replaces it.
+ */
+function deferred<T extends object, K extends keyof T>(target: T, key: K, compute: () => T[K]): void {
+  const settle = (value: T[K]): T[K] => {
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+    return value;
+  };
+  Object.defineProperty(target, key, { get: () => settle(compute()), set: settle, enumerable: true, configurable: true });
+}
+
+/** The view of each summary of the index, with the prompt its calls were made for. */
+function summaryViews(index: PruneIndex, branch: readonly AnyEntry[], callByKey: ReadonlyMap<string, CallView>): SummaryView[] {
+  const prompts = promptsOnBranch(branch);
   const promptOfCall = (key: string) => {
     const assistantEntryId = callByKey.get(key)?.assistantEntryId;
     return assistantEntryId ? prompts.get(assistantEntryId) : undefined;
   };
-  const summaries: SummaryView[] = index.summaries.map((s) => {
+  return index.summaries.map((s) => {
     // The prompt of its first call on the branch; a summary of calls no longer here, the prompt it was written under.
     let prompt: { text: string; number: number } | undefined;
     for (const key of s.keys) if ((prompt = promptOfCall(key))) break;
@@ -397,12 +447,12 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
       ...(prompt ? { prompt: prompt.text, promptNumber: prompt.number } : {}),
     };
   });
+}
 
-  // Where each entry is on the branch, found once for the sent states and the diagnostics.
-  const positions = new BranchPositions(branch.entries);
-  const chainStates = chainSentStates(branch.entries, index.chains, model, config, positions);
-  const chains: ChainView[] = index.chains.map((c) => ({
-    ...chainState(c, chainStates.get(c.entryId), writer.foreign),
+/** The view of each chain of the index, with its state in the render and the writer's diagnostics that concern it. */
+function chainViews(index: PruneIndex, chainStates: ReturnType<typeof chainSentStates>, writer: SessionWriter, diagnostics: readonly DiagnosticView[]): ChainView[] {
+  return index.chains.map((c) => ({
+    ...chainState(c, chainStates.get(c.entryId), writer.foreign, diagnostics),
     entryId: c.entryId,
     blockId: c.blockId,
     toolRefs: strings(c.toolRefs),
@@ -413,13 +463,11 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
     rangeSummaryText: typeof c.rangeSummaryText === "string" ? c.rangeSummaryText : undefined,
     bodySource: typeof c.bodySource === "string" ? c.bodySource : undefined,
   }));
-  markSent(branch.entries, calls, chains, model, chainStates, positions);
-  markUnrecoverable(calls, foundCalls);
-  const diagnostics = writerDiagnostics(branch.entries, calls, index, positions.at);
-  linkDiagnostics(diagnostics, callByKey, chains);
+}
 
+function compactionViews(branch: readonly AnyEntry[]): CompactionView[] {
   const compactions: CompactionView[] = [];
-  for (const entry of branch.entries) {
+  for (const entry of branch) {
     if (!isCompactionEntry(entry)) continue;
     // The session reader does not check the size: it is narrowed here.
     const tokensBefore: unknown = entry.tokensBefore;
@@ -430,29 +478,11 @@ export function buildSessionView(data: SessionData, options: ViewOptions): Sessi
       firstKeptEntryId: typeof entry.firstKeptEntryId === "string" ? entry.firstKeptEntryId : undefined,
     });
   }
-
-  return {
-    session: sessionInfo(data.header, branch.entries),
-    leafId: branch.leafId,
-    errors: data.errors,
-    problems: [...branch.problems, ...problems, ...model.controls.unreadable.map((u) => `a ${u.customType} entry (${u.entryId}) was skipped: ${u.problem}`)],
-    summaries,
-    calls,
-    chains,
-    protected: protectedCalls,
-    markers: markersOf(model.controls),
-    compactions,
-    writer,
-    fidelity: renderFidelity(writer, renderedCounts(model), inert ? "sent" : "next"),
-    diagnostics,
-    frontier: index.frontier,
-    stats: index.stats,
-    totals: reclaimTotals(branch.entries, model, callByKey, summaries),
-  };
+  return compactions;
 }
 
-/** A chain's state in the render, what its block is made of, and another writer's own text for it. */
-function chainState(chain: ChainInfo, sent: ChainSent | undefined, foreign: boolean) {
+/** A chain's state in the render, what its block is made of, another writer's own text for it, and that writer's diagnostics of it. */
+function chainState(chain: ChainInfo, sent: ChainSent | undefined, foreign: boolean, diagnostics: readonly DiagnosticView[]) {
   const body = chainBodyOf(chain);
   return {
     state: sent?.state ?? ("not-applied" as const),
@@ -461,12 +491,12 @@ function chainState(chain: ChainInfo, sent: ChainSent | undefined, foreign: bool
     bodyText: body.text,
     withoutSummarizer: body.withoutSummarizer,
     ...(foreign && !chainWrittenByPiPruner(chain) && typeof chain.rangeSummaryText === "string" ? { writerText: chain.rangeSummaryText } : {}),
-    diagnostics: [] as string[],
+    diagnostics: diagnostics.filter((d) => d.blockIds.includes(chain.blockId)).map((d) => d.entryId),
   };
 }
 
 /** Each call whose sending differs from what its state says gets `sent`. */
-function markSent(branch: readonly AnyEntry[], calls: CallView[], chains: readonly ChainView[], model: ReturnType<typeof renderBranch>, chainStates: ReturnType<typeof chainSentStates>, positions: BranchPositions): void {
+function markSent(branch: readonly AnyEntry[], calls: CallView[], chains: readonly ChainInfo[], model: ReturnType<typeof renderBranch>, chainStates: ReturnType<typeof chainSentStates>, positions: BranchPositions): void {
   const entryOfBlock = new Map<string, string>();
   for (const c of chains) if (!entryOfBlock.has(c.blockId)) entryOfBlock.set(c.blockId, c.entryId);
   const notes = callSentStates(branch, calls, model, chainStates, (blockId) => entryOfBlock.get(blockId), positions);
@@ -495,9 +525,9 @@ function markUnrecoverable(calls: CallView[], foundCalls: readonly ReturnType<ty
   }
 }
 
-function linkDiagnostics(diagnostics: readonly DiagnosticView[], byKey: ReadonlyMap<string, CallView>, chains: ChainView[]): void {
+/** Each call the writer's diagnostics concern gets their entry ids (a chain's are found when its view is made). */
+function linkDiagnostics(diagnostics: readonly DiagnosticView[], byKey: ReadonlyMap<string, CallView>): void {
   for (const d of diagnostics) {
-    for (const chain of chains) if (d.blockIds.includes(chain.blockId)) chain.diagnostics.push(d.entryId);
     for (const key of d.callKeys) {
       const call = byKey.get(key);
       if (call) (call.diagnostics ??= []).push(d.entryId);
@@ -511,7 +541,7 @@ function linkDiagnostics(diagnostics: readonly DiagnosticView[], byKey: Readonly
  * for are not stubbed (their calls raw, or not on a branch cut at an unreadable line), or its
  * stubs and blocks are longer than what they replace.
  */
-function reclaimTotals(branch: readonly AnyEntry[], model: ReturnType<typeof renderBranch>, byKey: ReadonlyMap<string, CallView>, summaries: readonly SummaryView[]): ReclaimTotals {
+function reclaimTotals(branch: readonly AnyEntry[], model: ReturnType<typeof renderBranch>, byKey: ReadonlyMap<string, CallView>, summaries: readonly Pick<SummaryInfo, "keys">[]): ReclaimTotals {
   const totals: ReclaimTotals = { rawChars: model.rawChars, modelChars: model.modelChars, note: "characters; tokens ≈ characters / 4 (an estimate)" };
   const active = model.controls.rewinds.filter((r) => r.state === "active");
   const rewound = active.reduce((sum, r) => sum + r.hiddenChars, 0);
