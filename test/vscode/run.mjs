@@ -236,7 +236,8 @@ try {
       w.page.on("crash", () => settle({ code: 1, reason: "the workbench page crashed" }));
       w.browser.on("disconnected", () => settle({ code: 1, reason: "the browser went away" }));
       const view = opts["probe-floor"] ? { container: floorProbe.container, header: floorProbe.header } : {};
-      if (opts["paint-probe"]) openPiPrunerView(w.page, { onClick: (at) => (clickedAt = at), ...view }).catch((e) => settle({ code: 1, reason: e.message }));
+      // A loaded machine can take minutes to show the icon: the run's own bound applies.
+      if (opts["paint-probe"]) openPiPrunerView(w.page, { onClick: (at) => (clickedAt = at), timeoutMs, ...view }).catch((e) => settle({ code: 1, reason: e.message }));
     },
     (e) => settle({ code: 1, reason: `could not start the workbench: ${e.message}` }),
   );
