@@ -30,6 +30,7 @@ function judgements(d: ReportDoc, big: LoadRow): string[] {
       why: ratio && ratio.value > 1.3 ? sentence(TEXT.block("view-why", { readShare: pct(readShare), read: d.val(`load.read.${k}`), readVsFloor: num(d.v(`load.read.${k}`) / d.v(`load.floor.${k}`)) })) : "",
     }),
   );
+  if (d.f(`load.modelView.${k}`)) items.push(TEXT.block("later", { mb: String(big.mb), rest: d.spread(`load.deferred.${k}`), modelView: d.spread(`load.modelView.${k}`) }));
   if (d.f(`load.peak.viewVsPi.${k}`)) {
     const ownView = d.v(`load.peakOwn.view.${k}`);
     const ownPi = d.v(`load.peakOwn.pi.${k}`);
@@ -74,7 +75,7 @@ export const loadReport: ReportSection = {
     d.push(TEXT.block("intro"));
     for (const r of rows) {
       const k = `${r.mb}MB`;
-      d.push(`| ${r.mb} MB (${(r.bytes / 2 ** 20).toFixed(1)} MiB) | ${r.entries.toLocaleString("en-US")} | ${d.spread(`load.view.${k}`)} | ${d.val(`load.read.${k}`)} | ${d.spread(`load.floor.${k}`)} | ${d.spread(`load.ratio.${k}`)} | ${d.spread(`load.plainFloor.${k}`)} | ${d.spread(`load.ratioPlain.${k}`)} | ${d.val(`load.peak.view.${k}`)} | ${d.val(`load.peak.pi.${k}`)} | ${d.val(`load.peak.floor.${k}`)} | ${d.val(`load.peak.viewVsPi.${k}`)} | ${d.spread(`load.append.${k}`)} |`);
+      d.push(`| ${r.mb} MB (${(r.bytes / 2 ** 20).toFixed(1)} MiB) | ${r.entries.toLocaleString("en-US")} | ${d.spread(`load.view.${k}`)} | ${d.val(`load.read.${k}`)} | ${d.spread(`load.floor.${k}`)} | ${d.spread(`load.ratio.${k}`)} | ${d.spread(`load.plainFloor.${k}`)} | ${d.spread(`load.ratioPlain.${k}`)} | ${d.val(`load.deferred.${k}`)} | ${d.val(`load.modelView.${k}`)} | ${d.val(`load.peak.view.${k}`)} | ${d.val(`load.peak.pi.${k}`)} | ${d.val(`load.peak.floor.${k}`)} | ${d.val(`load.peak.viewVsPi.${k}`)} | ${d.spread(`load.append.${k}`)} |`);
     }
     const largest = `${rows[rows.length - 1]?.mb}MB`;
     d.push(

@@ -1,7 +1,7 @@
 // One measurement of the session-load benchmark, in a process of its own (peak memory is per
 // process). Prints one JSON line on stdout.
 //
-//   node --expose-gc bench/workers/load-worker.ts time   <file> <rounds>   floor and view, interleaved
+//   node --expose-gc bench/workers/load-worker.ts time   <file> <rounds>   floor and view, interleaved; then what the view left for later
 //   node --expose-gc bench/workers/load-worker.ts floor  <file>            peak memory of the floor
 //   node --expose-gc bench/workers/load-worker.ts view   <file>            peak memory of the view model
 //   node --expose-gc bench/workers/load-worker.ts pi     <file> <tmpdir>   peak memory of Pi's SessionManager.open
@@ -64,8 +64,38 @@ function plainFloor(path: string): unknown[] {
 async function loadCore() {
   const session = await import("../../core/src/session/session-reader.ts");
   const view = await import("../../core/src/view/session-view.ts");
+  const model = await import("../../core/src/view/model-view.ts");
+  const state = await import("../../core/src/view/call-state.ts");
   const config = await import("../../core/src/settings/config.ts");
-  return { ...session, ...view, DEFAULT_CONFIG: config.DEFAULT_CONFIG };
+  return { ...session, ...view, ...model, ...state, DEFAULT_CONFIG: config.DEFAULT_CONFIG };
+}
+
+type Core = Awaited<ReturnType<typeof loadCore>>;
+
+/**
+ * What the Sessions tree's row of a session shows, read as the editor's store reads it once the
+ * view is built (its name, sizes, bad lines, calls and how many are pruned): part of the view's time.
+ */
+function rowOf(core: Core, view: ReturnType<Core["buildSessionView"]>): number {
+  const t = view.totals;
+  const pruned = view.calls.filter((c) => core.isPrunedState(c.state)).length;
+  return (view.session.name?.length ?? 0) + (view.session.firstPrompt?.length ?? 0) + t.rawChars + (t.modelChars ?? 0) + (t.excess?.length ?? 0) + view.errors.length + view.calls.length + pruned;
+}
+
+/**
+ * What the view leaves for later, timed: the parts made when first read (summaries, chains,
+ * compactions: the session's children in the tree), then the next request's model view opened
+ * (its bodies read back from the file, rendered and set out as text).
+ */
+async function deferredParts(core: Core, file: string, data: Awaited<ReturnType<Core["readSessionFile"]>>, view: ReturnType<Core["buildSessionView"]>): Promise<{ restMs: number; modelViewMs: number }> {
+  const t0 = performance.now();
+  const rest = view.summaries.length + view.chains.length + view.compactions.length;
+  const t1 = performance.now();
+  const model = await core.buildModelViewWithBodies(file, data, { leafId: view.leafId ?? undefined, config: core.DEFAULT_CONFIG });
+  const text = core.modelViewText(model);
+  const t2 = performance.now();
+  if (rest < 0 || text.length === 0) throw new Error("empty model view");
+  return { restMs: t1 - t0, modelViewMs: t2 - t1 };
 }
 
 async function main(): Promise<unknown> {
@@ -79,6 +109,8 @@ async function main(): Promise<unknown> {
     const readMs: number[] = [];
     const floorCpuMs: number[] = [];
     const viewCpuMs: number[] = [];
+    const restMs: number[] = [];
+    const modelViewMs: number[] = [];
     let summary: Record<string, number> = {};
     // Warm both paths once (JIT), then alternate which goes first.
     floor(file);
@@ -106,15 +138,20 @@ async function main(): Promise<unknown> {
           const data = await core.readSessionFile(file, { lazyBodies: true });
           const t1 = performance.now();
           const view = core.buildSessionView(data, { config: core.DEFAULT_CONFIG });
+          if (rowOf(core, view) <= 0) throw new Error("an empty session row");
           const t2 = performance.now();
           viewCpuMs.push(threadCpuMs() - c0);
           readMs.push(t1 - t0);
           viewMs.push(t2 - t0);
+          // Outside the paired rounds: what was left for later, timed on its own.
+          const later = await deferredParts(core, file, data, view);
+          restMs.push(later.restMs);
+          modelViewMs.push(later.modelViewMs);
           summary = { entries: data.entries.length, errors: data.errors.length, calls: view.calls.length, summaries: view.summaries.length, chains: view.chains.length, modelChars: view.totals.modelChars ?? 0, rawChars: view.totals.rawChars };
         }
       }
     }
-    return { floorMs, plainFloorMs, viewMs, readMs, floorCpuMs, viewCpuMs, summary };
+    return { floorMs, plainFloorMs, viewMs, readMs, floorCpuMs, viewCpuMs, restMs, modelViewMs, summary };
   }
   if (mode === "floor" || mode === "view" || mode === "pi") {
     let keep: unknown;
@@ -124,7 +161,8 @@ async function main(): Promise<unknown> {
       const core = await loadCore();
       loaded = async () => {
         const data = await core.readSessionFile(file, { lazyBodies: true });
-        return [data, core.buildSessionView(data, { config: core.DEFAULT_CONFIG })];
+        const view = core.buildSessionView(data, { config: core.DEFAULT_CONFIG });
+        return [data, view, rowOf(core, view)];
       };
     } else {
       const { SessionManager } = await import("@earendil-works/pi-coding-agent");
