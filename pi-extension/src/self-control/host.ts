@@ -52,6 +52,19 @@ export function createSelfControlHost(state: SelfControlState): SelfControlHost 
       return renderSteps(branch, state.index(), state.config(), state.controls.read(branch));
     },
     sentTokens: (ctx) => state.sentTokens(ctx),
-    contextWindow: (ctx) => ctx.getContextUsage()?.contextWindow ?? ctx.model?.contextWindow,
+    contextWindow,
   };
+}
+
+/** Pi's model api for a router whose requests go to another model (Pi reads the window of the last one that answered). */
+const ROUTER_API = "pi-virtual";
+
+/**
+ * The context window Pi measures against. Pi's getContextUsage() builds the whole session's
+ * projection to answer; the window alone is the model's own, unless the model routes to others.
+ */
+function contextWindow(ctx: ExtensionContext): number | undefined {
+  const model = ctx.model;
+  if (model && model.api !== ROUTER_API && model.contextWindow > 0) return model.contextWindow;
+  return ctx.getContextUsage()?.contextWindow ?? model?.contextWindow;
 }
