@@ -27,6 +27,8 @@ export type ScopeState = "noWorkspace" | "noAgentDir" | "noSessions" | "ready";
 
 /** Sessions parsed in the background after a listing, newest first, for their totals. */
 const PARSE_AHEAD = 12;
+/** The newest session's estimate is waited for before the list is shown up to this size (a few tens of ms to read). */
+const EARLY_ESTIMATE_BYTES = 16_000_000;
 
 export class SessionStore implements vscode.Disposable {
   private scope: SessionScope | undefined;
@@ -194,11 +196,14 @@ export class SessionStore implements vscode.Disposable {
     this.order = files.map((f) => f.info.path).filter((p) => next.has(p));
     this.parsed.retain((p) => next.has(p));
     this.timer.listed();
+    // The newest row is drawn whole in its first paint: its estimate first, where its file is quick to read.
+    const newest = this.order[0];
+    let estimated = newest !== undefined && next.get(newest)!.file.size <= EARLY_ESTIMATE_BYTES && (await this.work.serial(newest, () => this.estimate(newest)));
+    if (scope !== this.scope) return;
     this.listChanged.fire();
     // Totals for the newest sessions: first estimated, then built one at a time so the first one is ready soonest.
     void this.work.track(
       (async () => {
-        let estimated = false;
         for (const path of this.order.slice(0, PARSE_AHEAD)) {
           if (scope !== this.scope) return;
           if (await this.work.serial(path, () => this.estimate(path))) estimated = true;
