@@ -59,11 +59,27 @@ function describeArgs(args: Record<string, unknown>): string {
   return clip(json, 1_000);
 }
 
+/**
+ * Each output's summarizer input, remembered by its call's arguments object (a call's arguments are
+ * not edited in place). The flush choice weighs a pending batch at every turn's end, alone and with
+ * others, and the flush then sends it: each time for the same calls, and picking an output's most
+ * telling lines reads all of it.
+ */
+const inputs = new WeakMap<object, { toolName: string; text: string; inputChars: number; input: string }>();
+
+function inputOf(call: CallForSummary, inputChars: number): string {
+  const known = inputs.get(call.args);
+  if (known && known.toolName === call.toolName && known.text === call.resultText && known.inputChars === inputChars) return known.input;
+  const input = summarizerInput(call.toolName, call.args, call.resultText, inputChars);
+  // Arguments read from a damaged session may be no object at all: nothing to remember them by.
+  if (typeof call.args === "object" && call.args !== null) inputs.set(call.args, { toolName: call.toolName, text: call.resultText, inputChars, input });
+  return input;
+}
+
 /** `inputChars`: what each call's output may take of the prompt (the `summarizerInputChars` setting). */
 export function buildBatchRequest(calls: readonly CallForSummary[], inputChars: number): SummarizerRequest {
   const parts = calls.map(
-    (c) =>
-      `### ${c.shortRef} — ${c.toolName}${c.isError ? " (failed)" : ""}\nArguments: ${describeArgs(c.args)}\nOutput:\n${summarizerInput(c.toolName, c.args, c.resultText, inputChars)}`,
+    (c) => `### ${c.shortRef} — ${c.toolName}${c.isError ? " (failed)" : ""}\nArguments: ${describeArgs(c.args)}\nOutput:\n${inputOf(c, inputChars)}`,
   );
   return {
     systemPrompt: BATCH_SYSTEM,

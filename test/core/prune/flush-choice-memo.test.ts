@@ -44,3 +44,27 @@ describe("the summarizer input of a pending batch", () => {
     expect(memo.get(b)).toBe(7);
   });
 });
+
+describe("a call's summarizer input, remembered by its arguments", () => {
+  const text = Array.from({ length: 400 }, (_, i) => (i % 50 === 7 ? `error TS2322: line ${i} is wrong` : `line ${i}: ok`)).join("\n");
+  const call = { shortRef: "t1", toolName: "bash", args: { command: "npm test" }, resultText: text, isError: false };
+
+  it("the same call asked twice gives the same request", () => {
+    expect(buildBatchRequest([call], 2_000)).toEqual(buildBatchRequest([call], 2_000));
+  });
+
+  it("another budget, output or tool for the same arguments is worked out again, as a call never seen would be", () => {
+    buildBatchRequest([call], 2_000);
+    const fresh = (over: Partial<typeof call>, chars: number) => buildBatchRequest([{ ...call, args: { ...call.args }, ...over }], chars).prompt;
+    expect(buildBatchRequest([call], 600).prompt).toBe(fresh({}, 600));
+    expect(buildBatchRequest([call], 600).prompt).not.toBe(buildBatchRequest([call], 2_000).prompt);
+    const shorter = text.slice(0, 3_000);
+    expect(buildBatchRequest([{ ...call, resultText: shorter }], 2_000).prompt).toBe(fresh({ resultText: shorter }, 2_000));
+    expect(buildBatchRequest([{ ...call, toolName: "read" }], 2_000).prompt).toBe(fresh({ toolName: "read" }, 2_000));
+  });
+
+  it("arguments that are no object (a damaged session) are summarized all the same", () => {
+    const odd = { ...call, args: "npm test" as unknown as Record<string, unknown> };
+    expect(buildBatchRequest([odd], 50_000).prompt).toContain("line 399: ok");
+  });
+});
