@@ -74,6 +74,9 @@ const SEARCH_WORD = "quokkaberry";
 const lookAlike = [...sessions.twinSessions(workspace), ...sessions.lookAlikeSessions(workspace, SEARCH_WORD)];
 // All of the same age, minutes apart: their ages cannot tell them apart.
 lookAlike.forEach((session, i) => sessions.writeSession(sessionDir, session, new Date(Date.now() - 5 * 24 * 3600_000 - i * 60_000)));
+// A session whose third request rewrote the cache after a flush: the compare check diffs it with the second.
+const costFixture = await importTs("test/vscode/fixtures/cost-session.ts");
+sessions.writeSession(sessionDir, await costFixture.costSession(workspace), new Date(Date.now() - 2 * 24 * 3600_000));
 // The session our pruner wrote through the real pi is the newest: it is the one the screenshots show first.
 const piSession = sessions.installPiSession(piFixture.dir, sessionDir, workspace, new Date(Date.now() - 4 * 60_000));
 say(`fixtures in ${runDir} (${secs()} s)`);
@@ -416,6 +419,41 @@ try {
   await page.locator(".tabs-container .tab", { hasText: "Context timeline" }).first().click();
   await page.frameLocator("iframe.webview.ready").frameLocator("#active-frame").locator("body[data-requests] .u-over").waitFor({ state: "attached", timeout: 15_000 });
   say(`the timeline shown again was drawn in ${(performance.now() - reshown).toFixed(0)} ms`);
+
+  // 7. Compare with Previous Request, from the model view's title bar: request 3 of the cost session
+  // (the flush before it stubbed the parser's output) beside request 2, at the stub.
+  // Every other session collapsed: the only "Model view" row shown is the cost session's.
+  const openSessions = page.locator(`${sessionsView} .monaco-list-row[aria-level='1'][aria-expanded='true']`);
+  for (let left = await openSessions.count(); left > 0; left = await openSessions.count()) {
+    await openSessions.first().locator(".monaco-tl-twistie").click();
+    await page.waitForFunction(({ sel, n }) => document.querySelectorAll(sel).length < n, { sel: `${sessionsView} .monaco-list-row[aria-level='1'][aria-expanded='true']`, n: left }, { timeout: 10_000 });
+  }
+  await expand(row(sessionsView, "what does the parser"), "expand the cost session");
+  const modelLines = page.locator(".editor-instance .view-lines");
+  await clickUntil(row(sessionsView, "Model view"), (timeout) => modelLines.filter({ hasText: "request 4 of 4" }).first().waitFor({ timeout }), "open the cost session's model view");
+  const titleAction = (label) => page.locator(`.editor-actions .action-label[aria-label='${label}']`).first();
+  await clickUntil(titleAction("Previous Request"), (timeout) => modelLines.filter({ hasText: "request 3 of 4" }).first().waitFor({ timeout }), "step to request 3");
+  const diff = page.locator(".monaco-diff-editor").first();
+  await clickUntil(titleAction("Compare with Previous Request"), (timeout) => diff.waitFor({ state: "visible", timeout }), "compare request 3 with request 2");
+  const original = diff.locator(".editor.original .view-lines");
+  const modified = diff.locator(".editor.modified .view-lines");
+  await original.filter({ hasText: 'parser line 1: export const rule0 = compile("rule 0");' }).waitFor({ timeout: 15_000 });
+  await modified.filter({ hasText: "[read output pruned: see ref `t1`" }).waitFor({ timeout: 15_000 });
+  const diffTab = (await page.locator(".tabs-container .tab.active").first().innerText()).trim();
+  if (!diffTab.startsWith("Request 2 ↔ 3 — ")) throw new Error(`the diff's tab should read "Request 2 ↔ 3 — <session>", reads "${diffTab}"`);
+  await page.keyboard.press("Control+B"); // the side bar out of the way: both sides of the diff in full
+  await page.locator(".part.sidebar").first().waitFor({ state: "hidden", timeout: 5000 });
+  await page.mouse.move(1000, 700); // off the title bar: no button's tooltip in the picture
+  await page.waitForTimeout(800); // the diff editor re-lays out its two sides; a tooltip fades
+  // The change is highlighted on both sides, in view: the read's output removed on the left, the stub added on the right.
+  const marked = async (side, selector) =>
+    diff.locator(`.editor.${side} ${selector}`).evaluateAll((els) => els.filter((el) => { const b = el.getBoundingClientRect(); return b.height > 0 && b.top >= 0 && b.bottom <= window.innerHeight; }).length);
+  const removed = await marked("original", ".line-delete, .char-delete");
+  const added = await marked("modified", ".line-insert, .char-insert");
+  if (!(removed > 0 && added > 0)) throw new Error(`the diff should highlight the change on both sides in view: ${removed} removed, ${added} added`);
+  say(`compare: "${diffTab}", ${removed} highlighted removed and ${added} added in view`);
+  await shot("vscode-compare.png");
+  await page.keyboard.press("Control+B");
   say(`every check passed in ${secs()} s (extension ${opts.unpackaged ? "unpackaged" : "installed from its VSIX"}; ${piSession})`);
 } catch (e) {
   code = 1;
