@@ -92,6 +92,8 @@ export class PrunerRuntime {
    * over a fresh copy each time: the copy is compared with it at a few places, not message by message.
    */
   readonly renderMemo = createRenderMemo({ prefix: "sampled" });
+  /** The model `prices` were last worked out for. */
+  private pricedModel: ModelInfo | string | undefined;
   private readonly pi: PiOperations;
   private readonly live: SelfControlLive;
   private readonly queue: PendingQueue;
@@ -359,6 +361,9 @@ export class PrunerRuntime {
    * request, so a model switched mid-session is followed.
    */
   useModel(model: ModelInfo | string | undefined): void {
+    // Pi hands over the same model object until the model changes: its prices are worked out once.
+    if (model !== undefined && model === this.pricedModel) return;
+    this.pricedModel = model;
     this.prices = priceRulesFor(typeof model === "string" ? { api: model } : model);
     this.rules = this.prices.caching;
     this.bill.useRules(this.prices);
