@@ -1,15 +1,15 @@
 // The search's read-back of one entry: found by its id in the bytes the scan noted, from a real
 // file, without reading the rest of the file; a file rewritten since finds nothing.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import * as assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { readSessionFile } from "../../core/src/session/session-reader.ts";
-import { entryLineRanges, readEntryLine, type ByteRange } from "../../vscode-extension/src/search/entry-line.ts";
-import { SessionBuilder } from "../helpers/session-builder.ts";
+import { readSessionFile } from "../../../core/src/session/session-reader.ts";
+import { entryLineRanges, readEntryLine, type ByteRange } from "../../../vscode-extension/src/search/entry-line.ts";
+import { SessionBuilder } from "../../helpers/session-builder.ts";
+import { tempDir } from "./helpers.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "pi-pruner-entry-line-"));
+const dir = tempDir("pi-pruner-entry-line-");
 const noYield = async () => undefined;
 
 async function readBack(file: string, range: ByteRange, id: string) {
@@ -41,27 +41,27 @@ function session(): { file: string; builder: SessionBuilder } {
   return { file, builder };
 }
 
-describe("entryLineRanges and readEntryLine", () => {
+describe("search: reading one entry back for a snippet", () => {
   it("an output left on disk is its own line; a reply lies between the outputs around it, and is read from there alone", async () => {
     const { file, builder } = session();
     const data = await readSessionFile(file, { lazyBodies: true });
     const ranges = entryLineRanges(data);
     const [, , firstOutput, reply, nextPrompt, , lastOutput] = builder.entries.map((e) => e.id);
     const outputSpan = data.elided!.get(firstOutput!)!;
-    expect(ranges.get(firstOutput!)).toEqual({ start: outputSpan.start, end: outputSpan.start + outputSpan.bytes });
+    assert.deepEqual(ranges.get(firstOutput!), { start: outputSpan.start, end: outputSpan.start + outputSpan.bytes });
     const lastSpan = data.elided!.get(lastOutput!)!;
-    expect(ranges.get(reply!)).toEqual({ start: outputSpan.start + outputSpan.bytes, end: lastSpan.start });
-    expect(ranges.get(nextPrompt!)).toEqual(ranges.get(reply!));
+    assert.deepEqual(ranges.get(reply!), { start: outputSpan.start + outputSpan.bytes, end: lastSpan.start });
+    assert.deepEqual(ranges.get(nextPrompt!), ranges.get(reply!));
 
     const output = await readBack(file, ranges.get(firstOutput!)!, firstOutput!);
-    expect((output.entry as { message: { content: { text: string }[] } }).message.content[0]!.text).toBe("x".repeat(5000));
+    assert.equal((output.entry as { message: { content: { text: string }[] } }).message.content[0]!.text, "x".repeat(5000));
 
     // The prompt after the reply names it as its parent: only the line whose own id it is comes back.
     const back = await readBack(file, ranges.get(reply!)!, reply!);
-    expect(back.entry?.id).toBe(reply);
-    expect((back.entry as { message: { content: { text: string }[] } }).message.content[0]!.text).toBe("the reply that was asked for");
+    assert.equal(back.entry?.id, reply);
+    assert.equal((back.entry as { message: { content: { text: string }[] } }).message.content[0]!.text, "the reply that was asked for");
     const range = ranges.get(reply!)!;
-    for (const r of back.reads) expect(r.position >= range.start && r.position + r.length <= range.end).toBe(true);
+    for (const r of back.reads) assert.ok(r.position >= range.start && r.position + r.length <= range.end, `read ${JSON.stringify(r)} outside ${JSON.stringify(range)}`);
   });
 
   it("finds an id cut by the edge of a read chunk, and a line longer than a chunk", async () => {
@@ -78,11 +78,11 @@ describe("entryLineRanges and readEntryLine", () => {
     for (const shift of [-7, -4, -2, 0, 3, -400]) {
       const first = write(1000);
       const { file, id, idAt } = write(1000 + CHUNK + shift - first.idAt);
-      expect(idAt - CHUNK).toBe(shift);
+      assert.equal(idAt - CHUNK, shift);
       const data = await readSessionFile(file, { lazyBodies: true });
       const { entry } = await readBack(file, entryLineRanges(data).get(id)!, id);
-      expect(entry?.id, `shift ${shift}`).toBe(id);
-      expect(JSON.stringify(entry)).toContain("w".repeat(300 * 1024));
+      assert.equal(entry?.id, id, `shift ${shift}`);
+      assert.ok(JSON.stringify(entry).includes("w".repeat(300 * 1024)));
     }
   });
 
@@ -92,6 +92,6 @@ describe("entryLineRanges and readEntryLine", () => {
     const reply = builder.entries[3]!.id;
     const range = entryLineRanges(data).get(reply)!;
     writeFileSync(file, new SessionBuilder({ sessionId: "other" }).user("something else entirely").toJsonl());
-    expect((await readBack(file, range, reply)).entry).toBeUndefined();
+    assert.equal((await readBack(file, range, reply)).entry, undefined);
   });
 });
