@@ -25,6 +25,8 @@ export interface RequestBar {
 /** Panel → webview: the timeline to draw (again, after Pi wrote more). */
 export interface TimelineMessage {
   type: "timeline";
+  /** Grows with every message a panel builds: the page skips one it has already drawn. */
+  version: number;
   title: string;
   timeline: Timeline;
   /** One per point, in the same order. */

@@ -37,8 +37,8 @@ interface OpenPanel {
   bars: RequestBar[];
   costs?: BranchCostBuilder;
   message?: TimelineMessage;
-  /** The message the page now shown was given (none since it was dropped): it is not posted twice. */
-  sent?: TimelineMessage;
+  /** Counts the messages built, so the page can tell one it has drawn when it comes again. */
+  version: number;
   timer?: NodeJS.Timeout;
   /** Bumped by every new build: a build that is no longer the newest stops. */
   generation: number;
@@ -87,7 +87,7 @@ export class TimelinePanels implements vscode.Disposable {
     const title = `Context timeline · ${sessionLabel(state)}`;
     const root = vscode.Uri.joinPath(this.extensionUri, "dist", "timeline");
     const panel = vscode.window.createWebviewPanel(VIEW_TYPE, title, vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [root] });
-    const entry: OpenPanel = { panel, title, bars: [], generation: 0, ready: false };
+    const entry: OpenPanel = { panel, title, bars: [], version: 0, generation: 0, ready: false };
     this.panels.set(path, entry);
     const webview = panel.webview;
     webview.html = timelineHtml({
@@ -100,9 +100,7 @@ export class TimelinePanels implements vscode.Disposable {
       if (isWebviewMessage(message)) void this.handle(path, message);
     });
     panel.onDidChangeViewState(() => {
-      if (panel.visible) return;
-      entry.ready = false;
-      entry.sent = undefined;
+      if (!panel.visible) entry.ready = false;
     });
     panel.onDidDispose(() => {
       clearTimeout(entry.timer);
@@ -119,7 +117,9 @@ export class TimelinePanels implements vscode.Disposable {
     if (message.type === "ready") {
       if (!open) return undefined;
       open.ready = true;
-      if (open.message && open.message !== open.sent) this.send(open, open.message);
+      // Posted again even if it was posted while the page loaded: the webview drops what it queued for
+      // a page it loads anew, and the page skips a version it has drawn.
+      if (open.message) void open.panel.webview.postMessage(open.message);
       return undefined;
     }
     return openModelView(this.store, path, message.request);
@@ -190,13 +190,8 @@ export class TimelinePanels implements vscode.Disposable {
   private post(open: OpenPanel): void {
     if (!open.builder) return;
     const complete = open.builder.complete;
-    open.message = { type: "timeline", title: open.title, timeline: open.builder.timeline(), bars: open.bars.slice(), total: open.builder.total };
-    if (open.ready || (complete && open.panel.visible)) this.send(open, open.message);
-  }
-
-  private send(open: OpenPanel, message: TimelineMessage): void {
-    open.sent = message;
-    void open.panel.webview.postMessage(message);
+    open.message = { type: "timeline", version: ++open.version, title: open.title, timeline: open.builder.timeline(), bars: open.bars.slice(), total: open.builder.total };
+    if (open.ready || (complete && open.panel.visible)) void open.panel.webview.postMessage(open.message);
   }
 
   dispose(): void {

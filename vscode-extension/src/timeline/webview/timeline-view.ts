@@ -24,6 +24,8 @@ const detailsEl = document.getElementById("details")!;
 const marksEl = document.getElementById("marks")!;
 let timeline: Timeline | undefined;
 let bars: RequestBar[] = [];
+/** The version of the message drawn (the panel may post it again when the page asks). */
+let version: number | undefined;
 let chart: uPlot | undefined;
 /** Whether the timeline last posted holds every request of the branch (not a build still under way). */
 let complete = false;
@@ -214,7 +216,6 @@ function placeCauseMarks(u: uPlot): void {
     if (bar.rewritten === 0) continue;
     const mark = text("div", "▼", "cause-mark");
     mark.dataset.request = String(bar.n);
-    mark.title = `Request ${bar.n}: ${causeLine(bar)}`;
     mark.style.color = causeColour(bar, colours);
     mark.style.left = `${u.valToPos(bar.n, "x")}px`;
     mark.style.top = `${Math.max(0, u.valToPos(barTop(bar), "tokens") - 16)}px`;
@@ -286,7 +287,8 @@ function draw(again = false): void {
 }
 
 window.addEventListener("message", (event: MessageEvent<TimelineMessage>) => {
-  if (event.data?.type !== "timeline") return;
+  if (event.data?.type !== "timeline" || event.data.version === version) return;
+  version = event.data.version;
   timeline = event.data.timeline;
   bars = event.data.bars;
   complete = timeline.points.length >= event.data.total;
