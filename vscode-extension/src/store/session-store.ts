@@ -1,8 +1,8 @@
 // The sessions the editor shows and their view models. Files are listed cheaply (stat and the
 // first bytes for a label); the newest get a reclaim estimated in one quick pass over each file,
-// drawn before a session is parsed in full; a session is parsed in full when it is shown, and
-// afterwards kept up to date by reading only the bytes Pi appends. Parsed sessions beyond a few are dropped again (their
-// totals stay), so a long list of large sessions does not pile up in memory.
+// drawn before any is parsed in full; a session is parsed in full when it is shown, and afterwards
+// kept up to date by reading only the bytes Pi appends. Parsed sessions beyond a few are dropped
+// again (their totals stay), so a long list of large sessions does not pile up in memory.
 import { readFile, stat } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
@@ -198,7 +198,8 @@ export class SessionStore implements vscode.Disposable {
     this.timer.listed();
     // The newest row is drawn whole in its first paint: its estimate first, where its file is quick to read.
     const newest = this.order[0];
-    let estimated = newest !== undefined && next.get(newest)!.file.size <= EARLY_ESTIMATE_BYTES && (await this.work.serial(newest, () => this.estimate(newest)));
+    const first = newest === undefined ? undefined : next.get(newest);
+    let estimated = !!first && !first.summary && !first.data && first.file.size <= EARLY_ESTIMATE_BYTES && (await this.work.serial(newest!, () => this.estimate(newest!)));
     if (scope !== this.scope) return;
     this.listChanged.fire();
     // Totals for the newest sessions: first estimated, then built one at a time so the first one is ready soonest.
