@@ -3,7 +3,8 @@
 // playwright-core), installed from its packaged VSIX: opens the Pi Pruner views, expands a session
 // written by our pruner through the real `pi`, opens the model view and a chain review, right-clicks a
 // file to protect it, checks the explorer decorations, opens a session's context timeline (hover a
-// point, click it for its model view), and saves the screenshots the README shows.
+// point, click it for its model view) and the timeline of a session that rewrote the cache (its
+// cause marks, the cause on hover), and saves the screenshots the README shows.
 //
 //   node test/vscode/ui-check.mjs [--out DIR] [--unpackaged] [--keep] [--verbose]
 //
@@ -77,6 +78,9 @@ lookAlike.forEach((session, i) => sessions.writeSession(sessionDir, session, new
 // A session whose third request rewrote the cache after a flush: the compare check diffs it with the second.
 const costFixture = await importTs("test/vscode/fixtures/cost-session.ts");
 sessions.writeSession(sessionDir, await costFixture.costSession(workspace), new Date(Date.now() - 2 * 24 * 3600_000));
+// A session whose requests rewrote the prompt cache for known reasons: the timeline check points at its cause marks.
+const rewriteFixture = await importTs("test/vscode/fixtures/rewrite-session.ts");
+sessions.writeSession(sessionDir, await rewriteFixture.rewriteSession(workspace), new Date(Date.now() - 3 * 3600_000));
 // The session our pruner wrote through the real pi is the newest: it is the one the screenshots show first.
 const piSession = sessions.installPiSession(piFixture.dir, sessionDir, workspace, new Date(Date.now() - 4 * 60_000));
 say(`fixtures in ${runDir} (${secs()} s)`);
@@ -419,6 +423,46 @@ try {
   await page.locator(".tabs-container .tab", { hasText: "Context timeline" }).first().click();
   await page.frameLocator("iframe.webview.ready").frameLocator("#active-frame").locator("body[data-requests] .u-over").waitFor({ state: "attached", timeout: 15_000 });
   say(`the timeline shown again was drawn in ${(performance.now() - reshown).toFixed(0)} ms`);
+
+  // 6b. The timeline of a session whose requests rewrote the prompt cache (a flush, an idle gap, a
+  // model change): a mark over each of them, in view and on top, and pointing at the flush's says
+  // why, with the ref it stubbed.
+  await page.keyboard.press("Control+Shift+P");
+  await page.locator(".quick-input-widget input").first().fill(">View: Close All Editors");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Close All Editors" }).first().click();
+  if ((await piRow.getAttribute("aria-expanded").catch(() => null)) === "true") await piRow.locator(".monaco-tl-twistie").click();
+  await clickUntil(row(sessionsView, "which rules"), async (timeout) => {
+    const selected = await page.locator(`${sessionsView} .monaco-list-row.selected`).first().innerText({ timeout });
+    if (!selected.startsWith("which rules")) throw new Error(`selected: ${selected}`);
+  }, "select the session that rewrote the cache");
+  await page.keyboard.press("Control+Shift+P");
+  await page.locator(".quick-input-widget input").first().fill(">Pi Pruner: Show Context Timeline");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Show Context Timeline" }).first().click();
+  const causesPage = page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+  await causesPage.locator("body[data-requests='9'] .u-over").waitFor({ state: "attached", timeout: 20_000 });
+  const causeMarks = await causesPage.locator(".u-over .cause-mark").evaluateAll((els) =>
+    els.map((el) => {
+      const box = el.getBoundingClientRect();
+      const over = el.parentElement.getBoundingClientRect();
+      // The mark lets the pointer through to the chart: what is under it is the chart's overlay, not something covering it.
+      const under = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+      const style = getComputedStyle(el);
+      return { request: el.dataset.request, inside: box.width > 0 && box.left >= over.left && box.right <= over.right && box.top >= over.top && box.bottom <= over.bottom, onTop: under === el.parentElement && style.visibility === "visible" && Number(style.opacity) > 0 };
+    }),
+  );
+  if (causeMarks.map((m) => m.request).join() !== "3,5,8") throw new Error(`the cause marks should be over requests 3, 5 and 8: ${JSON.stringify(causeMarks)}`);
+  for (const m of causeMarks) if (!m.inside || !m.onTop) throw new Error(`request ${m.request}'s cause mark should be inside the chart and on top: ${JSON.stringify(m)}`);
+  const legend = (await causesPage.locator("#marks").innerText()).replace(/\s+/g, " ");
+  if (!/read from the cache.*written to it.*sent uncached.*estimate.*1 of 9.*rewrote the cache ×3/.test(legend)) throw new Error(`the legend should name the bars, the estimate and the rewrites: ${legend}`);
+  const flushMark = await causesPage.locator(".u-over .cause-mark[data-request='3']").boundingBox();
+  await page.mouse.move(flushMark.x + flushMark.width / 2, flushMark.y + flushMark.height * 4, { steps: 4 });
+  await page.mouse.move(flushMark.x + flushMark.width / 2, flushMark.y + flushMark.height / 2, { steps: 4 });
+  const causeHover = causesPage.locator("#details[data-request='3'] .cause");
+  await causeHover.filter({ hasText: /Rewrote 1,510 tokens beyond the 0 added: a flush \(\w+\) stubbed t1/ }).waitFor({ state: "visible", timeout: 10_000 });
+  const sinceLoad = await causesPage.locator("body").getAttribute("data-since-load-ms");
+  say(`cause marks over requests ${causeMarks.map((m) => m.request).join(", ")}; hover: "${await causeHover.innerText()}"; drawn ${sinceLoad} ms after its page loaded`);
+  await page.waitForTimeout(600); // the palette's tooltip fades
+  await shot("vscode-timeline-causes.png");
 
   // 7. Compare with Previous Request, from the model view's title bar: request 3 of the cost session
   // (the flush before it stubbed the parser's output) beside request 2, at the stub.
