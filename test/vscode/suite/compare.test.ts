@@ -9,7 +9,8 @@ import { main as cli } from "../../../core/src/cli/cli.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import { parseDocumentUri } from "../../../vscode-extension/src/documents/document-uri.ts";
 import { costSession } from "../fixtures/cost-session.ts";
-import { recordedSession, writeSession } from "../fixtures/sessions.ts";
+import { largeSession, recordedSession, writeSession } from "../fixtures/sessions.ts";
+import { COST_REQUESTS_MAX } from "../../../vscode-extension/src/documents/model-requests.ts";
 import { closeAllEditors, extensionApi, ScriptedPrompter, sessionDirName, tempDir, useAgentDir, waitFor, workspaceDir } from "./helpers.ts";
 
 const COMPARE = "piPruner.compareWithPreviousRequest";
@@ -25,6 +26,7 @@ describe("request cost and compare", () => {
     const sessionDir = path.join(agentDir, "sessions", sessionDirName(workspaceDir()));
     files.cost = writeSession(sessionDir, await costSession(workspaceDir()), new Date(Date.UTC(2025, 0, 20, 10)));
     files.recorded = writeSession(sessionDir, recordedSession(workspaceDir()), new Date(Date.UTC(2025, 0, 13, 10)));
+    files.long = writeSession(sessionDir, largeSession(workspaceDir(), 4_500_000), new Date(Date.UTC(2025, 0, 6, 10)));
     await useAgentDir(api, agentDir);
   });
 
@@ -34,13 +36,13 @@ describe("request cost and compare", () => {
   });
 
   /** Opens request `n`'s model view of `file` and waits for its text. */
-  async function openRequest(file: string, n: number): Promise<vscode.TextEditor> {
+  async function openRequest(file: string, n: number, timeoutMs?: number): Promise<vscode.TextEditor> {
     await vscode.commands.executeCommand("piPruner.openDocument", { kind: "model", file, request: n }, `request ${n}`);
     return waitFor(() => {
       const editor = vscode.window.activeTextEditor;
       const shown = editor && parseDocumentUri(editor.document.uri);
       return shown?.kind === "model" && shown.request === n && /^# Model view: /.test(editor!.document.getText()) ? editor : undefined;
-    }, `the model view of request ${n}`);
+    }, `the model view of request ${n}`, timeoutMs);
   }
 
   /** The cost line of `pi-pruner view FILE --request N`'s header, as the command line prints it. */
@@ -72,6 +74,13 @@ describe("request cost and compare", () => {
     const line = headerCostLine(editor);
     assert.match(line ?? "", /^# cost: read [0-9,]+ · written [0-9,]+ · uncached [0-9,]+ tokens \(estimate\)$/);
     assert.equal(line, await cliCostLine(files.recorded!, 2));
+  });
+
+  it("a branch too long to walk in the editor says where its cost is, instead of holding the editor up", async () => {
+    const header = (await openRequest(files.long!, 2, 60_000)).document.getText().split("\n");
+    const count = Number(/^# Model view: request 2 of (\d+),/.exec(header[0] ?? "")?.[1]);
+    assert.ok(count > COST_REQUESTS_MAX, `the long session sent ${count} requests`);
+    assert.equal(header.find((l) => l.startsWith("# cost: ")), `# cost: not worked out here for a branch of ${count.toLocaleString("en-US")} requests (it walks every one); \`pi-pruner cost\` gives it.`);
   });
 
   it("Compare with Previous Request opens a diff of request N−1 beside N, at the first line that changed", async () => {

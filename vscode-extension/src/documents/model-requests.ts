@@ -39,6 +39,13 @@ interface CachedRenderer {
   costs?: BranchCost;
 }
 
+/**
+ * The longest branch whose cost a model view works out: the cost walks every request of the branch
+ * in the extension host, which nothing else can use meanwhile (a 1,346-request branch took seconds,
+ * and the time grows faster than the branch).
+ */
+export const COST_REQUESTS_MAX = 1000;
+
 /** One renderer per session file, for the branch and bodies it was made from. */
 export class RequestViews {
   private readonly renderers = new Map<string, CachedRenderer>();
@@ -48,9 +55,13 @@ export class RequestViews {
     return (await this.cached(path, data, leafId, config, bodies)).renderer.render(n);
   }
 
-  /** What request `n` of the branch at `leafId` cost and why (undefined past the last one sent). */
-  async cost(path: string, data: SessionData, leafId: string | null, n: number, config: RenderConfig, bodies: BodyCache): Promise<RequestCost | undefined> {
+  /**
+   * What request `n` of the branch at `leafId` cost and why (undefined past the last one sent);
+   * "too long" for a branch of more than COST_REQUESTS_MAX requests, which it does not walk.
+   */
+  async cost(path: string, data: SessionData, leafId: string | null, n: number, config: RenderConfig, bodies: BodyCache): Promise<RequestCost | "too long" | undefined> {
     const cached = await this.cached(path, data, leafId, config, bodies);
+    if (!cached.costs && cached.renderer.count > COST_REQUESTS_MAX) return "too long";
     cached.costs ??= branchCost(cached.entries, { config });
     return cached.costs.requests[n - 1];
   }
