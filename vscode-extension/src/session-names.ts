@@ -62,7 +62,7 @@ export function sessionRowLabels(states: readonly SessionState[]): Map<string, s
   }
   for (const [name, group] of byName) {
     if (group.length < 2) continue;
-    for (const state of group) labels.set(state.file.path, `${twinPrefix(state, group)} · ${name}`);
+    for (const [path, prefix] of twinPrefixes(group)) labels.set(path, `${prefix} · ${name}`);
   }
   // Labels that still begin alike: each goes on from where it parts from the others.
   const byStart = new Map<string, string[]>();
@@ -75,30 +75,76 @@ export function sessionRowLabels(states: readonly SessionState[]): Map<string, s
   for (const group of byStart.values()) {
     if (group.length < 2) continue;
     const texts = group.map((path) => labels.get(path)!);
-    group.forEach((path, i) => labels.set(path, partedLabel(texts[i]!, texts.filter((_, j) => j !== i))));
+    const common = longestSharedPrefixes(texts.map(foldedCase));
+    group.forEach((path, i) => labels.set(path, partedLabel(texts[i]!, common[i]!)));
   }
   for (const [path, label] of labels) labels.set(path, firstWords(label, SESSION_NAME_MAX));
   return labels;
 }
 
-/** When the session began, or the shortest id prefix that tells it from the others begun in the same minute. */
-function twinPrefix(state: SessionState, group: readonly SessionState[]): string {
-  const started = (s: SessionState) => (s.head.startedAt !== undefined ? formatDateTime(s.head.startedAt) : undefined);
-  const at = started(state);
-  const sameMinute = group.filter((other) => other !== state && (at === undefined || started(other) === at));
-  if (at !== undefined && sameMinute.length === 0) return at;
+/**
+ * For sessions of one name (by file path): when each began, or the shortest id prefix that tells
+ * it from the others begun in the same minute (or from all of them when its own time is unknown).
+ * Grouped by minute once, so a folder of hundreds of sessions with one name stays cheap.
+ */
+function twinPrefixes(group: readonly SessionState[]): Map<string, string> {
   const idOf = (s: SessionState) => s.head.id ?? basename(s.file.path, ".jsonl");
-  return `id ${distinguishingPrefix(idOf(state), sameMinute.map(idOf))}`;
+  const started = group.map((s) => (s.head.startedAt !== undefined ? formatDateTime(s.head.startedAt) : undefined));
+  const byMinute = new Map<string, number[]>();
+  started.forEach((at, i) => {
+    if (at === undefined) return;
+    const same = byMinute.get(at);
+    if (same) same.push(i);
+    else byMinute.set(at, [i]);
+  });
+  const prefixes = new Map<string, string>();
+  const allIds = group.map(idOf);
+  const allShared = longestSharedPrefixes(allIds);
+  for (const same of byMinute.values()) {
+    if (same.length === 1) {
+      prefixes.set(group[same[0]!]!.file.path, started[same[0]!]!);
+      continue;
+    }
+    const ids = same.map((i) => allIds[i]!);
+    const shared = longestSharedPrefixes(ids);
+    same.forEach((i, k) => prefixes.set(group[i]!.file.path, `id ${distinguishingPrefix(ids[k]!, shared[k]!)}`));
+  }
+  started.forEach((at, i) => {
+    if (at === undefined) prefixes.set(group[i]!.file.path, `id ${distinguishingPrefix(allIds[i]!, allShared[i]!)}`);
+  });
+  return prefixes;
 }
 
-/** `text` from the word before the one where it parts from the most alike of `others`, after its first word when that is short. */
-function partedLabel(text: string, others: readonly string[]): string {
-  let common = 0;
-  for (const other of others) {
-    let i = 0;
-    while (i < text.length && i < other.length && text[i]!.toLowerCase() === other[i]!.toLowerCase()) i++;
-    common = Math.max(common, i);
+/**
+ * For each text, the length of the longest prefix it shares with any other of `texts` (0 for a
+ * text alone). The most alike of a set sorts next to it, so sorting once replaces comparing pairs.
+ */
+function longestSharedPrefixes(texts: readonly string[]): number[] {
+  const order = texts.map((_, i) => i).sort((a, b) => (texts[a]! < texts[b]! ? -1 : texts[a]! > texts[b]! ? 1 : 0));
+  const shared = new Array<number>(texts.length).fill(0);
+  for (let k = 1; k < order.length; k++) {
+    const a = texts[order[k - 1]!]!;
+    const b = texts[order[k]!]!;
+    let n = 0;
+    while (n < a.length && n < b.length && a[n] === b[n]) n++;
+    shared[order[k - 1]!] = Math.max(shared[order[k - 1]!]!, n);
+    shared[order[k]!] = Math.max(shared[order[k]!]!, n);
   }
+  return shared;
+}
+
+/** `text` in lower case unit by unit, so positions in it are positions in `text`. */
+function foldedCase(text: string): string {
+  let folded = "";
+  for (const unit of text.split("")) {
+    const lower = unit.toLowerCase();
+    folded += lower.length === 1 ? lower : unit;
+  }
+  return folded;
+}
+
+/** `text` from the word before the one where it parts from the most alike of the others (`common` characters shared), after its first word when that is short. */
+function partedLabel(text: string, common: number): string {
   // Back to the start of the word where they part, then one word more for its sense.
   let cut = text.lastIndexOf(" ", common - 1) + 1;
   if (cut > 0) cut = text.lastIndexOf(" ", cut - 2) + 1;
@@ -107,8 +153,7 @@ function partedLabel(text: string, others: readonly string[]): string {
   return head.length > 0 && head.length <= HEAD_WORD_MAX ? `${head} … ${text.slice(cut)}` : `… ${text.slice(cut)}`;
 }
 
-function distinguishingPrefix(id: string, others: readonly string[]): string {
-  let length = Math.min(ID_PREFIX_MIN, id.length);
-  while (length < id.length && others.some((o) => o.startsWith(id.slice(0, length)))) length++;
-  return id.slice(0, length);
+/** The shortest prefix of `id` (at least 8 characters) that no other shares, given the longest prefix it shares with any. */
+function distinguishingPrefix(id: string, shared: number): string {
+  return id.slice(0, Math.min(id.length, Math.max(ID_PREFIX_MIN, shared + 1)));
 }
