@@ -1,9 +1,11 @@
 // Figure 5: host overhead — wall time of a scripted real `pi -p` session (three coding tasks,
 // 33 model requests, real tools) with and without the extension (`-e pi-extension`, the built
 // bundle Pi loads), in paired, interleaved runs against the scripted model server. With the
-// extension, the summarizer's requests go to the same server and answer at once.
+// extension, the summarizer's requests go to the same server and answer at once. Full runs also
+// time, in the same rounds, an extension that does nothing (what Pi costs for any extension) and
+// the pruner with flushes left to commands (its work on every request, no summarizer request).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startModelServer, type ModelRequest } from "../../test/helpers/model-server.ts";
@@ -81,33 +83,27 @@ function runPiTimed(ws: PiWorkspace, args: string[], timeoutMs: number): Promise
 }
 
 /**
- * A diagnostic copy of the built bundle whose one import of Pi's package index is replaced by a
- * local stand-in (same constants, truncation left out), loaded the same way (an ES module package
- * next to the repository's node_modules). Comparing it with the real bundle isolates what that
- * import costs at start-up: Pi runs from its own bundled CLI, so a native import of the package
- * index loads Pi's unbundled module graph a second time.
+ * The floor of any extension: one whose factory does nothing, loaded the same way (an ES module
+ * package file given to `-e`). What it costs is Pi's own work for an extension (its loader and the
+ * modules it shares with extensions), which no extension can avoid.
  */
-function diagnosticBundle(): { path: string; cleanup: () => void } | undefined {
-  const source = readFileSync(join(REPO_ROOT, "pi-extension", "dist", "index.js"), "utf8");
-  const pattern = /^import \{([^}]*)\} from "@earendil-works\/pi-coding-agent";$/m;
-  const match = pattern.exec(source);
-  if (!match) return undefined;
-  const names = match[1]!.split(",").map((n) => n.trim()).filter(Boolean);
-  const stand = names
-    .map((n) => (n === "truncateHead" ? "const truncateHead = (content) => ({ content, truncated: false });" : /MAX_BYTES/.test(n) ? `const ${n} = 51200;` : /MAX_LINES/.test(n) ? `const ${n} = 2000;` : `const ${n} = undefined;`))
-    .join(" ");
-  const dir = mkdtempSync(join(tmpdir(), "pprb-diag-"));
+function floorExtension(): { path: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "pprb-floor-"));
   writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
-  symlinkSync(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
-  writeFileSync(join(dir, "index.js"), source.replace(pattern, stand));
+  writeFileSync(join(dir, "index.js"), "export default function () {}\n");
   return { path: join(dir, "index.js"), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-async function oneRun(withExtension: boolean | string): Promise<OneRun> {
+/** The pruner on, with flushes left to commands: everything it does on every request, no summarizer call. */
+const NO_FLUSHES = { contextPrune: { pruneOn: "on-demand" } };
+
+type Variant = "without" | "with" | "floor" | "noFlush";
+
+async function oneRun(withExtension: boolean | string, settings?: Record<string, unknown>): Promise<OneRun> {
   const server = await startModelServer();
   const isMain = (req: ModelRequest) => req.toolNames.includes("read") && !isSummarizerRequest(req);
   server.respond = scriptedAgent(PROMPTS, SCRIPT, { isMain, other: (req) => goodSummary(req) });
-  const ws = createPiWorkspace({ baseUrl: server.baseUrl, files: FILES, model: { contextWindow: 200_000, maxTokens: 8192, reasoning: true }, prefix: "pprb-host-" });
+  const ws = createPiWorkspace({ baseUrl: server.baseUrl, files: FILES, model: { contextWindow: 200_000, maxTokens: 8192, reasoning: true }, prefix: "pprb-host-", settings });
   const extension = withExtension === true ? join(REPO_ROOT, "pi-extension") : withExtension || undefined;
   const args = ["-p", "--model", MOCK_MODEL, ...(extension ? ["-e", extension] : []), ...PROMPTS];
   let run: Awaited<ReturnType<typeof runPiTimed>>;
@@ -128,41 +124,37 @@ export async function runHost(options: HostOptions): Promise<SuiteOutput> {
   const build = spawnSync(process.execPath, [join(REPO_ROOT, "scripts", "build.mjs")], { cwd: REPO_ROOT, encoding: "utf8" });
   if (build.status !== 0) throw new Error(`build failed: ${build.stderr}`);
   const pairs = options.quick ? 2 : 12;
-  // One untimed run of each warms the file cache and Pi's compile cache (full runs only).
-  if (!options.quick) {
-    await oneRun(false);
-    await oneRun(true);
-  }
-  const diag = options.quick ? undefined : diagnosticBundle();
-  const without: OneRun[] = [];
-  const withExt: OneRun[] = [];
-  const withDiag: OneRun[] = [];
-  const ratios: number[] = [];
-  const cpuRatios: number[] = [];
-  const diagRatios: number[] = [];
-  const diagCpuRatios: number[] = [];
+  const floor = floorExtension();
+  const run = (which: Variant) => (which === "without" ? oneRun(false) : which === "with" ? oneRun(true) : which === "floor" ? oneRun(floor.path) : oneRun(true, NO_FLUSHES));
+  // Full runs also measure the floor of any extension and the pruner without flushes, beside it.
+  const variants: Variant[] = options.quick ? ["without", "with"] : ["without", "with", "floor", "noFlush"];
+  const runs: Record<Variant, OneRun[]> = { without: [], with: [], floor: [], noFlush: [] };
+  const ratiosOf: Record<Variant, number[]> = { without: [], with: [], floor: [], noFlush: [] };
+  const cpuRatiosOf: Record<Variant, number[]> = { without: [], with: [], floor: [], noFlush: [] };
   try {
-    if (diag) await oneRun(diag.path);
+    // One untimed run of each warms the file cache and Pi's compile cache (full runs only).
+    if (!options.quick) for (const which of variants) await run(which);
     for (let i = 0; i < pairs; i++) {
       // Rotate which side runs first.
-      const order: ("without" | "with" | "diag")[] = (["without", "with", "diag"] as const).filter((k) => k !== "diag" || diag);
+      const order = [...variants];
       for (let k = 0; k < i % order.length; k++) order.push(order.shift()!);
-      const got: Partial<Record<"without" | "with" | "diag", OneRun>> = {};
-      for (const which of order) got[which] = await oneRun(which === "without" ? false : which === "with" ? true : diag!.path);
-      without.push(got.without!);
-      withExt.push(got.with!);
-      ratios.push(got.with!.ms / got.without!.ms);
-      cpuRatios.push(got.with!.cpuMs / got.without!.cpuMs);
-      if (got.diag) {
-        withDiag.push(got.diag);
-        diagRatios.push(got.diag.ms / got.without!.ms);
-        diagCpuRatios.push(got.diag.cpuMs / got.without!.cpuMs);
+      const got: Partial<Record<Variant, OneRun>> = {};
+      for (const which of order) got[which] = await run(which);
+      for (const which of variants) {
+        runs[which].push(got[which]!);
+        ratiosOf[which].push(got[which]!.ms / got.without!.ms);
+        cpuRatiosOf[which].push(got[which]!.cpuMs / got.without!.cpuMs);
       }
-      options.log(`host round ${i + 1}/${pairs}: without ${got.without!.ms} ms, with ${got.with!.ms} ms (×${ratios[i]!.toFixed(3)}; CPU ${got.without!.cpuMs} vs ${got.with!.cpuMs} ms)${got.diag ? `, diagnostic ${got.diag.ms} ms (CPU ${got.diag.cpuMs} ms)` : ""}, ${got.with!.summarizerRequests} summarizer requests`);
+      const others = variants.filter((v) => v !== "without" && v !== "with").map((v) => `, ${v} ${got[v]!.ms} ms (CPU ${got[v]!.cpuMs} ms)`).join("");
+      options.log(`host round ${i + 1}/${pairs}: without ${got.without!.ms} ms, with ${got.with!.ms} ms (×${ratiosOf.with[i]!.toFixed(3)}; CPU ${got.without!.cpuMs} vs ${got.with!.cpuMs} ms)${others}, ${got.with!.summarizerRequests} summarizer requests`);
     }
   } finally {
-    diag?.cleanup();
+    floor.cleanup();
   }
+  const without = runs.without;
+  const withExt = runs.with;
+  const ratios = ratiosOf.with;
+  const cpuRatios = cpuRatiosOf.with;
   const w = spread(without.map((r) => r.ms));
   const x = spread(withExt.map((r) => r.ms));
   out.figures["host.without"] = spreadFigure(w, "ms", { note: `pi -p, ${without[0]!.requests} model requests` });
@@ -173,14 +165,20 @@ export async function runHost(options: HostOptions): Promise<SuiteOutput> {
   out.figures["host.cpu.ratio"] = spreadFigure(spread(cpuRatios), "ratio", { note: "CPU time with ÷ without, median of per-round ratios (less sensitive to other load on the machine)" });
   out.figures["host.ratioOfMedians"] = figure(x.median / w.median, "ratio", { note: "median with ÷ median without" });
   out.figures["host.extraMs"] = figure(x.median - w.median, "ms", { note: "median with − median without" });
-  if (withDiag.length) {
-    const d = spread(withDiag.map((r) => r.ms));
-    out.figures["host.diagnostic"] = spreadFigure(d, "ms", { note: "the bundle with its import of Pi's package index replaced by a stand-in" });
-    out.figures["host.diagnostic.cpu"] = spreadFigure(spread(withDiag.map((r) => r.cpuMs)), "ms", { note: "CPU time of the diagnostic bundle's runs" });
-    out.figures["host.diagnostic.ratio"] = spreadFigure(spread(diagRatios), "ratio", { note: "diagnostic bundle ÷ without, wall time, median of per-round ratios" });
-    out.figures["host.diagnostic.cpu.ratio"] = spreadFigure(spread(diagCpuRatios), "ratio", { note: "diagnostic bundle ÷ without, CPU time, median of per-round ratios" });
-    const rssD = withDiag.map((r) => (r.peakRssKb ?? 0) / 1024).filter((v) => v > 0);
-    if (rssD.length) out.figures["host.peakRss.diagnostic"] = spreadFigure(spread(rssD), "MiB");
+  // What the overhead is made of: Pi's work for any extension (the floor), the pruner's work on
+  // every request (no flushes), and the flushes with their summarizer requests (the rest).
+  const parts: [Variant, string, string][] = [
+    ["floor", "host.floor", "an extension whose factory does nothing"],
+    ["noFlush", "host.noFlush", 'the pruner with pruneOn "on-demand": every request rendered, captured and billed, no flush and no summarizer request'],
+  ];
+  for (const [which, key, what] of parts) {
+    if (!runs[which].length) continue;
+    out.figures[key] = spreadFigure(spread(runs[which].map((r) => r.ms)), "ms", { note: what });
+    out.figures[`${key}.cpu`] = spreadFigure(spread(runs[which].map((r) => r.cpuMs)), "ms", { note: `CPU time: ${what}` });
+    out.figures[`${key}.ratio`] = spreadFigure(spread(ratiosOf[which]), "ratio", { note: `${what} ÷ without, wall time, median of per-round ratios` });
+    out.figures[`${key}.cpu.ratio`] = spreadFigure(spread(cpuRatiosOf[which]), "ratio", { note: `${what} ÷ without, CPU time, median of per-round ratios` });
+    const rss = runs[which].map((r) => (r.peakRssKb ?? 0) / 1024).filter((v) => v > 0);
+    if (rss.length) out.figures[`host.peakRss.${which}`] = spreadFigure(spread(rss), "MiB");
   }
   const rssW = without.map((r) => (r.peakRssKb ?? 0) / 1024).filter((v) => v > 0);
   const rssX = withExt.map((r) => (r.peakRssKb ?? 0) / 1024).filter((v) => v > 0);
@@ -188,7 +186,7 @@ export async function runHost(options: HostOptions): Promise<SuiteOutput> {
     out.figures["host.peakRss.without"] = spreadFigure(spread(rssW), "MiB");
     out.figures["host.peakRss.with"] = spreadFigure(spread(rssX), "MiB");
   }
-  out.data = { pairs, without, with: withExt, ratios, cpuRatios, diagnostic: withDiag, diagnosticRatios: diagRatios, diagnosticCpuRatios: diagCpuRatios };
+  out.data = { pairs, without, with: withExt, ratios, cpuRatios, floor: runs.floor, floorRatios: ratiosOf.floor, noFlush: runs.noFlush, noFlushRatios: ratiosOf.noFlush, noFlushCpuRatios: cpuRatiosOf.noFlush };
   const bars = (runs: OneRun[]) => {
     const wall = spread(runs.map((r) => r.ms));
     const cpu = spread(runs.map((r) => r.cpuMs));
@@ -204,7 +202,8 @@ export async function runHost(options: HostOptions): Promise<SuiteOutput> {
     groups: [
       { label: "pi -p", bars: bars(without) },
       { label: "pi -p -e pi-extension", bars: bars(withExt) },
-      ...(withDiag.length ? [{ label: "diagnostic: no Pi index import", bars: bars(withDiag) }] : []),
+      ...(runs.floor.length ? [{ label: "an extension that does nothing", bars: bars(runs.floor) }] : []),
+      ...(runs.noFlush.length ? [{ label: "pi-extension, no flushes", bars: bars(runs.noFlush) }] : []),
     ],
   });
   options.log(`host: without ${median(without.map((r) => r.ms))} ms, with ${median(withExt.map((r) => r.ms))} ms, ratio ${median(ratios).toFixed(3)}`);
