@@ -227,6 +227,8 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       const rtCpu: number[] = [];
       const ncCpu: number[] = [];
       const calls = callsFor(size);
+      // How PrunerRuntime.render rendered the requests of its series (untimed ones included).
+      const reuse = { whole: 0, appended: 0, same: 0 };
       for (let r = 0; r < rounds; r++) {
         collectGarbage();
         const warm = Math.min(options.quick ? 3 : 20, calls);
@@ -237,7 +239,9 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
         const viewMemo = createRenderMemo();
         const view = await sampleFresh(fresh, (m) => renderModelView(m, index, config, undefined, viewMemo), calls, warm, () => renderModelView(structuredClone(before), index, config, undefined, viewMemo));
         collectGarbage();
+        const counted = { ...runtime.renderMemo.renders };
         const rt = await sampleFresh(fresh, (m) => runtime.render(m), calls, warm, () => runtime.render(structuredClone(before)));
+        for (const key of ["whole", "appended", "same"] as const) reuse[key] += runtime.renderMemo.renders[key] - counted[key];
         collectGarbage();
         const ncMemo = createRenderMemo();
         const nc = await sampleFresh(() => structuredClone(foreign), (m) => renderModelView(m, index, config, undefined, ncMemo), calls, warm, () => renderModelView(structuredClone(foreignBefore), index, config, undefined, ncMemo));
@@ -300,7 +304,11 @@ export async function runRender(options: RenderOptions): Promise<SuiteOutput> {
       p50s.reference!.push([size, spread(refP50).median]);
       p50s.runtime95!.push([size, spread(rtP95).median]);
       if (condense) await timePeers(size, entries, context, foreign, condense, calls, rounds, join(root, "peers"), out, options.log);
-      rows.push({ size, calls, rounds, mix, stats: first.stats });
+      const requests = reuse.whole + reuse.appended + reuse.same;
+      out.notes.push(
+        `render ${size}: of the ${requests} requests PrunerRuntime.render was handed in its series, ${reuse.appended} were rendered only where they went past the request before, ${reuse.same} reused it whole and ${reuse.whole} were rendered whole; each untimed request before a timed one is that one without its last turn, shorter than the request before it, so it is rendered whole by design (half the series)`,
+      );
+      rows.push({ size, calls, rounds, mix, stats: first.stats, reuse });
       options.log(`render ${size}: view p50 ${spread(viewP50).median.toFixed(3)} ms, runtime p50 ${spread(rtP50).median.toFixed(3)} ms, no-change ${spread(ncP50).median.toFixed(4)} ms (${JSON.stringify(mix)})`);
     } finally {
       rmSync(root, { recursive: true, force: true });
