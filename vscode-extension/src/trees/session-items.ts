@@ -15,6 +15,7 @@ import { callsOfSummary, chainChildren, GROUP_LABELS, groupSize, type SessionNod
 
 const STATE_ICONS: Record<CallState, [string, string | undefined]> = {
   summarized: ["fold", "charts.blue"],
+  superseded: ["history", "charts.blue"],
   deduped: ["copy", "charts.purple"],
   spilled: ["save-as", "charts.orange"],
   compressed: ["archive", "charts.yellow"],
