@@ -50,7 +50,9 @@ function settingsStamp(globalFile: string, projectFile: string, projectTrusted: 
 
 function fileStamp(path: string): string {
   try {
-    const stat = statSync(path, { bigint: true });
+    // A missing file (the usual project) answers without an exception: this runs before every request.
+    const stat = statSync(path, { bigint: true, throwIfNoEntry: false });
+    if (!stat) return "none:ENOENT";
     return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`;
   } catch (error) {
     return `none:${(error as NodeJS.ErrnoException).code ?? "?"}`;

@@ -63,7 +63,7 @@ function bodyStart(lines: readonly string[]): number {
  * whole of `after`): the headers differ by design (request number, cost), so only the messages are
  * compared. Where `after` only adds messages, the first one added; where nothing changed, the first.
  */
-export function firstChangedLine(before: string, after: string): number {
+function firstChangedLine(before: string, after: string): number {
   const a = before.split("\n");
   const b = after.split("\n");
   const startA = bodyStart(a);
