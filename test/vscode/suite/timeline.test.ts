@@ -12,7 +12,7 @@ import { PRUNE_STATS } from "../../../core/src/shapes/entries.ts";
 import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
 import { getBranch, readSessionFile } from "../../../core/src/session/session-reader.ts";
 import { branchCost } from "../../../core/src/view/request-cost.ts";
-import { requestDetails } from "../../../vscode-extension/src/timeline/request-details.ts";
+import { requestDetails } from "../../../vscode-extension/src/timeline/webview/request-details.ts";
 import { REWRITES, rewriteSession } from "../fixtures/rewrite-session.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import { parseDocumentUri } from "../../../vscode-extension/src/documents/document-uri.ts";

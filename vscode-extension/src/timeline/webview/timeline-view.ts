@@ -9,7 +9,7 @@ import "uplot/dist/uPlot.min.css";
 import "./timeline-view.css";
 import type { Timeline, TimelineMark, TimelinePoint } from "@pi-pruner/core";
 import type { RequestBar, TimelineMessage, WebviewMessage } from "../protocol.ts";
-import { causeLine, formatDollars as dollars, formatTokens as tokens, requestDetails } from "../request-details.ts";
+import { causeLine, formatDollars as dollars, formatTokens as tokens, requestDetails } from "./request-details.ts";
 import type { DrawnMessage } from "./drawn.ts";
 
 declare function acquireVsCodeApi(): { postMessage(message: WebviewMessage | DrawnMessage): void };

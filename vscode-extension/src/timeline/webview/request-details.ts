@@ -1,7 +1,7 @@
 // What the timeline says about the request under the pointer, line by line: shared by the page,
 // which shows it, and the tests, which read it without a browser. No DOM and no Node here.
 import type { TimelineMark, TimelinePoint } from "@pi-pruner/core";
-import type { RequestBar } from "./protocol.ts";
+import type { RequestBar } from "../protocol.ts";
 
 export const formatTokens = (n: number) => (n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(Math.round(n)));
 
