@@ -29,6 +29,7 @@ function timeline(d: ReportDoc, s: SuiteOutput): void {
       heard: d.spread("editor.timelineHeard.5MB"),
       drawn: d.spread("editor.timeline.5MB"),
     }),
+    ...(d.f("editor.timelineSinceLoad.5MB") ? [TEXT.block("timeline-since-load", { value: d.spread("editor.timelineSinceLoad.5MB"), status: d.status("editor.timelineSinceLoad.5MB") })] : []),
     ...(d.f("editor.timelineRatio.5MB") ? [TEXT.block("timeline-floor", { floor: d.spread("editor.webviewFloor.empty"), ratio: d.spread("editor.timelineRatio.5MB"), status: d.status("editor.timelineRatio.5MB") })] : []),
     "",
   );
@@ -84,6 +85,7 @@ export const editorReport: ReportSection = {
     ["editor.paintRatio.5MB", "Editor: that first paint ÷ the one-item floor (an extension's activate() → its one tree item drawn; a fresh host each, round by round)"],
     ["editor.timeline.5MB", "Editor: that session's context timeline, its command → the chart with every request drawn in its webview (Playwright in the webview's frame; fresh hosts)"],
     ["editor.timelineRatio.5MB", "Editor: that timeline ÷ the empty-webview floor (a command → an empty webview page loaded and drawn; a fresh host each, round by round)"],
+    ["editor.timelineSinceLoad.5MB", "Editor: that timeline's page, its load finished → its chart drawn (the points posted while it loaded; the page's own clock)"],
     ["editor.append.5MB", "Editor: a 1-line append applied to the open session"],
     ["editor.search.firstResults.500", "Editor: search over 500 sessions (the load test's agent dir), first results in the tree"],
     // The issue bounds the scan without a number: every session indexed (the test asserts it) is the bound.

@@ -65,6 +65,8 @@ interface TimelineRound {
   heardMs: number;
   /** The page loaded and asked for its points. */
   readyMs?: number;
+  /** The page's own clock: its load finished → its chart drawn. */
+  sinceLoadMs?: number;
 }
 
 /** What the timeline's webview showed (test/vscode/lib/paint-probe.mjs), epoch ms. */
@@ -283,6 +285,7 @@ export async function runEditor(options: EditorOptions): Promise<SuiteOutput> {
     f["editor.timelineDom.5MB"] = spreadFigure(t((x) => x.seenMs), "ms", { note: "the command → the chart drawn with every request (the page's data-drawn, set by uPlot's draw hook), before its frame" });
     f["editor.timelinePanel.5MB"] = spreadFigure(t((x) => x.host.panelMs), "ms", { note: "the command → its panel created (the page starts loading)" });
     if (timelines.every((x) => x.host.readyMs !== undefined)) f["editor.timelineReady.5MB"] = spreadFigure(t((x) => x.host.readyMs!), "ms", { note: "in the host: the command → the page loaded and asking for its points" });
+    if (timelines.every((x) => typeof x.host.sinceLoadMs === "number")) f["editor.timelineSinceLoad.5MB"] = spreadFigure(t((x) => x.host.sinceLoadMs!), "ms", { target: { op: "<=", value: 100 }, note: "in the page: its load finished → its chart with every request drawn (the points were posted while it loaded)" });
     f["editor.timelineBuilt.5MB"] = spreadFigure(t((x) => x.host.builtMs), "ms", { note: "in the host: the command → the whole timeline built in core (the session's bodies read back from disk) and posted to the page" });
     f["editor.timelineHeard.5MB"] = spreadFigure(t((x) => x.host.heardMs), "ms", { note: "in the host: the command → the page's notice that its chart is drawn" });
     f["editor.timeline.requests"] = figure(timelines[0]!.host.requests, "requests");
