@@ -4,23 +4,16 @@
 // render of the session file gives for it (`pi-pruner view --request N`), and that each request
 // began with the one before, byte for byte.
 import { afterEach, describe, expect, it } from "vitest";
-import { startModelServer, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import type { Reply } from "../helpers/model-server.ts";
 import { runPi } from "../helpers/run-pi.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, sentShape, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, scriptedPi, sentShape, toolMessages } from "../helpers/pruner-e2e.ts";
 import { NO_NUDGES, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const TURNS = 30;
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 
-let server: ModelServer | undefined;
-let ws: PiWorkspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = undefined;
-  ws = undefined;
-});
+const pi = scriptedPi();
+afterEach(pi.stop);
 
 /** Two big sources read in one turn, then TURNS small reads, one per turn, then a final reply. */
 async function setup() {
@@ -30,12 +23,9 @@ async function setup() {
     files[`notes/n${i}.md`] = `note ${i}`;
     task.push({ toolCalls: [{ name: "read", arguments: { path: `notes/n${i}.md` } }] });
   }
-  server = await startModelServer();
-  server.route(isSummarizerRequest, goodSummary);
-  server.route(() => true, [{ toolCalls: [{ name: "read", arguments: { path: "src/a.ts" } }, { name: "read", arguments: { path: "src/b.ts" } }] }, { text: "Both read." }, ...task, { text: "All notes read." }]);
+  const agent: Reply[] = [{ toolCalls: [{ name: "read", arguments: { path: "src/a.ts" } }, { name: "read", arguments: { path: "src/b.ts" } }] }, { text: "Both read." }, ...task, { text: "All notes read." }];
   // Flushes only when asked: after `/pruner now` nothing new is pruned for the rest of the session.
-  ws = createPiWorkspace({ baseUrl: server.baseUrl, files, model: { contextWindow: 400_000 }, settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES } } });
-  return { server, ws };
+  return pi.start(agent, { files, model: { contextWindow: 400_000 }, settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES } } });
 }
 
 /** Whether each request's messages begin with the previous request's, as sent. */

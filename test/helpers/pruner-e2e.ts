@@ -1,12 +1,12 @@
 // Shared pieces of the real-Pi tests of the pruner: how the scripted model tells the summarizer's
 // requests from the agent's, a well-behaved scripted summarizer, and one comparable shape for what
 // the provider received and what a model view says was sent.
-import type { ModelRequest, Reply } from "./model-server.ts";
+import { startModelServer, type ModelRequest, type ModelServer, type Reply } from "./model-server.ts";
 import type { ChatMessage, ChatRequestBody } from "./model-server.ts";
 import type { AgentMessage } from "../../core/src/shapes/messages.ts";
 import { convertToLlm } from "@earendil-works/pi-coding-agent";
 import { transformMessages } from "@earendil-works/pi-ai/api/transform-messages";
-import { MOCK_MODEL_ID, MOCK_PROVIDER } from "./pi-workspace.ts";
+import { MOCK_MODEL_ID, MOCK_PROVIDER, createPiWorkspace, type PiWorkspace, type PiWorkspaceOptions } from "./pi-workspace.ts";
 
 export const EXTENSION = "pi-extension";
 
@@ -24,6 +24,46 @@ export function refsAsked(req: ModelRequest): { ref: string; tool: string }[] {
 /** A short, honest summary: one bullet per ref. */
 export function goodSummary(req: ModelRequest): Reply & { text: string } {
   return { text: refsAsked(req).map(({ ref, tool }) => `- \`${ref}\` ${tool}: looked at it, nothing surprising`).join("\n") };
+}
+
+/** What a route of the scripted server answers from: a queue of replies, or a function. */
+type Replies = Parameters<ModelServer["route"]>[1];
+
+/** A scripted model server and a Pi workspace pointed at it. */
+export interface ScriptedPi {
+  server: ModelServer;
+  ws: PiWorkspace;
+}
+
+/**
+ * The start of most real-Pi tests of the pruner, and its end: `start` opens a scripted model server
+ * whose summarizer answers from `summarizer` (a short honest summary by default) and whose agent
+ * answers from `agent`, and a workspace pointed at it; `stop`, for afterEach, closes and removes
+ * everything started since the last stop.
+ */
+export function scriptedPi() {
+  // The server is kept as soon as it listens: a workspace that fails to be made still leaves it to close.
+  let started: { server: ModelServer; ws?: PiWorkspace }[] = [];
+  return {
+    async start(agent: Replies, workspace: Omit<PiWorkspaceOptions, "baseUrl"> = {}, summarizer: Replies = goodSummary): Promise<ScriptedPi> {
+      const server = await startModelServer();
+      const pi: { server: ModelServer; ws?: PiWorkspace } = { server };
+      started.push(pi);
+      server.route(isSummarizerRequest, summarizer);
+      server.route(() => true, agent);
+      const ws = createPiWorkspace({ ...workspace, baseUrl: server.baseUrl });
+      pi.ws = ws;
+      return { server, ws };
+    },
+    async stop(): Promise<void> {
+      const done = started;
+      started = [];
+      for (const { server, ws } of done) {
+        await server.close();
+        ws?.cleanup();
+      }
+    },
+  };
 }
 
 /** The agent's requests only, in order, in either wire format the server speaks. */
