@@ -12,7 +12,7 @@ import { RequestLedger } from "./request-ledger.ts";
 import { branchOf, contextMessagesOf, controlChangeIn } from "./branch-context.ts";
 import { persistEntries, withEntryDrafts } from "./entry-drafts.ts";
 import { createSummarizer } from "./summarizer.ts";
-import { changedSettings, loadPrunerSettings, settingsTarget, writePrunerSetting, type LoadedSettings } from "./settings.ts";
+import { changedSettings, loadPrunerSettings, SettingsWatch, settingsTarget, writePrunerSetting, type LoadedSettings } from "./settings.ts";
 import { recordSettings } from "./settings-record.ts";
 import { STATUS_KEY, statsReport, statusReport, statusText } from "./status.ts";
 import { treeNodes, treeReport } from "./tree.ts";
@@ -85,6 +85,8 @@ export class PrunerRuntime {
   config: PruneConfig;
   readonly reporter: OnceReporter;
   private settings: LoadedSettings | undefined;
+  /** Tells a request whether the settings files need a look (events on their folders). */
+  private readonly settingsWatch = new SettingsWatch();
   private previousFraction: number | null = null;
   private readonly summarizerInput = new WeakMap<Batch, number>();
   /**
@@ -261,18 +263,23 @@ export class PrunerRuntime {
     this.config = settings.config;
     this.applyWarnings(settings.warnings);
     this.recordSettings(ctx);
+    this.settingsWatch.follow(settings, ctx.isProjectTrusted(), true);
   }
 
   /**
-   * Before a request: a settings file changed since it was read (a stat each, no read otherwise)
-   * applies from this request on, recorded in the session first so its view is rendered with it.
-   * New settings with a problem (a file that stopped parsing, an invalid value) keep the settings
-   * in use, reported once. Fails open: the request goes on.
+   * Before a request: a settings file changed since it was read applies from this request on,
+   * recorded in the session first so its view is rendered with it. The files are looked at (a stat
+   * each, a read only when one changed) when their folders saw an event since the last look, or on
+   * every request where they cannot be watched (SettingsWatch). New settings with a problem (a
+   * file that stopped parsing, an invalid value) keep the settings in use, reported once. Fails
+   * open: the request goes on.
    */
   private followSettings(ctx: ExtensionContext): void {
     if (!this.settings) return;
     try {
-      const change = changedSettings(this.settings, ctx.cwd, ctx.isProjectTrusted());
+      const trusted = ctx.isProjectTrusted();
+      if (!this.settingsWatch.due(trusted)) return;
+      const change = changedSettings(this.settings, ctx.cwd, trusted);
       if (change?.kind === "refused") {
         this.settings = change.settings;
         for (const problem of change.problems) this.reporter.report(`settings-unreadable:${problem}`, `pi-pruner: ${problem}; kept the settings in use until it is fixed`);
@@ -280,6 +287,7 @@ export class PrunerRuntime {
         this.useSettings(ctx, change.settings);
         this.showStatus(ctx);
       }
+      this.settingsWatch.follow(this.settings, trusted, false);
     } catch (error) {
       this.reporter.report(`settings-follow:${(error as Error).message}`, `pi-pruner: could not read the changed settings (${(error as Error).message}); kept the settings in use`);
     }

@@ -1,7 +1,8 @@
 // Settings IO for the live pruner: reading the effective `contextPrune` block (project settings
 // only for trusted projects, as Pi does), noticing when either settings file changed since, and
 // writing changes through core's one settings writer.
-import { statSync } from "node:fs";
+import { existsSync, lstatSync, statSync, watch, type FSWatcher } from "node:fs";
+import { basename, dirname } from "node:path";
 import { agentDirFrom, loadConfig, settingsPaths, type ConfigWarning, type PruneConfig } from "@pi-pruner/core";
 import { setPruneSetting } from "@pi-pruner/core";
 
@@ -78,6 +79,103 @@ export function changedSettings(current: LoadedSettings, cwd: string, projectTru
   const problems = [...broken.map((f) => `${f.path}: ${f.error}`), ...invalid.map((w) => w.message)];
   if (problems.length > 0) return { kind: "refused", settings: { ...current, stamp: next.stamp }, problems };
   return { kind: "changed", settings: next };
+}
+
+/**
+ * Whether the settings files may have changed, told without a syscall on a request's path (right
+ * after Pi's copy of the context the first syscall is the slow one): the folders holding them are
+ * watched, and an event naming a settings file (or the project's `.pi` folder appearing) makes the
+ * next check due, which stats them as `changedSettings` does. A request only checks a mark, so a
+ * save lands at the first request after the event reached the extension: events come through the
+ * event loop, which turns many times between two requests (the model answers, tools run). Where
+ * watching cannot be trusted, every request checks, as without a watch: a folder that cannot be
+ * watched (missing, no watches left, a file system without events, a watcher that failed) or a
+ * settings file that is a link (an edit of its target elsewhere makes no event here).
+ */
+export class SettingsWatch {
+  private watchers: FSWatcher[] = [];
+  /** What is watched: the folders and the trust they were worked out for. */
+  private watched = "";
+  private changed = true;
+  private unwatchable = false;
+
+  /** Whether a request checks the settings files now; the events that made it due are forgotten. */
+  due(projectTrusted: boolean): boolean {
+    if (this.unwatchable || !this.watched.startsWith(`${projectTrusted}\n`)) return true;
+    const due = this.changed;
+    this.changed = false;
+    return due;
+  }
+
+  /**
+   * Watches what holds the files of `settings` (after they were read, or checked: `.pi` may have
+   * appeared); when that differs from what was watched, the next request checks again, so nothing
+   * saved meanwhile is missed. Once watching failed, only settings just read try again.
+   */
+  follow(settings: LoadedSettings, projectTrusted: boolean, justRead: boolean): void {
+    if (this.unwatchable && !justRead) return;
+    let targets: WatchTarget[] | undefined;
+    try {
+      targets = watchTargets(settings, projectTrusted);
+    } catch {
+      // A folder that cannot even be looked at: every request checks.
+      targets = undefined;
+    }
+    const key = `${projectTrusted}\n${targets?.map((t) => `${t.folder}/${t.name ?? "*"}`).join("\n") ?? "unwatched"}`;
+    if (key === this.watched && !this.unwatchable) return;
+    this.close();
+    this.watched = key;
+    this.changed = true;
+    this.unwatchable = !targets || !targets.every((target) => this.add(target.folder, target.name));
+  }
+
+  close(): void {
+    for (const watcher of this.watchers) watcher.close();
+    this.watchers = [];
+    this.watched = "";
+  }
+
+  private add(folder: string, name: string | undefined): boolean {
+    try {
+      // Not persistent: a watch never keeps Pi running.
+      const watcher = watch(folder, { persistent: false }, (_event, file) => {
+        if (name === undefined || file === null || file === name) this.changed = true;
+      });
+      watcher.on("error", () => {
+        this.unwatchable = true;
+      });
+      this.watchers.push(watcher);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** A folder to watch and the entry in it whose events matter (any entry's when undefined). */
+interface WatchTarget {
+  folder: string;
+  name: string | undefined;
+}
+
+/**
+ * What to watch: the global file's folder; for a trusted project its `.pi` folder (any event: the
+ * folder itself may go), or the project folder for `.pi` to appear in. Undefined when a settings
+ * file is a link.
+ */
+function watchTargets(settings: LoadedSettings, projectTrusted: boolean): WatchTarget[] | undefined {
+  const files = projectTrusted ? [settings.globalFile, settings.projectFile] : [settings.globalFile];
+  if (files.some(isLink)) return undefined;
+  const targets: WatchTarget[] = [{ folder: dirname(settings.globalFile), name: basename(settings.globalFile) }];
+  if (projectTrusted) {
+    const project = dirname(settings.projectFile);
+    targets.push(existsSync(project) ? { folder: project, name: undefined } : { folder: dirname(project), name: basename(project) });
+  }
+  return targets;
+}
+
+function isLink(path: string): boolean {
+  return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
 }
 
 /**

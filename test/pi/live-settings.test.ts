@@ -3,10 +3,10 @@
 // turned unparsable or a value the validator refuses keeps the settings in use (and is not read
 // again until it changes).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { changedSettings, loadPrunerSettings } from "../../pi-extension/src/settings.ts";
+import { changedSettings, loadPrunerSettings, SettingsWatch } from "../../pi-extension/src/settings.ts";
 
 let root: string;
 let agentDir: string;
@@ -102,5 +102,98 @@ describe("settings files checked before a request", () => {
     const change = changedSettings(loaded, cwd, true);
     expect(change?.kind).toBe("changed");
     expect(change!.settings.config.minBatchChars).toBe(1500);
+  });
+});
+
+describe("which requests look at the settings files", () => {
+  let watches: SettingsWatch[] = [];
+  const followed = (trusted = true) => {
+    const watch = new SettingsWatch();
+    watches.push(watch);
+    const loaded = loadPrunerSettings(cwd, trusted);
+    watch.follow(loaded, trusted, true);
+    return { watch, loaded };
+  };
+  /** Polls until the watch says a look is due (events arrive through the event loop), or gives up after 5 s. */
+  const dueWithin = async (watch: SettingsWatch, trusted = true) => {
+    for (let waited = 0; waited < 5_000; waited += 10) {
+      if (watch.due(trusted)) return true;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return false;
+  };
+  /** Several turns of the event loop with no look due: what an event would have made due by then. */
+  const stillQuiet = async (watch: SettingsWatch, trusted = true) => {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return !watch.due(trusted);
+  };
+  afterEach(() => {
+    for (const watch of watches) watch.close();
+    watches = [];
+  });
+
+  it("the first request after a read looks once (a save between the read and the watch is not lost); then none until a file changes", async () => {
+    const { watch } = followed();
+    expect(watch.due(true)).toBe(true);
+    expect(watch.due(true)).toBe(false);
+    expect(await stillQuiet(watch)).toBe(true);
+  });
+
+  it("an edit of the global file makes the next request look, and the look finds the new settings", async () => {
+    const { watch, loaded } = followed();
+    watch.due(true);
+    write(globalFile(), { contextPrune: { minBatchChars: 1300 } });
+    expect(await dueWithin(watch)).toBe(true);
+    expect(changedSettings(loaded, cwd, true)?.settings.config.minBatchChars).toBe(1300);
+    expect(watch.due(true)).toBe(false);
+  });
+
+  it("other files in the agent folder do not make a request look; the project's .pi folder counts whatever changes in it", async () => {
+    const { watch } = followed();
+    watch.due(true);
+    write(join(agentDir, "auth.json"), {});
+    expect(await stillQuiet(watch)).toBe(true);
+    write(join(cwd, ".pi", "notes.txt"), "x");
+    expect(await dueWithin(watch)).toBe(true);
+  });
+
+  it("a project without .pi: its appearing makes a request look, and the settings written into it are watched from then on", async () => {
+    rmSync(join(cwd, ".pi"), { recursive: true });
+    const { watch, loaded } = followed();
+    watch.due(true);
+    write(join(cwd, "unrelated.txt"), "x");
+    expect(await stillQuiet(watch)).toBe(true);
+    mkdirSync(join(cwd, ".pi"));
+    expect(await dueWithin(watch)).toBe(true);
+    expect(changedSettings(loaded, cwd, true)).toBeUndefined();
+    // After that look the runtime follows again: .pi is watched now, and the next request looks once more.
+    watch.follow(loaded, true, false);
+    expect(watch.due(true)).toBe(true);
+    write(projectFile(), { contextPrune: { protectedPaths: ["**/guide.md"] } });
+    expect(await dueWithin(watch)).toBe(true);
+    expect(changedSettings(loaded, cwd, true)?.settings.config.protectedPaths).toEqual(["**/guide.md"]);
+  });
+
+  it("an untrusted project's folder is not watched, and trusting it makes the next request look", async () => {
+    const { watch } = followed(false);
+    watch.due(false);
+    write(projectFile(), { contextPrune: { protectedPaths: ["**/guide.md"] } });
+    expect(await stillQuiet(watch, false)).toBe(true);
+    expect(watch.due(true)).toBe(true);
+  });
+
+  it("a settings file that is a link (its target may change elsewhere) makes every request look", () => {
+    const target = join(root, "dotfiles-settings.json");
+    write(target, { contextPrune: { minBatchChars: 700 } });
+    rmSync(globalFile());
+    symlinkSync(target, globalFile());
+    const { watch } = followed();
+    for (let i = 0; i < 3; i++) expect(watch.due(true)).toBe(true);
+  });
+
+  it("a global folder that cannot be watched makes every request look", () => {
+    rmSync(agentDir, { recursive: true });
+    const { watch } = followed();
+    for (let i = 0; i < 3; i++) expect(watch.due(true)).toBe(true);
   });
 });
