@@ -7,17 +7,16 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { SessionBuilder } from "../helpers/session-builder.ts";
-import { echoSummarizer, persist } from "../helpers/prune-session.ts";
+import { appendToolTurn, configArb, drawnConfig, flushInto, sessionSteps, withProtection } from "../helpers/render-steps.ts";
 import { DEFAULT_CONFIG, type PruneConfig } from "../../core/src/settings/config.ts";
-import { captureBatch, flushBatches, type Batch } from "../../core/src/prune/flush.ts";
-import { compressChains } from "../../core/src/prune/chain-plan.ts";
+import type { Batch } from "../../core/src/prune/flush.ts";
 import { emptyIndex } from "../../core/src/prune/prune-index.ts";
 import { createRenderMemo, renderModelView, renderWhole } from "../../core/src/render/render.ts";
 import { CompactionResendReader } from "../../core/src/render/compaction-protect.ts";
 import { buildPiContext } from "../../core/src/session/pi-context.ts";
 import { EMPTY_CONTROLS } from "../../core/src/control/control-entries.ts";
-import { QUERY_TOOL, type AnyEntry } from "../../core/src/shapes/entries.ts";
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../core/src/shapes/messages.ts";
+import type { AnyEntry } from "../../core/src/shapes/entries.ts";
+import type { AgentMessage } from "../../core/src/shapes/messages.ts";
 import { PrunerRuntime } from "../../pi-extension/src/runtime.ts";
 import { OnceReporter } from "../../pi-extension/src/once-reporter.ts";
 
@@ -41,20 +40,8 @@ function runtimeWith(config: PruneConfig) {
   return { rt, problems };
 }
 
-const callArb = fc.record({
-  tool: fc.constantFrom("read", "bash", "write", QUERY_TOOL),
-  path: fc.constantFrom("src/a.ts", "src/b.ts", "skills/x/SKILL.md"),
-  big: fc.boolean(),
-  bigArgs: fc.integer({ min: 0, max: 3 }).map((n) => n === 0),
-  isError: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
-});
-
 const stepArb = fc.oneof(
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("user" as const) }) },
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant("tools" as const), calls: fc.array(callArb, { minLength: 1, maxLength: 3 }) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("reply" as const) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("flush" as const), compress: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("protect" as const), what: fc.constantFrom("bash", "paths", "none") }) },
+  ...sessionSteps(6),
   // The last answer replaced (Pi retries a failed request, or the user edits and resends).
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("retry" as const) }) },
   // Another branch from an earlier turn (without the rebuild the runtime would do: harder on the memo).
@@ -63,28 +50,14 @@ const stepArb = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("compact" as const), back: fc.integer({ min: 0, max: 4 }) }) },
 );
 
-const configArb = fc.record({
-  cacheAware: fc.boolean(),
-  cooldownTurns: fc.integer({ min: 0, max: 3 }),
-  recoveryGraceTurns: fc.integer({ min: 0, max: 3 }),
-  thinkingStrip: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
-});
-
 describe("the live render reuses the last request", () => {
   it("what is sent is exactly the whole render of the request, whatever happened between two requests", async () => {
     // Each way of rendering must really occur, or the test would say nothing about it.
     const seen = { unchanged: 0, changed: 0 };
     const renders = { whole: 0, appended: 0, same: 0 };
     await fc.assert(
-      fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 30 }), configArb, async (steps, c) => {
-        let config: PruneConfig = {
-          ...DEFAULT_CONFIG,
-          cacheAware: c.cacheAware,
-          recoveryGraceTurns: c.recoveryGraceTurns,
-          purgeErrors: { enabled: true, cooldownTurns: c.cooldownTurns, minArgChars: 100 },
-          thinkingStrip: { enabled: c.thinkingStrip, keepLastTurns: 1 },
-          chainCompression: { ...DEFAULT_CONFIG.chainCompression, rollingWindow: 1 },
-        };
+      fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 30 }), configArb(5), async (steps, c) => {
+        let config: PruneConfig = drawnConfig(c);
         const b = new SessionBuilder();
         // One index for the session, grown in place by flushes and compressions as the live pruner does.
         const index = emptyIndex();
@@ -120,24 +93,13 @@ describe("the live render reuses the last request", () => {
             b.assistant({ thinking: `why ${requests}`, text: `done ${requests}` });
           } else if (step.kind === "tools") {
             turnStarts.push(b.leafId);
-            b.assistant({
-              thinking: `plan ${requests}`,
-              toolCalls: step.calls.map((call) => ({ name: call.tool, args: call.bigArgs ? { path: call.path, content: "y".repeat(300) } : { path: call.path } })),
-            });
-            const ids = b.lastToolCallIds;
-            step.calls.forEach((call, i) => b.toolResult(ids[i]!, call.tool, `${call.tool} ${call.path}\n${"x".repeat(call.big ? 1200 : 10)}`, { isError: call.isError }));
-            const messages = contextOf(b);
-            const results = messages.slice(-step.calls.length) as ToolResultMessage[];
-            const { batch } = captureBatch(messages[messages.length - step.calls.length - 1] as AssistantMessage, results, requests, config);
+            const batch = appendToolTurn(b, step.calls, requests, config, contextOf);
             if (batch) pending.push(batch);
           } else if (step.kind === "flush") {
-            if (pending.length) persist(b, (await flushBatches(pending, index, config, echoSummarizer)).entries);
+            await flushInto(b, pending, index, config, step.compress, contextOf);
             pending = [];
-            if (step.compress) persist(b, (await compressChains(contextOf(b), index, config, echoSummarizer)).entries);
           } else if (step.kind === "protect") {
-            const protectedTools = step.what === "bash" ? [...config.protectedTools, "bash"] : config.protectedTools;
-            const protectedPaths = step.what === "paths" ? [...config.protectedPaths, "src/b.ts"] : config.protectedPaths;
-            config = { ...config, protectedTools, protectedPaths };
+            config = withProtection(config, step.what);
             rt.config = config;
           } else if (step.kind === "retry") {
             const start = turnStarts.at(-1);
