@@ -4,6 +4,7 @@
 import type { AnyEntry, SessionHeader } from "../shapes/entries.ts";
 import { elideBodies, type LineSpan } from "./lazy-bodies.ts";
 import { fileSessionStorage, readFully, type OpenSessionFile, type SessionFileStorage } from "./session-file-storage.ts";
+import { LineSplitter, scanLines, type LineSink } from "./line-scan.ts";
 import { isRecord } from "../shapes/json.ts";
 
 export interface BadLine {
@@ -75,7 +76,7 @@ const NEWLINE = 0x0a;
 export function parseSessionText(text: string): SessionData {
   const data = emptySessionData();
   const reader = new SessionReader(data, DEFAULT_MAX_LINE_BYTES);
-  reader.push(Buffer.from(text, "utf8"));
+  reader.splitter.push(Buffer.from(text, "utf8"));
   reader.finishComplete();
   return data;
 }
@@ -186,26 +187,7 @@ async function readWholeFile(file: OpenSessionFile, options: ReadOptions): Promi
 
 /** Feeds the reader everything from `position` to the end of the file. */
 async function pumpFrom(file: OpenSessionFile, position: number, reader: SessionReader, options: ReadOptions): Promise<void> {
-  const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-  // A fresh buffer per read: complete lines are handed on as views into it, without copying.
-  const readAt = async (at: number) => {
-    const buffer = Buffer.allocUnsafe(chunkBytes);
-    return { buffer, bytesRead: await file.read(buffer, chunkBytes, at) };
-  };
-  let next = readAt(position);
-  try {
-    for (;;) {
-      const { bytesRead, buffer } = await next;
-      if (bytesRead === 0) return;
-      position += bytesRead;
-      // The next read runs while this chunk is parsed.
-      next = readAt(position);
-      reader.push(buffer.subarray(0, bytesRead));
-    }
-  } finally {
-    // A read still in flight (parsing threw) must not become an unhandled rejection.
-    next.catch(() => undefined);
-  }
+  await scanLines(file, position, reader.splitter, { chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES });
 }
 
 /**
@@ -295,16 +277,12 @@ function emptySessionData(): SessionData {
   return { entries: [], byId: new Map(), errors: [], lineCount: 0, bytes: 0 };
 }
 
-/** Splits bytes into lines (on 0x0A, so invalid UTF-8 can never hide a newline) and records each one in `data`. */
-class SessionReader {
+/** Records each line of the bytes its splitter is given in `data`. */
+class SessionReader implements LineSink {
   private readonly data: SessionData;
   private readonly state: ReaderState;
   private readonly maxLineBytes: number;
-  /** Bytes of the line in progress, which began in an earlier chunk. */
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
-  /** The line in progress exceeded maxLineBytes: its bytes are counted, not kept. */
-  private skipping = false;
+  readonly splitter: LineSplitter;
 
   constructor(data: SessionData, maxLineBytes: number) {
     this.data = data;
@@ -315,40 +293,23 @@ class SessionReader {
       readerStates.set(data, state);
     }
     this.state = state;
-  }
-
-  push(chunk: Buffer): void {
-    let start = 0;
-    for (;;) {
-      const newline = chunk.indexOf(NEWLINE, start);
-      if (newline < 0) {
-        this.hold(chunk.subarray(start));
-        return;
-      }
-      // Most lines lie whole in one chunk: read there, without a view or a list for them.
-      if (this.pendingBytes === 0) this.completeLineIn(chunk, start, newline);
-      else {
-        this.hold(chunk.subarray(start, newline));
-        this.completeLine();
-      }
-      start = newline + 1;
-    }
+    this.splitter = new LineSplitter(this, maxLineBytes);
   }
 
   /** The input is complete: a final line without newline is recorded too, provisionally. */
   finishComplete(): void {
-    if (this.pendingBytes === 0) return;
-    const line = this.skipping ? null : Buffer.concat(this.pending);
+    const rest = this.splitter.takeUnended();
+    if (!rest) return;
+    const line = rest.bytes;
     const errorsBefore = this.data.errors.length;
     const recordsBefore = this.recordCount();
-    this.recordLine(line, 0, line ? line.length : 0, this.data.lineCount + 1, true, this.pendingBytes);
+    this.recordLine(line, 0, line ? line.length : 0, this.data.lineCount + 1, true, rest.length);
     this.state.provisional = {
       bytes: line,
-      length: this.pendingBytes,
+      length: rest.length,
       contributedRecord: this.recordCount() > recordsBefore,
       errorCount: this.data.errors.length - errorsBefore,
     };
-    this.clearPending();
   }
 
   /**
@@ -368,40 +329,11 @@ class SessionReader {
     return "withdrawn";
   }
 
-  private hold(piece: Buffer): void {
-    if (piece.length === 0) return;
-    this.pendingBytes += piece.length;
-    if (this.skipping) return;
-    if (this.pendingBytes > this.maxLineBytes) {
-      this.skipping = true;
-      this.pending = [];
-      return;
-    }
-    this.pending.push(piece);
-  }
-
-  private completeLine(): void {
-    const length = this.pendingBytes;
-    const line = this.skipping ? null : this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
-    this.clearPending();
-    this.recordLine(line, 0, length, this.data.lineCount + 1, false);
-    this.countConsumed(length);
-    if (line) this.extendFingerprint(line, 0, length);
-  }
-
-  /** completeLine for a line that is `chunk[start, end)`, with nothing of it held before. */
-  private completeLineIn(chunk: Buffer, start: number, end: number): void {
-    const length = end - start;
-    const line = length > this.maxLineBytes ? null : chunk;
+  /** A complete line, `line[start, end)` (null when it was too long to keep). */
+  line(line: Buffer | null, start: number, end: number): void {
     this.recordLine(line, start, end, this.data.lineCount + 1, false);
-    this.countConsumed(length);
+    this.countConsumed(end - start);
     if (line) this.extendFingerprint(line, start, end);
-  }
-
-  private clearPending(): void {
-    this.pending = [];
-    this.pendingBytes = 0;
-    this.skipping = false;
   }
 
   private countConsumed(lineBytes: number): void {
