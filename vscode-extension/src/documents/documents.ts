@@ -150,11 +150,7 @@ async function modelDocument(state: SessionState, config: RenderConfig, bodies: 
     requestContextLine(view) +
     `# ${settingsSourceText(view.settings)}.\n` +
     // The same words as `pi-pruner view --request N`: tokens read, written and uncached, and what made it rewrite.
-    (cost === "too long"
-      ? `# cost: not worked out here for a branch of ${formatNumber(count)} requests (it walks every one); \`pi-pruner cost\` gives it.\n`
-      : cost
-        ? `# cost: ${requestCostLine(cost, formatNumber)}\n`
-        : "") +
+    (cost ? `# cost: ${requestCostLine(cost, formatNumber)}\n` : "") +
     `# Session: ${state.file.path}\n` +
     writerLines(state.view!, view, "sent") +
     sizesLine(view) +

@@ -1,8 +1,9 @@
 // The requests a branch sent, for the model view: the list a person picks from, and what one of
 // them sent, rendered by core with the settings in force then. Stepping through them in order
 // reuses one renderer per session, which carries its state forward instead of starting over; what
-// each request cost is worked out once per branch (it walks the whole branch) and kept beside it.
-import { type AnyEntry, BodyCache, branchCost, getBranch, modelRequests, RequestRenderer, type ModelRequestRef, type RenderConfig, type RequestCost, type RequestView, type SessionData, type BranchCost } from "@pi-pruner/core";
+// each request cost is worked out once per branch, up to the request asked for, in slices that let
+// the extension host go on between them, and kept beside it.
+import { type AnyEntry, BodyCache, BranchCostBuilder, getBranch, modelRequests, RequestRenderer, TimelineBuilder, type ModelRequestRef, type RenderConfig, type RequestCost, type RequestView, type SessionData } from "@pi-pruner/core";
 
 /** Which view of a branch a model document shows: a request already sent (1-based), the last one sent, or the next one. */
 export type RequestChoice = number | "last" | "next";
@@ -35,16 +36,41 @@ interface CachedRenderer {
   entries: readonly AnyEntry[];
   renderer: RequestRenderer;
   config: RenderConfig;
-  /** What every request of the branch cost, once a header asked. */
-  costs?: BranchCost;
+  /** What the branch's requests cost, once a header asked. */
+  costs?: CostWalk;
 }
 
+/** How long one slice of the cost walk may hold the extension host. */
+const SLICE_MS = 25;
+const yieldToHost = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
- * The longest branch whose cost a model view works out: the cost walks every request of the branch
- * in the extension host, which nothing else can use meanwhile (a 1,346-request branch took seconds,
- * and the time grows faster than the branch).
+ * The cost of a branch's requests, worked out in order (each request's cost needs the one before)
+ * as far as a header has asked: in slices, so a long branch never holds the extension host up, and
+ * what was worked out is kept for the next request asked for.
  */
-export const COST_REQUESTS_MAX = 1000;
+class CostWalk {
+  private readonly costs: RequestCost[] = [];
+  private readonly timeline: TimelineBuilder;
+  /** The walk so far: one at a time, each going on from where the last stopped. */
+  private walking: Promise<void> = Promise.resolve();
+
+  constructor(entries: readonly AnyEntry[], config: RenderConfig) {
+    const builder = new BranchCostBuilder(entries);
+    this.timeline = new TimelineBuilder(entries, { config }, (point, request, messages) => this.costs.push(builder.add(point, request, messages)));
+  }
+
+  /** What request `n` cost (undefined past the last one sent). */
+  async request(n: number): Promise<RequestCost | undefined> {
+    const walk = this.walking.then(async () => {
+      while (this.costs.length < n && !this.timeline.step(SLICE_MS)) await yieldToHost();
+    });
+    // A walk that failed fails its header; the next one asked for tries again from where it stopped.
+    this.walking = walk.catch(() => undefined);
+    await walk;
+    return this.costs[n - 1];
+  }
+}
 
 /** One renderer per session file, for the branch and bodies it was made from. */
 export class RequestViews {
@@ -55,15 +81,11 @@ export class RequestViews {
     return (await this.cached(path, data, leafId, config, bodies)).renderer.render(n);
   }
 
-  /**
-   * What request `n` of the branch at `leafId` cost and why (undefined past the last one sent);
-   * "too long" for a branch of more than COST_REQUESTS_MAX requests, which it does not walk.
-   */
-  async cost(path: string, data: SessionData, leafId: string | null, n: number, config: RenderConfig, bodies: BodyCache): Promise<RequestCost | "too long" | undefined> {
+  /** What request `n` of the branch at `leafId` cost and why (undefined past the last one sent). */
+  async cost(path: string, data: SessionData, leafId: string | null, n: number, config: RenderConfig, bodies: BodyCache): Promise<RequestCost | undefined> {
     const cached = await this.cached(path, data, leafId, config, bodies);
-    if (!cached.costs && cached.renderer.count > COST_REQUESTS_MAX) return "too long";
-    cached.costs ??= branchCost(cached.entries, { config });
-    return cached.costs.requests[n - 1];
+    cached.costs ??= new CostWalk(cached.entries, config);
+    return cached.costs.request(n);
   }
 
   /** The renderer of the branch as it is now: the one kept, unless the branch, its bodies or the settings changed. */
