@@ -2,32 +2,21 @@
 // server (an OpenAI-completions model, so OpenAI's cache rules). The server's log of request
 // bodies is the proof of what the model saw and of every summarizer call.
 import { afterEach, describe, expect, it } from "vitest";
-import { startModelServer, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import type { Reply } from "../helpers/model-server.ts";
 import { runPi } from "../helpers/run-pi.ts";
 import { readJsonlRecords } from "../helpers/jsonl-records.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, isSummarizerRequest, scriptedPi, toolMessages } from "../helpers/pruner-e2e.ts";
 import { DRIFT_NOTE, expectRequestViewsMatch, requestsWithNote } from "../helpers/request-equality.ts";
 
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 const STUB = "pruned: see ref";
 
-let server: ModelServer | undefined;
-let ws: PiWorkspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = undefined;
-  ws = undefined;
-});
+const pi = scriptedPi();
+afterEach(pi.stop);
 
 async function setup(files: Record<string, string>, agentReplies: Reply[]) {
-  server = await startModelServer();
-  server.route(isSummarizerRequest, goodSummary);
-  server.route(() => true, agentReplies);
   // No contextPrune block: the defaults. A large window keeps the window cap out of the way.
-  ws = createPiWorkspace({ baseUrl: server.baseUrl, files, model: { contextWindow: 400_000 } });
-  return { server, ws };
+  return pi.start(agentReplies, { files, model: { contextWindow: 400_000 } });
 }
 
 describe("the cache-aware policy in real Pi", () => {

@@ -2,26 +2,19 @@
 // The server's log of request bodies is the proof of what the model saw.
 import { afterEach, describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
-import { startModelServer, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import type { Reply } from "../helpers/model-server.ts";
 import { runPi } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, scriptedPi, toolMessages } from "../helpers/pruner-e2e.ts";
 import { NO_NUDGES, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const BIG_OUTPUT_TOOL = "test/fixtures/pi/big-output-tool.ts";
 const SKILL = "# Release skill\n\n1. Run the release gate before tagging.\n2. Never skip step 1.\n";
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 
-let server: ModelServer | undefined;
-let ws: PiWorkspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = undefined;
-  ws = undefined;
-});
+const pi = scriptedPi();
+afterEach(pi.stop);
 
 function customEntries(entries: JsonRecord[], customType: string): JsonRecord[] {
   return entries.filter((e) => (e.type === "custom" || e.type === "custom_message") && e.customType === customType);
@@ -31,22 +24,21 @@ async function setup(
   agentReplies: Reply[],
   opts: { settings?: Record<string, unknown>; summarizer?: (req: Parameters<typeof goodSummary>[0]) => Reply; contextWindow?: number } = {},
 ) {
-  server = await startModelServer();
-  server.route(isSummarizerRequest, opts.summarizer ?? goodSummary);
-  server.route(() => true, agentReplies);
-  ws = createPiWorkspace({
-    baseUrl: server.baseUrl,
-    files: {
-      "skills/release/SKILL.md": SKILL,
-      "src/a.ts": lines("a", 60),
-      "src/b.ts": lines("b", 60),
+  return pi.start(
+    agentReplies,
+    {
+      files: {
+        "skills/release/SKILL.md": SKILL,
+        "src/a.ts": lines("a", 60),
+        "src/b.ts": lines("b", 60),
+      },
+      // Flush mechanics on small scripted sessions (cacheAware off: a final reply flushes when asked to); the default policy is tested in policy.test.ts.
+      // No nudges: they are never written to the session, so no view of it could show what they added.
+      settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES, ...(opts.settings ?? {}) } },
+      model: opts.contextWindow ? { contextWindow: opts.contextWindow } : undefined,
     },
-    // Flush mechanics on small scripted sessions (cacheAware off: a final reply flushes when asked to); the default policy is tested in policy.test.ts.
-    // No nudges: they are never written to the session, so no view of it could show what they added.
-    settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES, ...(opts.settings ?? {}) } },
-    model: opts.contextWindow ? { contextWindow: opts.contextWindow } : undefined,
-  });
-  return { server, ws };
+    opts.summarizer ?? goodSummary,
+  );
 }
 
 describe("the live pruner in real Pi", () => {

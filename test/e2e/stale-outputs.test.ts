@@ -1,37 +1,26 @@
 // Outputs a later call made stale, inside the real `pi` binary: the flush stubs them without the
 // summarizer, and context_tree_query still returns them. The scripted server's log is the proof.
 import { afterEach, describe, expect, it } from "vitest";
-import { startModelServer, type ModelServer } from "../helpers/model-server.ts";
-import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
 import { runPi } from "../helpers/run-pi.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, refsAsked, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, isSummarizerRequest, refsAsked, scriptedPi, toolMessages } from "../helpers/pruner-e2e.ts";
 import { NO_NUDGES } from "../helpers/request-equality.ts";
 
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 
-let server: ModelServer | undefined;
-let ws: PiWorkspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = undefined;
-  ws = undefined;
-});
+const pi = scriptedPi();
+afterEach(pi.stop);
 
 describe("stale outputs in real Pi", () => {
   it("a read the agent then rewrote the file over is stubbed as superseded, never sent to the summarizer, and recovered by its ref", async () => {
-    server = await startModelServer();
-    server.route(isSummarizerRequest, goodSummary);
-    server.route(() => true, [
+    const agent = [
       { toolCalls: [{ name: "read", arguments: { path: "src/a.ts" } }] },
       { toolCalls: [{ name: "read", arguments: { path: "src/b.ts" } }] },
       { toolCalls: [{ name: "write", arguments: { path: "src/a.ts", content: "export const a = 1;\n" } }] },
       { text: "Rewrote a.ts." },
       { toolCalls: [{ name: "context_tree_query", arguments: { toolCallIds: ["t1"] } }] },
       { text: "Here is the old a.ts." },
-    ]);
-    ws = createPiWorkspace({
-      baseUrl: server.baseUrl,
+    ];
+    const { server, ws } = await pi.start(agent, {
       files: { "src/a.ts": lines("a", 60), "src/b.ts": lines("b", 60) },
       settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES } },
     });

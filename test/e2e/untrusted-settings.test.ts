@@ -9,11 +9,10 @@
 // block that protects a tool applies only when the project is trusted.
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { startModelServer, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import type { Reply } from "../helpers/model-server.ts";
 import { runPi, type RunPiResult } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, isSummarizerRequest, scriptedPi, toolMessages } from "../helpers/pruner-e2e.ts";
 import { NO_NUDGES } from "../helpers/request-equality.ts";
 
 const nested = (depth: number) => '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
@@ -24,21 +23,11 @@ const DEEP_1000 = nested(1000);
 const QUERY_TOOL = "context_tree_query";
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 
-let server: ModelServer | undefined;
-let ws: PiWorkspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = undefined;
-  ws = undefined;
-});
+const pi = scriptedPi();
+afterEach(pi.stop);
 
 async function setup(agentReplies: Reply[] | (() => Reply), projectSettingsText: string) {
-  server = await startModelServer();
-  server.route(isSummarizerRequest, goodSummary);
-  server.route(() => true, Array.isArray(agentReplies) ? agentReplies : () => agentReplies());
-  ws = createPiWorkspace({
-    baseUrl: server.baseUrl,
+  const { server, ws } = await pi.start(Array.isArray(agentReplies) ? agentReplies : () => agentReplies(), {
     files: { "src/a.ts": lines("a", 60), "src/b.ts": lines("b", 60), ".pi/settings.json": projectSettingsText },
     // Flushed only when asked (/pruner now), no nudges: the requests hold exactly what the script made.
     settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES } },
