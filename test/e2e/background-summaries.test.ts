@@ -4,25 +4,18 @@
 // (here the next prompt's start); a budget flush, which keeps the window from overflowing, waits.
 import { afterEach, describe, expect, it } from "vitest";
 import { readJsonlRecords } from "../helpers/jsonl-records.ts";
-import { startModelServer, type ModelServer, type ModelRequest, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import type { ModelRequest, Reply } from "../helpers/model-server.ts";
 import { runPi } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, refsAsked, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, refsAsked, scriptedPi, toolMessages } from "../helpers/pruner-e2e.ts";
 import { NO_NUDGES, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 const STUB = "pruned: see ref";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-let server: ModelServer | undefined;
-let ws: PiWorkspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = undefined;
-  ws = undefined;
-});
+const pi = scriptedPi();
+afterEach(pi.stop);
 
 /** A task reading `n` modules of 400 lines, one per turn, then a final reply; every summarizer answer held back `delayMs`. */
 async function setup(n: number, delayMs: number, settings: Record<string, unknown> = {}) {
@@ -33,12 +26,9 @@ async function setup(n: number, delayMs: number, settings: Record<string, unknow
     replies.push({ toolCalls: [{ name: "read", arguments: { path: `src/m${i}.ts` } }] });
   }
   replies.push({ text: "All modules read." }, { text: "Nothing else." });
-  server = await startModelServer();
-  server.route(isSummarizerRequest, (req) => ({ ...goodSummary(req), delayMs }));
-  server.route(() => true, replies);
   // The default policy (cache-aware); a large window keeps the window cap out of the way.
-  ws = createPiWorkspace({ baseUrl: server.baseUrl, files, model: { contextWindow: 400_000 }, settings: { contextPrune: { selfControl: NO_NUDGES, backgroundSummaries: true, ...settings } } });
-  return { server, ws };
+  const workspace = { files, model: { contextWindow: 400_000 }, settings: { contextPrune: { selfControl: NO_NUDGES, backgroundSummaries: true, ...settings } } };
+  return pi.start(replies, workspace, (req) => ({ ...goodSummary(req), delayMs }));
 }
 
 const stubs = (req: ModelRequest) => toolMessages(req.body).filter((t) => t.text.includes(STUB)).length;

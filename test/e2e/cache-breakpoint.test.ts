@@ -3,36 +3,26 @@
 // tool result, keep one at that old frontier on the first request after a flush, and carry none
 // added where the provider caches prefixes by itself.
 import { afterEach, describe, expect, it } from "vitest";
-import { startModelServer, type AnthropicBlock, type ChatMessage, type ModelRequest, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, type MockModelOptions, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import type { AnthropicBlock, ChatMessage, ModelRequest, ModelServer, Reply } from "../helpers/model-server.ts";
+import type { MockModelOptions } from "../helpers/pi-workspace.ts";
 import { assertRunOk, runPi } from "../helpers/run-pi.ts";
-import { EXTENSION, goodSummary, isSummarizerRequest } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, isSummarizerRequest, scriptedPi } from "../helpers/pruner-e2e.ts";
 import { NO_NUDGES } from "../helpers/request-equality.ts";
 
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 
-let server: ModelServer | undefined;
-let ws: PiWorkspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = undefined;
-  ws = undefined;
-});
+const pi = scriptedPi();
+afterEach(pi.stop);
 
-/** Two tool turns, a final reply, a flush by command, then one more prompt. */
-async function runSession(model: MockModelOptions): Promise<ModelRequest[]> {
+/** Two tool turns, a final reply, a flush by command, then one more prompt: the agent's requests, and the server. */
+async function runSession(model: MockModelOptions): Promise<{ requests: ModelRequest[]; server: ModelServer }> {
   const agent: Reply[] = [
     { thinking: "Start with a.", text: "Reading a.", toolCalls: [{ id: "toolu_a", name: "read", arguments: { path: "src/a.ts" } }] },
     { thinking: "Now b.", text: "Reading b.", toolCalls: [{ id: "toolu_b", name: "read", arguments: { path: "src/b.ts" } }] },
     { thinking: "Both read.", text: "Read both." },
     { text: "Next: the tests." },
   ];
-  server = await startModelServer();
-  server.route(isSummarizerRequest, goodSummary);
-  server.route(() => true, agent);
-  ws = createPiWorkspace({
-    baseUrl: server.baseUrl,
+  const { server, ws } = await pi.start(agent, {
     files: { "src/a.ts": lines("a", 60), "src/b.ts": lines("b", 60) },
     // Batches stay pending until `/pruner now`, so the frontier is known at every request.
     settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES } },
@@ -43,7 +33,7 @@ async function runSession(model: MockModelOptions): Promise<ModelRequest[]> {
   const agentRequests = server.chatRequests.filter((r) => !isSummarizerRequest(r));
   expect(agentRequests).toHaveLength(4);
   expect(server.chatRequests.filter(isSummarizerRequest).length).toBeGreaterThan(0);
-  return agentRequests;
+  return { requests: agentRequests, server };
 }
 
 function blocks(content: string | AnthropicBlock[]): AnthropicBlock[] {
@@ -66,7 +56,7 @@ const lastTool = (req: ModelRequest) => `tools[${req.anthropic!.tools!.length - 
 
 describe("the frontier breakpoint in real Pi", () => {
   it("anthropic-messages: a fourth breakpoint before the oldest pending result, kept at the old frontier after the flush", async () => {
-    const [first, second, third, fourth] = await runSession({ api: "anthropic-messages" });
+    const [first, second, third, fourth] = (await runSession({ api: "anthropic-messages" })).requests;
 
     // Nothing pending yet: Pi's three breakpoints only.
     expect(anthropicMarkers(first!)).toEqual([lastTool(first!), "system[0]", "user#0: text"]);
@@ -87,7 +77,7 @@ describe("the frontier breakpoint in real Pi", () => {
   }, 60_000);
 
   it("openai-completions with Anthropic-style cache control: the marker goes on the text before the pending result", async () => {
-    const [, second, third] = await runSession({ extra: { compat: { cacheControlFormat: "anthropic" } } });
+    const [, second, third] = (await runSession({ extra: { compat: { cacheControlFormat: "anthropic" } } })).requests;
     const marked = (req: ModelRequest) => [
       ...(req.body.tools ?? []).flatMap((t, i) => ((t as { cache_control?: unknown }).cache_control ? [`tools[${i}]`] : [])),
       ...(req.body.messages ?? []).flatMap((m: ChatMessage, i) => (Array.isArray(m.content) ? m.content.filter((p) => p.cache_control !== undefined).map(() => `${m.role}#${i}`) : [])),
@@ -100,8 +90,8 @@ describe("the frontier breakpoint in real Pi", () => {
   }, 60_000);
 
   it("openai-completions without cache control (automatic prefix caching): no marker added to any body", async () => {
-    const requests = await runSession({});
-    for (const req of server!.chatRequests) expect(req.rawBody).not.toContain("cache_control");
+    const { requests, server } = await runSession({});
+    for (const req of server.chatRequests) expect(req.rawBody).not.toContain("cache_control");
     expect(requests).toHaveLength(4);
   }, 60_000);
 });

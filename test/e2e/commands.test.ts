@@ -3,40 +3,28 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { startModelServer, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import type { Reply } from "../helpers/model-server.ts";
 import { runPi } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, scriptedPi, toolMessages } from "../helpers/pruner-e2e.ts";
 import { expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}`).join("\n");
 
-let server: ModelServer | undefined;
-let ws: PiWorkspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = undefined;
-  ws = undefined;
-});
+const pi = scriptedPi();
+afterEach(pi.stop);
 
 async function setup(replies: Reply[], settings: Record<string, unknown> = {}) {
-  server = await startModelServer();
-  server.route(isSummarizerRequest, goodSummary);
-  server.route(() => true, replies);
-  ws = createPiWorkspace({
-    baseUrl: server.baseUrl,
+  return pi.start(replies, {
     files: { "docs/guide.md": lines("guide", 120), "src/a.ts": lines("a", 120) },
     // Commands on small scripted sessions: a final reply flushes when asked to (cacheAware off); the default policy is tested in policy.test.ts.
     settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, ...settings } },
   });
-  return { server, ws };
 }
 
 describe("/pruner commands in real Pi", () => {
   it("an invalid setting is reported once, when the session starts, and its default applies", async () => {
-    const { ws } = await setup([{ text: "hello" }, { text: "again" }], { minBatchChars: "lots" });
+    const { server, ws } = await setup([{ text: "hello" }, { text: "again" }], { minBatchChars: "lots" });
     const rpc = await startPiRpc({ workspace: ws, extension: EXTENSION });
     try {
       await rpc.prompt("hi");
@@ -46,14 +34,14 @@ describe("/pruner commands in real Pi", () => {
       expect(warnings[0]!.message).toMatch(/^pi-pruner: /);
       await rpc.prompt("/pruner status");
       expect(rpc.notifications().at(-1)!.message).toContain("minBatchChars 1000");
-      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server!.requests));
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server.requests));
     } finally {
       await rpc.close();
     }
   });
 
   it("the status line shows the live reclaim after a flush", async () => {
-    const { ws } = await setup([{ toolCalls: [{ name: "read", arguments: { path: "src/a.ts" } }] }, { text: "ok" }, { text: "next" }]);
+    const { server, ws } = await setup([{ toolCalls: [{ name: "read", arguments: { path: "src/a.ts" } }] }, { text: "ok" }, { text: "next" }]);
     const rpc = await startPiRpc({ workspace: ws, extension: EXTENSION });
     try {
       await rpc.prompt("read");
@@ -67,7 +55,7 @@ describe("/pruner commands in real Pi", () => {
       expect(status).toContain("summaries: 1, pruned calls: 1");
       await rpc.prompt("/pruner tree");
       expect(rpc.notifications().at(-1)!.message).toMatch(/t1\s+read\s+src\/a\.ts/);
-      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server!.requests));
+      await expectRequestViewsMatch(String((await rpc.getState()).sessionFile), agentRequests(server.requests));
     } finally {
       await rpc.close();
     }
@@ -142,13 +130,13 @@ describe("/pruner commands in real Pi", () => {
   });
 
   it("summarizer spending is emitted on pi.events as cost:external", async () => {
-    const { ws } = await setup([{ toolCalls: [{ name: "read", arguments: { path: "src/a.ts" } }] }, { text: "done" }], { pruneOn: "agent-message" });
+    const { server, ws } = await setup([{ toolCalls: [{ name: "read", arguments: { path: "src/a.ts" } }] }, { text: "done" }], { pruneOn: "agent-message" });
     const run = await runPi({ workspace: ws, extension: [EXTENSION, "test/fixtures/pi/cost-listener.ts"], prompts: ["read"], timeoutMs: 30_000 });
     expect(run.code, run.stderr).toBe(0);
     const seen = run.entries.filter((e) => e.customType === "test-cost-seen");
     expect(seen).toHaveLength(1);
     expect(seen[0]!.data).toMatchObject({ source: "pi-pruner", inputTokens: expect.any(Number) });
     expect(seen[0]!.data.inputTokens).toBeGreaterThan(0);
-    await expectRequestViewsMatch(run.sessionFile!, agentRequests(server!.requests));
+    await expectRequestViewsMatch(run.sessionFile!, agentRequests(server.requests));
   });
 });

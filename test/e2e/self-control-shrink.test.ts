@@ -3,12 +3,12 @@
 // (RPC notifications) and what the session file keeps.
 import { afterEach, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { startModelServer, type ChatRequestBody, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, type MockModelOptions, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import type { ChatRequestBody, Reply } from "../helpers/model-server.ts";
+import type { MockModelOptions } from "../helpers/pi-workspace.ts";
 import { runPi } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, isSummarizerRequest, scriptedPi, toolMessages } from "../helpers/pruner-e2e.ts";
 import { DRIFT_NOTE, HIGH_WATER_NOTE, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const shrunk = (replacement: string) => `<context-shrunk>\n${replacement}\n</context-shrunk>`;
@@ -18,27 +18,16 @@ const numbered = (label: string, chars: number) => {
   return out.slice(0, chars);
 };
 
-let server: ModelServer | undefined;
-let ws: PiWorkspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = undefined;
-  ws = undefined;
-});
+const pi = scriptedPi();
+afterEach(pi.stop);
 
 async function setup(replies: Reply[], opts: { selfControl?: Record<string, unknown>; files?: Record<string, string>; model?: MockModelOptions; settings?: Record<string, unknown> } = {}) {
-  server = await startModelServer();
-  server.route(isSummarizerRequest, goodSummary);
-  server.route(() => true, replies);
-  ws = createPiWorkspace({
-    baseUrl: server.baseUrl,
+  return pi.start(replies, {
     files: opts.files ?? {},
     model: opts.model,
     // The pruner summarizes only when asked: what the model is sent here is self-control's doing alone.
     settings: { contextPrune: { pruneOn: "on-demand", selfControl: opts.selfControl ?? {} }, ...(opts.settings ?? {}) },
   });
-  return { server, ws };
 }
 
 const shrinkCall = (id: string, target: unknown, replacement: string) => ({ id, name: "context_shrink", arguments: { target, replacement } });
