@@ -100,7 +100,7 @@ export interface ScanOptions {
 }
 
 /** Reads `file` from `position` to the end (or `options.end`) into `splitter`; resolves to whether its sink stopped the scan. */
-export async function scanLines(file: OpenSessionFile, position: number, splitter: LineSplitter, options: ScanOptions): Promise<boolean> {
+export async function scanLines(file: Pick<OpenSessionFile, "read">, position: number, splitter: LineSplitter, options: ScanOptions): Promise<boolean> {
   const { chunkBytes, end = Infinity, between } = options;
   // A fresh buffer per read: lines are handed on as views into it, without copying.
   const readAt = async (at: number) => {

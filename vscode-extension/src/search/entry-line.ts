@@ -3,7 +3,7 @@
 // on disk, else the stretch between the nearest such lines), and the line is found there by its id,
 // read in chunks asynchronously, and only that line parsed.
 import type { FileHandle } from "node:fs/promises";
-import type { AnyEntry, SessionData } from "@pi-pruner/core";
+import { LineSplitter, scanLines, type AnyEntry, type LineSink, type SessionData } from "@pi-pruner/core";
 
 /** Bytes [start, end) of a session file. */
 export interface ByteRange {
@@ -13,9 +13,6 @@ export interface ByteRange {
 
 /** Bytes read at once while looking for a line. */
 const CHUNK_BYTES = 256 * 1024;
-const NEWLINE = 0x0a;
-/** Bytes looked at before an id for its field name (`"id"`, a colon, a little whitespace). */
-const FIELD_LOOKBACK = 16;
 
 /**
  * For each entry of `data` (read with lazy bodies), the bytes its line lies in: exactly its line when
@@ -52,92 +49,66 @@ export function entryLineRanges(data: SessionData): Map<string, ByteRange> {
  * is that entry (the file was rewritten since it was read). `yieldNow` is awaited between chunks.
  */
 export async function readEntryLine(file: FileHandle, range: ByteRange, entryId: string, yieldNow: () => Promise<void>): Promise<AnyEntry | undefined> {
-  const needle = Buffer.from(JSON.stringify(entryId), "utf8");
-  for (let from = range.start; from < range.end; ) {
-    const line = await findIdLine(file, { start: from, end: range.end }, needle, yieldNow);
-    if (!line) return undefined;
-    const buffer = Buffer.allocUnsafe(line.end - line.start);
-    if ((await readAt(file, buffer, line.start)) < buffer.length) return undefined;
-    let value: unknown;
-    try {
-      value = JSON.parse(buffer.toString("utf8"));
-    } catch {
-      value = undefined;
-    }
-    if (typeof value === "object" && value !== null && (value as { id?: unknown }).id === entryId && typeof (value as { type?: unknown }).type === "string") return value as AnyEntry;
-    from = line.end + 1;
+  const finder = new EntryFinder(entryId);
+  // No length limit: the entry's line is parsed whole, however long.
+  const splitter = new LineSplitter(finder, Infinity);
+  const source = { read: async (buffer: Buffer, length: number, position: number) => (await file.read(buffer, 0, length, position)).bytesRead };
+  if (!(await scanLines(source, range.start, splitter, { chunkBytes: CHUNK_BYTES, end: range.end, between: yieldNow }))) {
+    // The range's last line may end where the range does.
+    const rest = splitter.takeUnended();
+    if (rest) finder.line(rest.bytes, 0, rest.length);
   }
+  return finder.entry;
+}
+
+/** Looks in each line for the entry's quoted id as an `"id"` field's value, and stops at the line that parses as the entry. */
+class EntryFinder implements LineSink {
+  entry: AnyEntry | undefined;
+  private readonly entryId: string;
+  private readonly needle: Buffer;
+  /** The bytes last searched, and where the needle lies in them next (-1: nowhere further). */
+  private searched: Buffer | undefined;
+  private hit = -1;
+
+  constructor(entryId: string) {
+    this.entryId = entryId;
+    this.needle = Buffer.from(JSON.stringify(entryId), "utf8");
+  }
+
+  line(bytes: Buffer | null, start: number, end: number): boolean {
+    if (!bytes) return false;
+    // One search serves every line of a chunk until a line passes the hit (a quoted id holds no newline).
+    if (bytes !== this.searched || (this.hit >= 0 && this.hit < start)) {
+      this.searched = bytes;
+      this.hit = bytes.indexOf(this.needle, start);
+    }
+    for (; this.hit >= 0 && this.hit < end; this.hit = bytes.indexOf(this.needle, this.hit + 1)) {
+      if (!isIdField(bytes, start, this.hit)) continue;
+      this.entry = parseEntry(bytes.toString("utf8", start, end), this.entryId);
+      return this.entry !== undefined;
+    }
+    return false;
+  }
+}
+
+function parseEntry(text: string, entryId: string): AnyEntry | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value === "object" && value !== null && (value as { id?: unknown }).id === entryId && typeof (value as { type?: unknown }).type === "string") return value as AnyEntry;
   return undefined;
 }
 
-/** The first line in `range` where `needle` (a quoted id) follows `"id":`; its bytes without the newline. */
-async function findIdLine(file: FileHandle, range: ByteRange, needle: Buffer, yieldNow: () => Promise<void>): Promise<ByteRange | undefined> {
-  // Each chunk is searched with the end of the one before, so an id cut by a chunk's edge is found.
-  const overlap = needle.length + FIELD_LOOKBACK;
-  let carry = Buffer.alloc(0);
-  /** File offset of the first byte of `carry` + the new chunk. */
-  let base = range.start;
-  /** File offset just past the last newline before `base`, i.e. where the line at `base` starts. */
-  let lineStart = range.start;
-  for (let position = range.start; position < range.end; ) {
-    const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, range.end - position));
-    const read = await readAt(file, chunk, position);
-    if (read === 0) return undefined;
-    const buffer = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, read)]) : chunk.subarray(0, read);
-    // Ids wholly inside the carried bytes were looked at with the chunk before.
-    for (let at = buffer.indexOf(needle, Math.max(0, carry.length - needle.length + 1)); at >= 0; at = buffer.indexOf(needle, at + 1)) {
-      if (!isIdField(buffer, at)) continue;
-      const newline = at === 0 ? -1 : buffer.lastIndexOf(NEWLINE, at - 1);
-      const start = newline >= 0 ? base + newline + 1 : lineStart;
-      const end = await lineEnd(file, buffer, base, at + needle.length, range.end, yieldNow);
-      return { start, end };
-    }
-    const last = buffer.lastIndexOf(NEWLINE);
-    if (last >= 0) lineStart = base + last + 1;
-    position += read;
-    const keep = Math.min(overlap, buffer.length);
-    carry = Buffer.from(buffer.subarray(buffer.length - keep));
-    base = position - keep;
-    await yieldNow();
-  }
-  return undefined;
-}
-
-/** Whether the quoted id at `at` is the value of an `"id"` field; true when that lies before `buffer` (the parse then decides). */
-function isIdField(buffer: Buffer, at: number): boolean {
+/** Whether the quoted id at `at` is the value of an `"id"` field of the line starting at `lineStart`. */
+function isIdField(bytes: Buffer, lineStart: number, at: number): boolean {
   const space = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0d;
   let i = at - 1;
-  while (i >= 0 && space(buffer[i])) i--;
-  if (i < 0) return true;
-  if (buffer[i] !== 0x3a /* : */) return false;
+  while (i >= lineStart && space(bytes[i])) i--;
+  if (i < lineStart || bytes[i] !== 0x3a /* : */) return false;
   i--;
-  while (i >= 0 && space(buffer[i])) i--;
-  return i < 3 || buffer.toString("latin1", i - 3, i + 1) === '"id"';
-}
-
-/** Where the line holding `buffer[from]` ends (the newline's offset, or `limit`), reading on past `buffer` if need be. */
-async function lineEnd(file: FileHandle, buffer: Buffer, base: number, from: number, limit: number, yieldNow: () => Promise<void>): Promise<number> {
-  const inBuffer = buffer.indexOf(NEWLINE, from);
-  if (inBuffer >= 0) return base + inBuffer;
-  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-  for (let position = base + buffer.length; position < limit; ) {
-    const read = await readAt(file, chunk.subarray(0, Math.min(CHUNK_BYTES, limit - position)), position);
-    if (read === 0) return position;
-    const newline = chunk.subarray(0, read).indexOf(NEWLINE);
-    if (newline >= 0) return position + newline;
-    position += read;
-    await yieldNow();
-  }
-  return limit;
-}
-
-/** Reads into the whole of `buffer` from `position` unless the file ends first; resolves to how many bytes were read. */
-async function readAt(file: FileHandle, buffer: Buffer, position: number): Promise<number> {
-  let total = 0;
-  while (total < buffer.length) {
-    const { bytesRead } = await file.read(buffer, total, buffer.length - total, position + total);
-    if (bytesRead === 0) break;
-    total += bytesRead;
-  }
-  return total;
+  while (i >= lineStart && space(bytes[i])) i--;
+  return i - 3 >= lineStart && bytes.toString("latin1", i - 3, i + 1) === '"id"';
 }
