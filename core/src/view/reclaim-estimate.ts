@@ -9,6 +9,8 @@ import { type ChainData, type DedupAliasData, type IndexData, PRUNE_CHAIN, PRUNE
 import { isRecord } from "../shapes/json.ts";
 import type { AgentMessage } from "../shapes/messages.ts";
 import { contentChars, messageChars } from "../shapes/size.ts";
+import { LineSplitter, scanLines, type LineSink } from "../session/line-scan.ts";
+import { fileSessionStorage, type SessionFileStorage } from "../session/session-file-storage.ts";
 
 export interface ReclaimEstimate {
   rawChars: number;
@@ -36,104 +38,125 @@ interface Sent {
   summary?: boolean;
 }
 
-/** The estimate for a session file's text; undefined when it holds no message. */
-export function estimateReclaim(text: string): ReclaimEstimate | undefined {
-  const sent: Sent[] = [];
+/** Read at once. */
+const CHUNK_BYTES = 1024 * 1024;
+/** Longer lines are passed over, as the reader skips them by default. */
+const MAX_LINE_BYTES = 128 * 1024 * 1024;
+
+/** The estimate for the session file at `path`, read a chunk at a time; undefined when it holds no message. */
+export async function estimateReclaim(path: string, storage: SessionFileStorage = fileSessionStorage): Promise<ReclaimEstimate | undefined> {
+  const tally = new ReclaimTally();
+  const splitter = new LineSplitter(tally, MAX_LINE_BYTES);
+  const file = await storage.open(path);
+  try {
+    await scanLines(file, 0, splitter, { chunkBytes: CHUNK_BYTES });
+  } finally {
+    await file.close();
+  }
+  // A last line without its newline counts too.
+  const rest = splitter.takeUnended();
+  if (rest) tally.line(rest.bytes, 0, rest.length);
+  return tally.estimate();
+}
+
+/** What the file's lines send, gathered a line at a time. */
+class ReclaimTally implements LineSink {
+  private readonly sent: Sent[] = [];
   /** Outputs the pruner stubs, with the size of each one's stub. */
-  const stubbed = new Map<string, number>();
-  let chainChars = 0;
-  let compaction: { at: number; firstKept: string; chars: number } | undefined;
-  for (let start = 0; start < text.length; ) {
-    let end = text.indexOf("\n", start);
-    if (end < 0) end = text.length;
-    if (text.startsWith(MESSAGE_LINE, start)) {
-      const result = sizedResult(text, start, end);
+  private readonly stubbed = new Map<string, number>();
+  private chainChars = 0;
+  private compaction: { at: number; firstKept: string; chars: number } | undefined;
+
+  line(bytes: Buffer | null, start: number, end: number): void {
+    if (!bytes) return;
+    const text = bytes.toString("utf8", start, end);
+    if (text.startsWith(MESSAGE_LINE)) {
+      const result = sizedResult(text);
       if (result) {
-        sent.push(result);
-        start = end + 1;
-        continue;
+        this.sent.push(result);
+        return;
       }
-    } else if (text.startsWith(CUSTOM_LINE, start) && !isStubbingPayload(text, start, end)) {
-      start = end + 1;
-      continue;
-    }
-    const entry = parseLine(text, start, end);
-    start = end + 1;
-    if (!entry) continue;
+    } else if (text.startsWith(CUSTOM_LINE) && !isStubbingPayload(text)) return;
+    const entry = parseLine(text);
+    if (!entry) return;
     const id = typeof entry.id === "string" ? entry.id : undefined;
     switch (entry.type) {
       case "message": {
         const message = entry.message as AgentMessage | undefined;
         if (!isRecord(message) || message.role === "system") break;
-        sent.push({ id, chars: messageChars(message), toolCallId: message.role === "toolResult" && typeof message.toolCallId === "string" ? message.toolCallId : undefined });
+        this.sent.push({ id, chars: messageChars(message), toolCallId: message.role === "toolResult" && typeof message.toolCallId === "string" ? message.toolCallId : undefined });
         break;
       }
       case "custom_message":
-        sent.push({ id, chars: contentChars(entry.content), summary: entry.customType === PRUNE_SUMMARY });
-        if (entry.customType === PRUNE_SUMMARY) stubSummarized(entry.details, stubbed);
+        this.sent.push({ id, chars: contentChars(entry.content), summary: entry.customType === PRUNE_SUMMARY });
+        if (entry.customType === PRUNE_SUMMARY) stubSummarized(entry.details, this.stubbed);
         break;
       case "branch_summary":
-        sent.push({ id, chars: typeof entry.summary === "string" ? entry.summary.length : 0 });
+        this.sent.push({ id, chars: typeof entry.summary === "string" ? entry.summary.length : 0 });
         break;
       case "compaction":
-        compaction = { at: sent.length, firstKept: String(entry.firstKeptEntryId), chars: typeof entry.summary === "string" ? entry.summary.length : 0 };
+        this.compaction = { at: this.sent.length, firstKept: String(entry.firstKeptEntryId), chars: typeof entry.summary === "string" ? entry.summary.length : 0 };
         break;
       case "custom":
-        chainChars += stubPayload(entry.customType, entry.data, stubbed);
+        this.chainChars += stubPayload(entry.customType, entry.data, this.stubbed);
         break;
     }
   }
-  if (sent.length === 0) return undefined;
-  // From Pi's newest compaction on: its summary, the entries it kept, and what came after it.
-  let from = 0;
-  let rawChars = 0;
-  if (compaction) {
-    const kept = sent.findIndex((s, i) => i < compaction!.at && s.id === compaction!.firstKept);
-    from = kept >= 0 ? kept : compaction.at;
-    rawChars = compaction.chars;
-  }
-  let modelChars = rawChars + chainChars;
-  for (let i = from; i < sent.length; i++) {
-    const s = sent[i]!;
-    if (s.summary) {
-      modelChars += s.chars;
-      continue;
+
+  estimate(): ReclaimEstimate | undefined {
+    const { sent, compaction, stubbed } = this;
+    if (sent.length === 0) return undefined;
+    // From Pi's newest compaction on: its summary, the entries it kept, and what came after it.
+    let from = 0;
+    let rawChars = 0;
+    if (compaction) {
+      const kept = sent.findIndex((s, i) => i < compaction.at && s.id === compaction.firstKept);
+      from = kept >= 0 ? kept : compaction.at;
+      rawChars = compaction.chars;
     }
-    rawChars += s.chars;
-    const stub = s.toolCallId === undefined ? undefined : stubbed.get(s.toolCallId);
-    modelChars += stub === undefined ? s.chars : Math.min(s.chars, stub);
+    let modelChars = rawChars + this.chainChars;
+    for (let i = from; i < sent.length; i++) {
+      const s = sent[i]!;
+      if (s.summary) {
+        modelChars += s.chars;
+        continue;
+      }
+      rawChars += s.chars;
+      const stub = s.toolCallId === undefined ? undefined : stubbed.get(s.toolCallId);
+      modelChars += stub === undefined ? s.chars : Math.min(s.chars, stub);
+    }
+    return { rawChars, modelChars };
   }
-  return { rawChars, modelChars };
 }
 
 /**
  * A tool result holding one text, sized from its line: from its text's opening quote to the last
  * `"}]` on the line, each escape counted as the one character it stands for. Anything else is parsed.
  */
-function sizedResult(text: string, start: number, end: number): Sent | undefined {
-  const head = text.slice(start, start + 400);
+function sizedResult(text: string): Sent | undefined {
+  const head = text.slice(0, 400);
   if (!head.includes(RESULT_ROLE)) return undefined;
   const idAt = head.indexOf(CALL_ID_FIELD);
   const idEnd = idAt < 0 ? -1 : head.indexOf('"', idAt + CALL_ID_FIELD.length);
   const textAt = head.indexOf(TEXT_FIELD, idEnd);
   if (idEnd < 0 || textAt < 0 || head.indexOf('"type":"', textAt) >= 0) return undefined;
-  const from = start + textAt + TEXT_FIELD.length;
-  const to = text.lastIndexOf('"}]', end);
+  const from = textAt + TEXT_FIELD.length;
+  const to = text.lastIndexOf('"}]');
   if (to < from) return undefined;
   const id = head.startsWith(ID_FIELD, MESSAGE_LINE.length) ? head.slice(MESSAGE_LINE.length + ID_FIELD.length, head.indexOf('"', MESSAGE_LINE.length + ID_FIELD.length)) : undefined;
   return { id, chars: to - from - escapesIn(text, from, to), toolCallId: head.slice(idAt + CALL_ID_FIELD.length, idEnd) };
 }
 
 /** Whether a `custom` line is a pruner payload that stubs outputs (the others are not read). */
-function isStubbingPayload(text: string, start: number, end: number): boolean {
-  const head = text.slice(start, start + 120);
+function isStubbingPayload(text: string): boolean {
+  const head = text.slice(0, 120);
   if (head.includes(PRUNE_DEDUP_ALIAS) || head.includes(PRUNE_CHAIN)) return true;
-  return head.includes(PRUNE_INDEX) && INDEX_STUBS.test(text.slice(start, end));
+  return head.includes(PRUNE_INDEX) && INDEX_STUBS.test(text);
 }
 
-function parseLine(text: string, start: number, end: number): Record<string, unknown> | undefined {
+function parseLine(text: string): Record<string, unknown> | undefined {
   try {
-    const value: unknown = JSON.parse(text.slice(start, end));
+    const value: unknown = JSON.parse(text);
     return isRecord(value) ? value : undefined;
   } catch {
     return undefined;

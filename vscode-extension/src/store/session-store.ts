@@ -3,7 +3,7 @@
 // drawn before any is parsed in full; a session is parsed in full when it is shown, and afterwards
 // kept up to date by reading only the bytes Pi appends. Parsed sessions beyond a few are dropped
 // again (their totals stay), so a long list of large sessions does not pile up in memory.
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
 import { estimateReclaim, readSessionFile, readSessionHead, readSessionTail, type SessionFileInfo, type SessionHead } from "@pi-pruner/core";
@@ -222,14 +222,13 @@ export class SessionStore implements vscode.Disposable {
   private async estimate(path: string): Promise<boolean> {
     const state = this.states.get(path);
     if (!state || state.summary || state.estimate || state.error || state.data) return false;
-    let text: string;
+    let estimate;
     try {
-      text = await readFile(path, "utf8");
+      estimate = await estimateReclaim(path);
     } catch {
-      // Unreadable (or too large for one string): the full read says why, or the row waits for it.
+      // Unreadable: the full read says why, or the row waits for it.
       return false;
     }
-    const estimate = estimateReclaim(text);
     if (!estimate || state.summary || this.states.get(path) !== state) return false;
     state.estimate = estimate;
     this.timer.estimated();
