@@ -6,12 +6,12 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startModelServer, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import type { Reply } from "../helpers/model-server.ts";
+import type { PiWorkspace } from "../helpers/pi-workspace.ts";
 import { runPi } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, scriptedPi, toolMessages } from "../helpers/pruner-e2e.ts";
 import { NO_NUDGES, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 import { parseSessionText } from "../../core/src/session/session-reader.ts";
 import { buildRequestView } from "../../core/src/view/request-views.ts";
@@ -25,25 +25,15 @@ const STUB = /pruned: see ref `t\d+`/;
 const PROTECT_GUIDE = `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} protect '**/guide.md'`;
 const GUIDE_READ = { toolCalls: [{ name: "read", arguments: { path: "docs/guide.md" } }, { name: "read", arguments: { path: "src/x.ts" } }] };
 
-let server: ModelServer | undefined;
-let ws: PiWorkspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = ws = undefined;
-});
+const pi = scriptedPi();
+afterEach(pi.stop);
 
 async function setup(replies: Reply[]) {
-  server = await startModelServer();
-  server.route(isSummarizerRequest, goodSummary);
-  server.route(() => true, replies);
-  ws = createPiWorkspace({
-    baseUrl: server.baseUrl,
+  return pi.start(replies, {
     files: { "src/x.ts": lines("x", 80), "docs/guide.md": lines("guide", 80) },
     // Every final reply flushes (cacheAware off): the first task's reads are stubbed in the second task's requests.
     settings: { contextPrune: { pruneOn: "agent-message", cacheAware: false, selfControl: NO_NUDGES } },
   });
-  return { server, ws };
 }
 
 const settingsRecords = (entries: JsonRecord[]) => entries.filter((e) => e.type === "custom" && e.customType === "context-prune-settings");
@@ -60,8 +50,8 @@ function readCallIds(entries: JsonRecord[]): { guide: string; x: string } {
   return { guide: calls.find((c) => c.arguments.path === "docs/guide.md")!.id, x: calls.find((c) => c.arguments.path === "src/x.ts")!.id };
 }
 
-function cli(args: string[]) {
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: ws!.agentDir }, cwd: ws!.cwd });
+function cli(ws: PiWorkspace, args: string[]) {
+  const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: ws.agentDir }, cwd: ws.cwd });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -109,7 +99,7 @@ describe("settings changed while Pi runs", () => {
     const before = buildRequestView(parseSessionText(readFileSync(run.sessionFile!, "utf8")), { request: 3, config: DEFAULT_CONFIG });
     expect(before!.settings).toMatchObject({ source: "recorded", entryId: records[0]!.id });
     expect(before!.stats!.keptProtected).toBe(0);
-    const text = cli(["view", run.sessionFile!, "--request", "4"]);
+    const text = cli(ws, ["view", run.sessionFile!, "--request", "4"]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain("# rendered with the settings the session recorded before this request (by pi-pruner 0.1.0)");
     expect(text.stdout).toContain("guide line 80:");

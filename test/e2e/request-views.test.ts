@@ -6,12 +6,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { startModelServer, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import type { Reply } from "../helpers/model-server.ts";
+import type { PiWorkspace } from "../helpers/pi-workspace.ts";
 import { runPi } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, sentShape, toolMessages, viewShape } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, scriptedPi, sentShape, toolMessages, viewShape } from "../helpers/pruner-e2e.ts";
 import { NO_NUDGES, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 import type { AgentMessage } from "../../core/src/shapes/messages.ts";
 
@@ -19,29 +19,19 @@ const bin = fileURLToPath(new URL("../../pi-extension/bin/pi-pruner.js", import.
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 const STUB = /pruned: see ref `t\d+`/;
 
-let server: ModelServer | undefined;
-let ws: PiWorkspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = ws = undefined;
-});
+const pi = scriptedPi();
+afterEach(pi.stop);
 
 async function setup(replies: Reply[]) {
-  server = await startModelServer();
-  server.route(isSummarizerRequest, goodSummary);
-  server.route(() => true, replies);
-  ws = createPiWorkspace({
-    baseUrl: server.baseUrl,
+  return pi.start(replies, {
     files: { "src/x.ts": lines("x", 80), "docs/guide.md": lines("guide", 80) },
     settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES } },
   });
-  return { server, ws };
 }
 
 /** The command line with the workspace's agent dir: today's settings are the workspace's. */
-function cli(args: string[]) {
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: ws!.agentDir }, cwd: ws!.cwd });
+function cli(ws: PiWorkspace, args: string[]) {
+  const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: ws.agentDir }, cwd: ws.cwd });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -96,16 +86,16 @@ describe("pi-pruner view of a real session after the person changed the settings
     expect(toolMessages(requests[2]!.body)[0]!.text).toMatch(STUB);
 
     // The person protects the file afterwards (as the editor's right-click or `pi-pruner protect` does).
-    const protect = cli(["protect", "src/x.ts", "--global"]);
+    const protect = cli(ws, ["protect", "src/x.ts", "--global"]);
     expect(protect.code, protect.stderr).toBe(0);
-    const last = cli(["view", file, "--json", "--request", "last"]);
+    const last = cli(ws, ["view", file, "--json", "--request", "last"]);
     expect(last.code, last.stderr).toBe(0);
     expect(viewShape(JSON.parse(last.stdout) as AgentMessage[])).toEqual(sentShape(requests[2]!));
-    const next = cli(["view", file, "--json"]);
+    const next = cli(ws, ["view", file, "--json"]);
     const nextMessages = JSON.parse(next.stdout) as AgentMessage[];
     expect(viewShape(nextMessages).find((l) => l.startsWith("tool "))).toContain("x line 80:");
     expect(nextMessages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "text", text: "x is stubbed" }] });
-    const text = cli(["view", file, "--request", "last"]);
+    const text = cli(ws, ["view", file, "--request", "last"]);
     expect(text.stdout).toMatch(/: request 3 of 3 \(the last request sent\),/);
     expect(text.stdout).toContain("# rendered with the settings the session recorded before this request (by pi-pruner 0.1.0)");
     await expectRequestViewsMatch(file, requests);
@@ -119,10 +109,10 @@ describe("pi-pruner view of a real session after the person changed the settings
     // A session written before the record existed: the same file without it.
     const kept = readFileSync(file, "utf8").split("\n").filter((line) => !line.includes('"context-prune-settings"'));
     writeFileSync(file, kept.join("\n"));
-    const text = cli(["view", file, "--request", "3"]);
+    const text = cli(ws, ["view", file, "--request", "3"]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain("# rendered with today's settings: the session recorded no settings before this request, so what was sent may have differed");
     // Today's settings are the workspace's, the same as then: the view is still what was sent.
-    expect(viewShape(JSON.parse(cli(["view", file, "--json", "--request", "3"]).stdout) as AgentMessage[])).toEqual(sentShape(agentRequests(server.requests)[2]!));
+    expect(viewShape(JSON.parse(cli(ws, ["view", file, "--json", "--request", "3"]).stdout) as AgentMessage[])).toEqual(sentShape(agentRequests(server.requests)[2]!));
   });
 });
