@@ -4,11 +4,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { startModelServer, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import type { Reply } from "../helpers/model-server.ts";
+import type { PiWorkspace } from "../helpers/pi-workspace.ts";
 import { runPi } from "../helpers/run-pi.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, sentShape, viewShape } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, scriptedPi, sentShape, viewShape } from "../helpers/pruner-e2e.ts";
 import type { AgentMessage } from "../../core/src/shapes/messages.ts";
 import { expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
@@ -22,24 +22,17 @@ const NOTE = {
 };
 const REPLACEMENT = "src/app.ts: exports answer = 42 and a long comment block";
 
-let server: ModelServer | undefined;
-let ws: PiWorkspace | undefined;
-afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = ws = undefined;
-});
+const pi = scriptedPi();
+afterEach(pi.stop);
 
-function cli(args: string[]) {
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: ws!.agentDir } });
+function cli(ws: PiWorkspace, args: string[]) {
+  const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: ws.agentDir } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 
 describe("pi-pruner view of a session our self-control tools wrote in real Pi", () => {
   it("is exactly what the model was sent after the rewind and the shrink, with the rewound span marked where it was", async () => {
-    server = await startModelServer();
-    server.route(isSummarizerRequest, goodSummary);
     const replies: Reply[] = [
       { toolCalls: [{ name: "read", arguments: { path: "src/app.ts" } }] },
       { toolCalls: [{ name: "bash", arguments: { command: "grep -n needle logs/app.log" } }] },
@@ -48,9 +41,7 @@ describe("pi-pruner view of a session our self-control tools wrote in real Pi", 
       { text: "The log has only needle lines." },
       { text: "Still the same." },
     ];
-    server.route(() => true, replies);
-    ws = createPiWorkspace({
-      baseUrl: server.baseUrl,
+    const { server, ws } = await pi.start(replies, {
       files: { "logs/app.log": LOG, "src/app.ts": `export const answer = 42;\n${"// a long comment block\n".repeat(40)}` },
       settings: {
         compaction: { enabled: false },
@@ -69,7 +60,7 @@ describe("pi-pruner view of a session our self-control tools wrote in real Pi", 
     expect(lastText).toMatch(/pruned: see ref `t\d+`/);
 
     const status = run.entries.findLast((e: JsonRecord) => e.type === "message" && e.message?.role === "user")!;
-    const json = cli(["view", file, "--leaf", String(status.id), "--json", "--markers"]);
+    const json = cli(ws, ["view", file, "--leaf", String(status.id), "--json", "--markers"]);
     expect(json.code, json.stderr).toBe(0);
     const view = JSON.parse(json.stdout) as { messages: AgentMessage[]; rewinds: { state: string; hiddenMessages: number }[]; shrinks: { state: string; applied: boolean }[]; rewoundSpans: { after: number; messages: number }[] };
     expect(viewShape(view.messages)).toEqual(sentShape(last));
@@ -81,14 +72,14 @@ describe("pi-pruner view of a session our self-control tools wrote in real Pi", 
     expect(view.messages[span!.after]).toMatchObject({ role: "toolResult", toolName: "read" });
     expect(view.messages[span!.after + 1]).toMatchObject({ role: "assistant", content: [expect.objectContaining({ type: "toolCall", name: "context_rewind" })] });
 
-    const text = cli(["view", file, "--leaf", String(status.id)]);
+    const text = cli(ws, ["view", file, "--leaf", String(status.id)]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).not.toContain(BLOAT);
     expect(text.stdout).toMatch(/^# rewind \S+ · active · last_tool_call_group · 2 messages left out$/m);
     expect(text.stdout).toContain(`: 2 messages — note: what happened: ${NOTE.what_happened} · true current state: ${NOTE.true_current_state} · next: ${NOTE.next}]`);
     expect(text.stdout).toMatch(/── \d+\. tool result · read · \S+ · shrunk by \S+ ──\n<context-shrunk>/);
 
-    const inspect = cli(["inspect", file]);
+    const inspect = cli(ws, ["inspect", file]);
     expect(inspect.code, inspect.stderr).toBe(0);
     expect(inspect.stdout).toContain("Self-control markers: 2");
     expect(inspect.stdout).toMatch(/rewind +\S+ +active +last_tool_call_group · 2 messages left out/);

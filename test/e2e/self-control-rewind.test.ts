@@ -1,12 +1,12 @@
 // The agent's rewinds, cancels and checkpoints in the real `pi`, against the scripted model. What
 // the model was sent on the request after each tool call (the server's log) is the proof.
 import { afterEach, describe, expect, it } from "vitest";
-import { startModelServer, messageText, type ChatMessage, type ChatRequestBody, type ModelRequest, type ModelServer, type Reply } from "../helpers/model-server.ts";
-import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
+import { messageText, type ChatMessage, type ChatRequestBody, type ModelRequest, type ModelServer, type Reply } from "../helpers/model-server.ts";
+import type { PiWorkspace } from "../helpers/pi-workspace.ts";
 import { runPi, type RunPiResult } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
-import { EXTENSION, agentRequests, goodSummary, isSummarizerRequest, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, isSummarizerRequest, scriptedPi, toolMessages } from "../helpers/pruner-e2e.ts";
 import { expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const SELF_CONTROL_OFF = "pi-pruner: refused: self-control is off (contextPrune.selfControl.enabled is false).";
@@ -25,21 +25,17 @@ const NOTE = {
   next: "Count the hits with grep -c needle logs/app.log instead.",
 };
 
+const pi = scriptedPi();
+// The running test's server and workspace, for the helpers below.
 let server: ModelServer | undefined;
 let ws: PiWorkspace | undefined;
 afterEach(async () => {
-  await server?.close();
-  ws?.cleanup();
-  server = undefined;
-  ws = undefined;
+  await pi.stop();
+  server = ws = undefined;
 });
 
 async function setup(replies: Reply[] | ((req: ModelRequest) => Reply | undefined), opts: { selfControl?: Record<string, unknown>; contextWindow?: number; prune?: Record<string, unknown> } = {}) {
-  server = await startModelServer();
-  server.route(isSummarizerRequest, goodSummary);
-  server.route(() => true, replies);
-  ws = createPiWorkspace({
-    baseUrl: server.baseUrl,
+  ({ server, ws } = await pi.start(replies, {
     files: { "logs/app.log": LOG, "src/app.ts": "export const answer = 42;\n", "skills/release/SKILL.md": SKILL },
     settings: {
       // Pi's own compaction would act on the small windows of the bound tests.
@@ -52,7 +48,7 @@ async function setup(replies: Reply[] | ((req: ModelRequest) => Reply | undefine
       },
     },
     model: { contextWindow: opts.contextWindow ?? 400_000 },
-  });
+  }));
   return { server, ws };
 }
 
