@@ -65,7 +65,7 @@ export { type ExportSource, modelViewMarkdown, summariesMarkdown } from "./view/
 export { callsNamingFile, type FileCall, type FileQuery, rewoundEntries } from "./view/file-calls.ts";
 export { buildModelViewWithBodies, type ModelView, modelViewText, NEXT_REQUEST_TITLE, sizesLine } from "./view/model-view.ts";
 export { configOfRecord, settingsEntryData, settingsToRecord } from "./view/recorded-settings.ts";
-export { type BranchCost, branchCost, BranchCostBuilder, causeText, type RequestCost, requestCostLine, type RewriteCauseKind } from "./view/request-cost.ts";
+export { BranchCostBuilder, causeText, type RequestCost, requestCostLine, type RewriteCauseKind } from "./view/request-cost.ts";
 export { type ModelRequestRef, modelRequests, NUDGES_NOT_SHOWN, RequestRenderer, type RequestView, settingsSourceText } from "./view/request-views.ts";
 export { type SearchSnippet, searchSnippetAround } from "./view/search-snippet.ts";
 export { type SearchPart, type SearchPartKind, sessionSearchParts } from "./view/session-search.ts";
