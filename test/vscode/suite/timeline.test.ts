@@ -13,6 +13,7 @@ import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
 import { getBranch, readSessionFile } from "../../../core/src/session/session-reader.ts";
 import { branchCost } from "../../../core/src/view/request-cost.ts";
 import { requestDetails } from "../../../vscode-extension/src/timeline/webview/request-details.ts";
+import { columnsOf, requestRow, rowAt } from "../../../vscode-extension/src/timeline/protocol.ts";
 import { REWRITES, rewriteSession } from "../fixtures/rewrite-session.ts";
 import type { PiPrunerApi } from "../../../vscode-extension/src/extension.ts";
 import { parseDocumentUri } from "../../../vscode-extension/src/documents/document-uri.ts";
@@ -91,7 +92,7 @@ describe("context timeline", () => {
     assert.match(shown.title, /Context timeline/);
   });
 
-  it("runs only its own script, under the page's nonce, and loads nothing remote", async () => {
+  it("runs only its own script, under the page's nonce, and loads nothing", async () => {
     const panel = await waitFor(() => api.timelines.panelOf(file)?.panel, "the timeline panel");
     const html = panel.webview.html;
     const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1];
@@ -99,14 +100,14 @@ describe("context timeline", () => {
     assert.match(csp, /default-src 'none'/);
     const nonce = /script-src 'nonce-([A-Za-z0-9+/=]+)'(;|$)/.exec(csp)?.[1];
     assert.ok(nonce && nonce.length >= 16, `script-src allows only a nonce: ${csp}`);
-    const scripts = [...html.matchAll(/<script\b[^>]*>/g)].map((m) => m[0]);
+    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
     assert.equal(scripts.length, 1);
-    for (const script of scripts) assert.ok(script.includes(`nonce="${nonce}"`), `${script} carries the nonce`);
-    assert.doesNotMatch(html, /<script\b[^>]*>[^<]+<\/script>/, "no inline script body");
-    // Every URL on the page is one the webview serves from the extension's own files.
-    const own = panel.webview.asWebviewUri(vscode.Uri.joinPath(vscode.extensions.getExtension(EXTENSION_ID)!.extensionUri, "dist", "timeline")).toString();
-    const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
-    assert.deepEqual(urls, [`${own}/timeline-view.css`, `${own}/timeline-view.js`]);
+    const [script] = scripts;
+    assert.equal(script![1], ` nonce="${nonce}"`, "the one script carries the nonce and nothing else");
+    // The script is the extension's own bundle, written into the page whole.
+    const bundle = fs.readFileSync(path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, "dist", "timeline", "timeline-view.js"), "utf8");
+    assert.equal(script![2]!.trimEnd(), bundle.replace(/\n\/\/# sourceMappingURL=.*\s*$/, "").trimEnd(), "the page's script is dist/timeline/timeline-view.js");
+    assert.doesNotMatch(html, /\b(?:src|href)=/, "the page fetches nothing, not even the extension's own files");
     const allowed = new Set(panel.webview.cspSource.split(/\s+/));
     const origins = csp.split(";").flatMap((d) => d.trim().split(/\s+/).slice(1)).filter((s) => !s.startsWith("'"));
     assert.ok(origins.length > 0);
@@ -167,7 +168,11 @@ describe("context timeline", () => {
 
     it("names the cause on hover: the flush with the refs it stubbed and the first changed message, the idle gap, the model change", () => {
       const { bars, timeline } = posted();
-      const hover = (n: number) => requestDetails(timeline.points[n - 1]!, bars[n - 1]!, timeline.marks).join("\n");
+      // The page has each request as a column entry: its hover reads the row back out of the columns.
+      const rows = timeline.points.map((p, i) => requestRow(p, bars[i]!));
+      const columns = columnsOf(rows);
+      assert.deepEqual(rows.map((_, i) => rowAt(columns, i)), rows, "each row comes back out of the columns whole");
+      const hover = (n: number) => requestDetails(rowAt(columns, n - 1), timeline.marks).join("\n");
       assert.match(hover(3), /Rewrote 1,510 tokens beyond the 0 added: a flush \(\w+\) stubbed t1 \(first changed message: \d+\)/);
       assert.match(hover(5), /Rewrote [\d,]+ tokens beyond the [\d,]+ added: an idle gap of 10 min, past the cache's 5 min lifetime/);
       assert.match(hover(8), /Rewrote 3,830 tokens beyond the 480 added: the model changed/);
@@ -178,7 +183,7 @@ describe("context timeline", () => {
     it("marks a request whose answer carries no usage as estimated, bar and hover", () => {
       const { bars, timeline } = posted();
       assert.deepEqual(bars.map((b) => b.estimated), [false, false, false, false, false, false, false, false, true]);
-      const hover = requestDetails(timeline.points[8]!, bars[8]!, timeline.marks).join("\n");
+      const hover = requestDetails(requestRow(timeline.points[8]!, bars[8]!), timeline.marks).join("\n");
       assert.match(hover, /Tokens read [\d,]+ · written [\d,]+ · uncached [\d,]+ · output [\d,]+ tokens \(estimate, anthropic pricing: the answer carries no usage\)/);
     });
   });

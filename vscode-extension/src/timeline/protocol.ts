@@ -1,5 +1,5 @@
 // What the timeline panel and its webview say to each other.
-import type { RewriteCauseKind, Timeline } from "@pi-pruner/core";
+import type { CacheRules, RewriteCauseKind, Timeline, TimelineMark, TimelinePoint } from "@pi-pruner/core";
 
 /**
  * One request's stacked bar: the tokens read from the cache, written to it and sent uncached (core's
@@ -22,16 +22,101 @@ export interface RequestBar {
   causeKind?: RewriteCauseKind;
 }
 
-/** Panel → webview: the timeline to draw (again, after Pi wrote more). */
-export interface TimelineMessage {
-  type: "timeline";
-  /** Grows with every message a panel builds: the page skips one it has already drawn. */
+/** What the panel last built of a session's timeline: every point and bar (the tests read it). */
+export interface TimelineData {
+  /** Grows with every build posted: the page skips one it has already drawn. */
   version: number;
   title: string;
   timeline: Timeline;
   /** One per point, in the same order. */
   bars: RequestBar[];
   /** Requests on the branch; more than the timeline's points while it is still being built. */
+  total: number;
+}
+
+/** What the page shows of one request: the chart's figures and the hover's lines. */
+export interface RequestRow {
+  n: number;
+  prompt?: string;
+  rawChars: number;
+  rawTokens: number;
+  sentChars: number;
+  sentTokens: number;
+  rules: CacheRules;
+  /** The provider's output tokens, else the estimate's. */
+  output: number;
+  cost: number;
+  costEstimated: boolean;
+  costWithoutPruning: number;
+  read: number;
+  written: number;
+  uncached: number;
+  estimated: boolean;
+  added: number;
+  rewritten: number;
+  cause?: string;
+  causeKind?: RewriteCauseKind;
+}
+
+const ROW_KEYS = ["n", "prompt", "rawChars", "rawTokens", "sentChars", "sentTokens", "rules", "output", "cost", "costEstimated", "costWithoutPruning", "read", "written", "uncached", "estimated", "added", "rewritten", "cause", "causeKind"] as const satisfies readonly (keyof RequestRow)[];
+
+/**
+ * The rows as one array per field (null where a row has none): a long session's thousand requests
+ * cross to the page without their field names repeated, and the chart takes its series as they come.
+ */
+export type RequestColumns = { [K in keyof RequestRow]-?: (RequestRow[K] | null)[] };
+
+export function requestRow(point: TimelinePoint, bar: RequestBar): RequestRow {
+  const row: RequestRow = {
+    n: point.n,
+    rawChars: point.rawChars,
+    rawTokens: point.rawTokens,
+    sentChars: point.sentChars,
+    sentTokens: point.sentTokens,
+    rules: point.rules,
+    output: point.usage?.output ?? point.estimate.output,
+    cost: point.cost,
+    costEstimated: point.costEstimated,
+    costWithoutPruning: point.costWithoutPruning,
+    read: bar.read,
+    written: bar.written,
+    uncached: bar.uncached,
+    estimated: bar.estimated,
+    added: bar.added,
+    rewritten: bar.rewritten,
+  };
+  if (point.prompt !== undefined) row.prompt = point.prompt;
+  if (bar.cause !== undefined) row.cause = bar.cause;
+  if (bar.causeKind !== undefined) row.causeKind = bar.causeKind;
+  return row;
+}
+
+export function columnsOf(rows: readonly RequestRow[]): RequestColumns {
+  const columns = {} as Record<keyof RequestRow, unknown[]>;
+  for (const key of ROW_KEYS) columns[key] = rows.map((row) => row[key] ?? null);
+  return columns as RequestColumns;
+}
+
+/** The row at `index` of the columns. */
+export function rowAt(columns: RequestColumns, index: number): RequestRow {
+  const row = {} as Record<keyof RequestRow, unknown>;
+  for (const key of ROW_KEYS) {
+    const value = columns[key][index];
+    if (value !== null && value !== undefined) row[key] = value;
+  }
+  return row as unknown as RequestRow;
+}
+
+/** Panel → webview: the timeline to draw (again, after Pi wrote more). */
+export interface TimelineMessage {
+  type: "timeline";
+  version: number;
+  title: string;
+  totals: Timeline["totals"];
+  marks: TimelineMark[];
+  /** One entry per request built so far. */
+  requests: RequestColumns;
+  /** Requests on the branch; more than those posted while the build is under way. */
   total: number;
 }
 

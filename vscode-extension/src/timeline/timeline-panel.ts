@@ -19,7 +19,7 @@ import { openModelView } from "../documents/request-commands.ts";
 import { pickSession, sessionPathOf, type SessionPickContext } from "../selection.ts";
 import { sessionLabel } from "../session-names.ts";
 import type { SessionStore } from "../store/session-store.ts";
-import { isWebviewMessage, type RequestBar, type TimelineMessage, type WebviewMessage } from "./protocol.ts";
+import { columnsOf, isWebviewMessage, requestRow, type RequestBar, type TimelineData, type TimelineMessage, type WebviewMessage } from "./protocol.ts";
 import { timelineHtml } from "./timeline-html.ts";
 const VIEW_TYPE = "piPruner.timeline";
 /** Pi writes in bursts: one update per burst. */
@@ -36,7 +36,9 @@ interface OpenPanel {
   /** The builder's requests' costs, one bar per point, added as it renders them. */
   bars: RequestBar[];
   costs?: BranchCostBuilder;
-  message?: TimelineMessage;
+  /** What was last built; `wire`, the message made of it for the page (made once, posted again when the page asks). */
+  message?: TimelineData;
+  wire?: TimelineMessage;
   /** Counts the messages built, so the page can tell one it has drawn when it comes again. */
   version: number;
   timer?: NodeJS.Timeout;
@@ -60,6 +62,13 @@ function barOf(cost: RequestCost): RequestBar {
   return bar;
 }
 
+/** The page's message: the totals, the marks, and each request's figures as columns. */
+function wireOf(data: TimelineData): TimelineMessage {
+  const { timeline, bars } = data;
+  const rows = timeline.points.map((point, i) => requestRow(point, bars[i]!));
+  return { type: "timeline", version: data.version, title: data.title, totals: timeline.totals, marks: timeline.marks, requests: columnsOf(rows), total: data.total };
+}
+
 const yieldToHost = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class TimelinePanels implements vscode.Disposable {
@@ -68,6 +77,7 @@ export class TimelinePanels implements vscode.Disposable {
   private readonly subscription: vscode.Disposable;
   private readonly store: SessionStore;
   private readonly extensionUri: vscode.Uri;
+  private page: Promise<{ script: string; style: string }> | undefined;
 
   constructor(store: SessionStore, extensionUri: vscode.Uri) {
     this.store = store;
@@ -82,20 +92,15 @@ export class TimelinePanels implements vscode.Disposable {
       open.panel.reveal();
       return open.panel;
     }
-    const state = await this.store.load(path);
+    const [state, page] = await Promise.all([this.store.load(path), this.pageFiles()]);
     if (!state?.data || !state.view) return undefined;
     const title = `Context timeline · ${sessionLabel(state)}`;
-    const root = vscode.Uri.joinPath(this.extensionUri, "dist", "timeline");
-    const panel = vscode.window.createWebviewPanel(VIEW_TYPE, title, vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [root] });
+    // The page is written whole into its HTML: it loads no file.
+    const panel = vscode.window.createWebviewPanel(VIEW_TYPE, title, vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [] });
     const entry: OpenPanel = { panel, title, bars: [], version: 0, generation: 0, ready: false };
     this.panels.set(path, entry);
     const webview = panel.webview;
-    webview.html = timelineHtml({
-      cspSource: webview.cspSource,
-      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(root, "timeline-view.js")).toString(),
-      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(root, "timeline-view.css")).toString(),
-      title,
-    });
+    webview.html = timelineHtml({ ...page, cspSource: webview.cspSource, title });
     webview.onDidReceiveMessage((message: unknown) => {
       if (isWebviewMessage(message)) void this.handle(path, message);
     });
@@ -111,6 +116,13 @@ export class TimelinePanels implements vscode.Disposable {
     return panel;
   }
 
+  /** The page's bundle and CSS, read once. */
+  private pageFiles(): Promise<{ script: string; style: string }> {
+    const read = async (name: string) => new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(this.extensionUri, "dist", "timeline", name)));
+    this.page ??= Promise.all([read("timeline-view.js"), read("timeline-view.css")]).then(([script, style]) => ({ script, style }));
+    return this.page;
+  }
+
   /** What the page of a session's panel asked for; the page's messages come here. */
   async handle(path: string, message: WebviewMessage): Promise<vscode.TextEditor | undefined> {
     const open = this.panels.get(path);
@@ -119,14 +131,17 @@ export class TimelinePanels implements vscode.Disposable {
       open.ready = true;
       // Posted again even if it was posted while the page loaded: the webview drops what it queued for
       // a page it loads anew, and the page skips a version it has drawn.
-      if (open.message) void open.panel.webview.postMessage(open.message);
+      if (open.message) {
+        open.wire ??= wireOf(open.message);
+        void open.panel.webview.postMessage(open.wire);
+      }
       return undefined;
     }
     return openModelView(this.store, path, message.request);
   }
 
-  /** The panel of a session and the data it last posted (for tests). */
-  panelOf(path: string): { panel: vscode.WebviewPanel; message?: TimelineMessage } | undefined {
+  /** The panel of a session and the timeline it last built (for tests). */
+  panelOf(path: string): { panel: vscode.WebviewPanel; message?: TimelineData } | undefined {
     return this.panels.get(path);
   }
 
@@ -190,8 +205,10 @@ export class TimelinePanels implements vscode.Disposable {
   private post(open: OpenPanel): void {
     if (!open.builder) return;
     const complete = open.builder.complete;
-    open.message = { type: "timeline", version: ++open.version, title: open.title, timeline: open.builder.timeline(), bars: open.bars.slice(), total: open.builder.total };
-    if (open.ready || (complete && open.panel.visible)) void open.panel.webview.postMessage(open.message);
+    const data: TimelineData = { version: ++open.version, title: open.title, timeline: open.builder.timeline(), bars: open.bars.slice(), total: open.builder.total };
+    open.message = data;
+    open.wire = open.ready || (complete && open.panel.visible) ? wireOf(data) : undefined;
+    if (open.wire) void open.panel.webview.postMessage(open.wire);
   }
 
   dispose(): void {

@@ -1,7 +1,7 @@
 // What the timeline says about the request under the pointer, line by line: shared by the page,
 // which shows it, and the tests, which read it without a browser. No DOM and no Node here.
-import type { TimelineMark, TimelinePoint } from "@pi-pruner/core";
-import type { RequestBar } from "../protocol.ts";
+import type { TimelineMark } from "@pi-pruner/core";
+import type { RequestRow } from "../protocol.ts";
 
 export const formatTokens = (n: number) => (n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(Math.round(n)));
 
@@ -14,28 +14,27 @@ export const formatDollars = (n: number): string => {
 const count = (n: number) => Math.round(n).toLocaleString("en-US");
 
 /** The tokens line of a request: its bar's read / written / uncached and its output, said to be an estimate where it is one. */
-function barLine(point: TimelinePoint, bar: RequestBar): string {
-  const output = point.usage?.output ?? point.estimate.output;
-  const figures = `read ${count(bar.read)} · written ${count(bar.written)} · uncached ${count(bar.uncached)} · output ${count(output)} tokens`;
-  return bar.estimated ? `Tokens ${figures} (estimate, ${point.rules} pricing: the answer carries no usage)` : `Tokens ${figures} (the provider's usage)`;
+function barLine(row: RequestRow): string {
+  const figures = `read ${count(row.read)} · written ${count(row.written)} · uncached ${count(row.uncached)} · output ${count(row.output)} tokens`;
+  return row.estimated ? `Tokens ${figures} (estimate, ${row.rules} pricing: the answer carries no usage)` : `Tokens ${figures} (the provider's usage)`;
 }
 
-/** Why a bar's request rewrote the cache; undefined when it did not. */
-export function causeLine(bar: RequestBar): string | undefined {
+/** Why a request rewrote the cache; undefined when it did not. */
+export function causeLine(bar: Pick<RequestRow, "rewritten" | "added" | "cause">): string | undefined {
   if (bar.rewritten === 0) return undefined;
   return `Rewrote ${count(bar.rewritten)} tokens beyond the ${count(bar.added)} added: ${bar.cause ?? "no cause found"}`;
 }
 
 /** The lines shown for a request: its prompt, its context, its tokens (the bar's figures), its cost, why it rewrote, and the marks before it. */
-export function requestDetails(point: TimelinePoint, bar: RequestBar, marks: readonly TimelineMark[]): string[] {
+export function requestDetails(row: RequestRow, marks: readonly TimelineMark[]): string[] {
   const lines: string[] = [];
-  lines.push(`Request ${point.n}${point.prompt ? ` · ${point.prompt.slice(0, 120)}` : ""}`);
-  lines.push(`Context: ${formatTokens(point.rawTokens)} tokens raw → ${formatTokens(point.sentTokens)} sent (${count(point.rawChars)} → ${count(point.sentChars)} chars)`);
-  lines.push(barLine(point, bar));
-  lines.push(`Cost ${formatDollars(point.cost)}${point.costEstimated ? " (estimate)" : ""} · without pruning ${formatDollars(point.costWithoutPruning)} (estimate)`);
-  const cause = causeLine(bar);
+  lines.push(`Request ${row.n}${row.prompt ? ` · ${row.prompt.slice(0, 120)}` : ""}`);
+  lines.push(`Context: ${formatTokens(row.rawTokens)} tokens raw → ${formatTokens(row.sentTokens)} sent (${count(row.rawChars)} → ${count(row.sentChars)} chars)`);
+  lines.push(barLine(row));
+  lines.push(`Cost ${formatDollars(row.cost)}${row.costEstimated ? " (estimate)" : ""} · without pruning ${formatDollars(row.costWithoutPruning)} (estimate)`);
+  const cause = causeLine(row);
   if (cause) lines.push(cause);
-  const before = marks.filter((m) => m.beforeRequest === point.n);
+  const before = marks.filter((m) => m.beforeRequest === row.n);
   if (before.length) lines.push(`Before it: ${before.map((m) => m.label).join("; ")}`);
   return lines;
 }

@@ -7,8 +7,8 @@
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import "./timeline-view.css";
-import type { Timeline, TimelineMark, TimelinePoint } from "@pi-pruner/core";
-import type { RequestBar, TimelineMessage, WebviewMessage } from "../protocol.ts";
+import type { TimelineMark } from "@pi-pruner/core";
+import { rowAt, type RequestColumns, type RequestRow, type TimelineMessage, type WebviewMessage } from "../protocol.ts";
 import { causeLine, formatDollars as dollars, formatTokens as tokens, requestDetails } from "./request-details.ts";
 import type { DrawnMessage } from "./drawn.ts";
 
@@ -22,8 +22,8 @@ const totalsEl = document.getElementById("totals")!;
 const chartEl = document.getElementById("chart")!;
 const detailsEl = document.getElementById("details")!;
 const marksEl = document.getElementById("marks")!;
-let timeline: Timeline | undefined;
-let bars: RequestBar[] = [];
+/** The message drawn: the totals, the marks, and each request's figures as columns. */
+let timeline: TimelineMessage | undefined;
 /** The version of the message drawn (the panel may post it again when the page asks). */
 let version: number | undefined;
 let chart: uPlot | undefined;
@@ -40,8 +40,9 @@ function themeColour(name: string, fallback: string): string {
  * The cost axis from $0 to a little above the dearest request. uPlot's own range puts a flat series
  * on $0–$100, and a range that does not start at $0 makes a small difference look large.
  */
-function costRange(points: readonly TimelinePoint[]): [number, number] {
-  const top = Math.max(0, ...points.map((p) => p.cost));
+function costRange(costs: readonly (number | null)[]): [number, number] {
+  let top = 0;
+  for (const cost of costs) if (cost !== null && cost > top) top = cost;
   return [0, top > 0 ? top * 1.1 : 0.0001];
 }
 
@@ -52,7 +53,7 @@ function text(tag: string, content: string, className?: string): HTMLElement {
   return el;
 }
 
-function showTotals(t: Timeline): void {
+function showTotals(t: TimelineMessage): void {
   const { totals } = t;
   const estimated = totals.estimatedRequests === 0 ? "" : totals.estimatedRequests === totals.requests ? " (estimate)" : ` (${totals.estimatedRequests} of ${totals.requests} estimated)`;
   const figure = (label: string, value: string, note = "") => {
@@ -71,21 +72,19 @@ function showTotals(t: Timeline): void {
   );
 }
 
-function marksBefore(t: Timeline, n: number): TimelineMark[] {
-  return t.marks.filter((m) => m.beforeRequest === n);
-}
+/** Requests in the message drawn. */
+const requestCount = () => timeline?.requests.n.length ?? 0;
 
 function showDetails(index: number | undefined): void {
-  const point = index === undefined ? undefined : timeline?.points[index];
-  const bar = index === undefined ? undefined : bars[index];
-  if (!point || !bar || !timeline) {
+  if (index === undefined || !timeline || index >= requestCount()) {
     detailsEl.replaceChildren(text("span", "Point at a request to see its numbers and why it rewrote the cache; click it to open its model view.", "note"));
     delete detailsEl.dataset.request;
     return;
   }
-  const cause = causeLine(bar);
-  detailsEl.replaceChildren(...requestDetails(point, bar, timeline.marks).map((line) => text("div", line, line === cause ? "cause" : line.startsWith("Before it:") ? "marks" : undefined)));
-  detailsEl.dataset.request = String(point.n);
+  const row = rowAt(timeline.requests, index);
+  const cause = causeLine(row);
+  detailsEl.replaceChildren(...requestDetails(row, timeline.marks).map((line) => text("div", line, line === cause ? "cause" : line.startsWith("Before it:") ? "marks" : undefined)));
+  detailsEl.dataset.request = String(row.n);
 }
 
 const MARK_NAMES: Record<TimelineMark["kind"], string> = { flush: "flush", chain: "chain compressed", compaction: "Pi compaction", branch: "branch point", rewind: "rewind", shrink: "shrink" };
@@ -97,8 +96,7 @@ const BAR_PARTS = [
 ] as const;
 
 /** A rewrite's mark takes the colour of its cause's dashed line where it has one. */
-function causeColour(bar: RequestBar, marks: Record<TimelineMark["kind"], string>): string {
-  const kind = bar.causeKind;
+function causeColour(kind: RequestRow["causeKind"] | null, marks: Record<TimelineMark["kind"], string>): string {
   return kind === "flush" || kind === "chain" || kind === "compaction" || kind === "rewind" || kind === "shrink" ? marks[kind] : themeColour("--vscode-charts-foreground", "#cccccc");
 }
 
@@ -114,7 +112,7 @@ function markColours(): Record<TimelineMark["kind"], string> {
 }
 
 /** What the dashed lines stand for, with how many of each. */
-function showMarkLegend(t: Timeline): void {
+function showMarkLegend(t: TimelineMessage): void {
   const colours = markColours();
   const counts = new Map<TimelineMark["kind"], number>();
   for (const mark of t.marks) counts.set(mark.kind, (counts.get(mark.kind) ?? 0) + 1);
@@ -130,9 +128,9 @@ function showMarkLegend(t: Timeline): void {
     item.style.color = part.colour();
     legend.push(item);
   }
-  const estimated = bars.filter((b) => b.estimated).length;
-  legend.push(text("span", estimated ? `(tokens, left axis; paler: the meter's estimate, ${estimated} of ${bars.length} answers carry no usage)` : "(tokens, left axis; the provider's usage)", "note"));
-  const rewrites = bars.filter((b) => b.rewritten > 0).length;
+  const estimated = t.requests.estimated.filter((e) => e).length;
+  legend.push(text("span", estimated ? `(tokens, left axis; paler: the meter's estimate, ${estimated} of ${t.requests.n.length} answers carry no usage)` : "(tokens, left axis; the provider's usage)", "note"));
+  const rewrites = t.requests.rewritten.filter((r) => r !== null && r > 0).length;
   if (rewrites) legend.push(text("span", `▼ rewrote the cache ×${rewrites} (point at it for the cause)`, "cause-legend"));
   if (items.length) legend.push(text("span", "Marks:", "note"), ...items);
   marksEl.replaceChildren(...legend);
@@ -143,11 +141,12 @@ function noteDrawn(u: uPlot): void {
   // The cost axis as drawn (the axis itself is on the canvas): the UI check reads it.
   const { min, max } = u.scales.dollars ?? {};
   if (min != null && max != null) document.body.dataset.costAxis = `${min} ${max}`;
-  if (!complete || !timeline || document.body.dataset.drawn === String(timeline.points.length)) return;
+  const drawn = requestCount();
+  if (!complete || !timeline || document.body.dataset.drawn === String(drawn)) return;
   const sinceLoadMs = performance.now() - loadedAt;
-  document.body.dataset.drawn = String(timeline.points.length);
+  document.body.dataset.drawn = String(drawn);
   document.body.dataset.sinceLoadMs = sinceLoadMs.toFixed(1);
-  vscode.postMessage({ type: "drawn", requests: timeline.points.length, sinceLoadMs });
+  vscode.postMessage({ type: "drawn", requests: drawn, sinceLoadMs });
 }
 
 /** Draws each mark as a dashed vertical line just before the request that first saw it. */
@@ -170,29 +169,31 @@ function drawMarks(u: uPlot): void {
 }
 
 /** The top of a request's bar, in tokens. */
-const barTop = (bar: RequestBar) => bar.read + bar.written + bar.uncached;
+const barTop = (r: RequestColumns, i: number) => r.read[i]! + r.written[i]! + r.uncached[i]!;
 
 /** Draws each request's bar, stacked from the axis: read, written, uncached; paler where it is an estimate. */
 function drawBars(u: uPlot): void {
-  if (!timeline || bars.length === 0) return;
+  if (!timeline || requestCount() === 0) return;
+  const r = timeline.requests;
   const colours = BAR_PARTS.map((part) => part.colour());
   const ctx = u.ctx;
   const step = Math.abs(u.valToPos(2, "x", true) - u.valToPos(1, "x", true));
   const width = Math.max(1, Math.min(step * 0.7, 24 * devicePixelRatio));
   const base = u.valToPos(0, "tokens", true);
   ctx.save();
-  for (const bar of bars) {
-    const x = u.valToPos(bar.n, "x", true) - width / 2;
-    ctx.globalAlpha = bar.estimated ? 0.25 : 0.55;
+  for (let i = 0; i < r.n.length; i++) {
+    const x = u.valToPos(r.n[i]!, "x", true) - width / 2;
+    const estimated = r.estimated[i];
+    ctx.globalAlpha = estimated ? 0.25 : 0.55;
     let from = 0;
-    BAR_PARTS.forEach((part, i) => {
-      const to = from + bar[part.key];
+    BAR_PARTS.forEach((part, k) => {
+      const to = from + r[part.key][i]!;
       const top = u.valToPos(to, "tokens", true);
-      ctx.fillStyle = colours[i]!;
+      ctx.fillStyle = colours[k]!;
       ctx.fillRect(x, top, width, u.valToPos(from, "tokens", true) - top);
       from = to;
     });
-    if (bar.estimated) {
+    if (estimated) {
       // An estimate's bar is outlined in dashes as well as paler.
       ctx.globalAlpha = 0.8;
       ctx.setLineDash([2 * devicePixelRatio, 2 * devicePixelRatio]);
@@ -212,36 +213,44 @@ function drawBars(u: uPlot): void {
 function placeCauseMarks(u: uPlot): void {
   const colours = markColours();
   const marks: HTMLElement[] = [];
-  for (const bar of bars) {
-    if (bar.rewritten === 0) continue;
+  const r = timeline?.requests;
+  for (let i = 0; r && i < r.n.length; i++) {
+    if (!r.rewritten[i]) continue;
     const mark = text("div", "▼", "cause-mark");
-    mark.dataset.request = String(bar.n);
-    mark.style.color = causeColour(bar, colours);
-    mark.style.left = `${u.valToPos(bar.n, "x")}px`;
-    mark.style.top = `${Math.max(0, u.valToPos(barTop(bar), "tokens") - 16)}px`;
+    mark.dataset.request = String(r.n[i]);
+    mark.style.color = causeColour(r.causeKind[i] ?? null, colours);
+    mark.style.left = `${u.valToPos(r.n[i]!, "x")}px`;
+    mark.style.top = `${Math.max(0, u.valToPos(barTop(r, i), "tokens") - 16)}px`;
     marks.push(mark);
   }
   for (const old of u.over.querySelectorAll(".cause-mark")) old.remove();
   u.over.append(...marks);
 }
 
-const seriesOf = (points: readonly TimelinePoint[]): uPlot.AlignedData => [points.map((p) => p.n), points.map((p) => p.rawTokens), points.map((p) => p.sentTokens), points.map((p) => p.cost)];
+const seriesOf = (r: RequestColumns): uPlot.AlignedData => [r.n as number[], r.rawTokens as number[], r.sentTokens as number[], r.cost as number[]];
+
+/** The highest bar, in tokens. */
+function highestBar(r: RequestColumns): number {
+  let top = 0;
+  for (let i = 0; i < r.n.length; i++) top = Math.max(top, barTop(r, i));
+  return top;
+}
 
 /** Draws the timeline: a new chart, or (`again`, while a build streams in) the same chart with the new points. */
 function draw(again = false): void {
-  if (again && chart && timeline && timeline.points.length > 0) {
-    chart.setData(seriesOf(timeline.points));
+  if (again && chart && timeline && requestCount() > 0) {
+    chart.setData(seriesOf(timeline.requests));
     return;
   }
   chart?.destroy();
   chart = undefined;
-  if (!timeline || timeline.points.length === 0) {
+  if (!timeline || requestCount() === 0) {
     chartEl.replaceChildren(text("p", "This branch sent no request yet.", "note"));
     showDetails(undefined);
     return;
   }
   chartEl.replaceChildren();
-  const points = timeline.points;
+  const requests = timeline.requests;
   const foreground = themeColour("--vscode-foreground", "#ccc");
   const grid = themeColour("--vscode-editorWidget-border", "rgba(128,128,128,0.3)");
   const axis = (scale: string, side: number, format: (v: number) => string): uPlot.Axis => ({
@@ -257,7 +266,7 @@ function draw(again = false): void {
     width: Math.max(320, chartEl.clientWidth || document.body.clientWidth - 32),
     height: Math.max(220, Math.min(480, window.innerHeight - 180)),
     // Tokens from 0, up to the higher of the lines and the bars (the provider counts the system prompt and tools, which the lines do not).
-    scales: { x: { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] }, tokens: { auto: true, range: (_u, _min, max) => [0, Math.max(max, ...bars.map(barTop), 1) * 1.08] }, dollars: { auto: true, range: () => costRange(timeline?.points ?? []) } },
+    scales: { x: { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] }, tokens: { auto: true, range: (_u, _min, max) => [0, Math.max(max, timeline ? highestBar(timeline.requests) : 0, 1) * 1.08] }, dollars: { auto: true, range: () => costRange(timeline?.requests.cost ?? []) } },
     axes: [
       // Requests are whole numbers.
       { stroke: foreground, grid: { show: false }, ticks: { stroke: grid }, label: "request", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] },
@@ -277,11 +286,11 @@ function draw(again = false): void {
       setCursor: [(u) => showDetails(u.cursor.idx ?? undefined)],
     },
   };
-  chart = new uPlot(options, seriesOf(points), chartEl);
+  chart = new uPlot(options, seriesOf(requests), chartEl);
   chart.over.addEventListener("click", () => {
     const idx = chart?.cursor.idx;
-    const point = idx == null ? undefined : timeline?.points[idx];
-    if (point) vscode.postMessage({ type: "open", request: point.n });
+    const n = idx == null ? undefined : timeline?.requests.n[idx];
+    if (n != null) vscode.postMessage({ type: "open", request: n });
   });
   showDetails(undefined);
 }
@@ -289,21 +298,20 @@ function draw(again = false): void {
 window.addEventListener("message", (event: MessageEvent<TimelineMessage>) => {
   if (event.data?.type !== "timeline" || event.data.version === version) return;
   version = event.data.version;
-  timeline = event.data.timeline;
-  bars = event.data.bars;
-  complete = timeline.points.length >= event.data.total;
+  timeline = event.data;
+  complete = requestCount() >= event.data.total;
   // Drawn again below: not drawn until uPlot says so.
   delete document.body.dataset.drawn;
   document.title = event.data.title;
   showTotals(timeline);
   const building = !complete;
-  if (building) totalsEl.append(text("span", `building: ${timeline.points.length} of ${event.data.total} requests so far`, "note"));
+  if (building) totalsEl.append(text("span", `building: ${requestCount()} of ${event.data.total} requests so far`, "note"));
   showMarkLegend(timeline);
   // The points of a build under way, or Pi's new requests: the chart takes them without being made again.
   draw(true);
   // Set once every request is drawn (the UI check waits for it).
   if (building) delete document.body.dataset.requests;
-  else document.body.dataset.requests = String(timeline.points.length);
+  else document.body.dataset.requests = String(requestCount());
 });
 window.addEventListener("resize", () => chart?.setSize({ width: Math.max(320, chartEl.clientWidth), height: chart.height }));
 // The theme changed: the canvas colours are read again.
