@@ -11,6 +11,7 @@
 //
 // No retainContextWhenHidden: a hidden panel's page is dropped and, shown again, asks for its data
 // on load; the panel posts the timeline it last worked out, so nothing is computed again.
+import { readFile } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import * as vscode from "vscode";
 import { BodyCache, BranchCostBuilder, branchPointsOf, causeText, getBranch, TimelineBuilder, type RequestCost } from "@pi-pruner/core";
@@ -83,6 +84,8 @@ export class TimelinePanels implements vscode.Disposable {
     this.store = store;
     this.extensionUri = extensionUri;
     this.subscription = store.onDidChangeSession((path) => this.scheduleUpdate(path));
+    // Read ahead (two small files): the first timeline's page is written without waiting for them.
+    this.pageFiles().catch(() => {});
   }
 
   /** Opens (or reveals) the timeline of a session; its points follow as they are built. */
@@ -116,9 +119,12 @@ export class TimelinePanels implements vscode.Disposable {
     return panel;
   }
 
-  /** The page's bundle and CSS, read once. */
+  /**
+   * The page's bundle and CSS, read once from the extension's own folder with Node (the workspace's
+   * file system API went through the workbench, and took a second on a busy one).
+   */
   private pageFiles(): Promise<{ script: string; style: string }> {
-    const read = async (name: string) => new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(this.extensionUri, "dist", "timeline", name)));
+    const read = (name: string) => readFile(vscode.Uri.joinPath(this.extensionUri, "dist", "timeline", name).fsPath, "utf8");
     this.page ??= Promise.all([read("timeline-view.js"), read("timeline-view.css")]).then(([script, style]) => ({ script, style }));
     return this.page;
   }
