@@ -25,7 +25,7 @@ export { type BillTotals, SessionBill } from "./cost/session-bill.ts";
 export { fileSpillStorage } from "./session/blobs.ts";
 export { firstWords, lastPromptOf } from "./session/labels.ts";
 export { BodyCache, withBodies } from "./session/lazy-bodies.ts";
-export { LineSplitter, type LineSink, scanLines } from "./session/line-scan.ts";
+export { DEFAULT_MAX_LINE_BYTES, LineSplitter, type LineSink, scanLines } from "./session/line-scan.ts";
 export { buildPiContext, type ContextMessage } from "./session/pi-context.ts";
 export { listAllSessionFiles, listSessionFiles, readSessionHead, sessionDirFor, type SessionFileInfo, type SessionHead, sessionsRoot } from "./session/session-files.ts";
 export { defaultLeafId, getBranch, readSessionFile, readSessionTail, type SessionData, type TailResult } from "./session/session-reader.ts";

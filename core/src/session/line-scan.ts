@@ -6,6 +6,11 @@ import type { OpenSessionFile } from "./session-file-storage.ts";
 
 const NEWLINE = 0x0a;
 
+/** A whole pass over a file reads this much at once. */
+export const DEFAULT_CHUNK_BYTES = 1024 * 1024;
+/** Longer lines are counted and passed over, never held (a damaged or hostile file cannot fill memory with one). */
+export const DEFAULT_MAX_LINE_BYTES = 128 * 1024 * 1024;
+
 /** Takes the lines a LineSplitter finds, in order. */
 export interface LineSink {
   /**

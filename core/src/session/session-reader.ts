@@ -4,7 +4,7 @@
 import type { AnyEntry, SessionHeader } from "../shapes/entries.ts";
 import { elideBodies, type LineSpan } from "./lazy-bodies.ts";
 import { fileSessionStorage, readFully, type OpenSessionFile, type SessionFileStorage } from "./session-file-storage.ts";
-import { LineSplitter, scanLines, type LineSink } from "./line-scan.ts";
+import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, LineSplitter, scanLines, type LineSink } from "./line-scan.ts";
 import { isRecord } from "../shapes/json.ts";
 
 export interface BadLine {
@@ -65,8 +65,6 @@ export interface Branch {
   problems: string[];
 }
 
-const DEFAULT_MAX_LINE_BYTES = 128 * 1024 * 1024;
-const DEFAULT_CHUNK_BYTES = 1024 * 1024;
 /** How much of the file's beginning is remembered to recognise a replaced file. */
 const FINGERPRINT_BYTES = 4096;
 const NEWLINE = 0x0a;

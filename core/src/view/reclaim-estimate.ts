@@ -9,7 +9,7 @@ import { type ChainData, type DedupAliasData, type IndexData, PRUNE_CHAIN, PRUNE
 import { isRecord } from "../shapes/json.ts";
 import type { AgentMessage } from "../shapes/messages.ts";
 import { contentChars, messageChars } from "../shapes/size.ts";
-import { LineSplitter, scanLines, type LineSink } from "../session/line-scan.ts";
+import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, LineSplitter, scanLines, type LineSink } from "../session/line-scan.ts";
 import { fileSessionStorage, type SessionFileStorage } from "../session/session-file-storage.ts";
 
 export interface ReclaimEstimate {
@@ -38,18 +38,14 @@ interface Sent {
   summary?: boolean;
 }
 
-/** Read at once. */
-const CHUNK_BYTES = 1024 * 1024;
-/** Longer lines are passed over, as the reader skips them by default. */
-const MAX_LINE_BYTES = 128 * 1024 * 1024;
 
 /** The estimate for the session file at `path`, read a chunk at a time; undefined when it holds no message. */
 export async function estimateReclaim(path: string, storage: SessionFileStorage = fileSessionStorage): Promise<ReclaimEstimate | undefined> {
   const tally = new ReclaimTally();
-  const splitter = new LineSplitter(tally, MAX_LINE_BYTES);
+  const splitter = new LineSplitter(tally, DEFAULT_MAX_LINE_BYTES);
   const file = await storage.open(path);
   try {
-    await scanLines(file, 0, splitter, { chunkBytes: CHUNK_BYTES });
+    await scanLines(file, 0, splitter, { chunkBytes: DEFAULT_CHUNK_BYTES });
   } finally {
     await file.close();
   }

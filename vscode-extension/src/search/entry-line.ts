@@ -3,7 +3,7 @@
 // on disk, else the stretch between the nearest such lines), and the line is found there by its id,
 // read in chunks asynchronously, and only that line parsed.
 import type { FileHandle } from "node:fs/promises";
-import { LineSplitter, scanLines, type AnyEntry, type LineSink, type SessionData } from "@pi-pruner/core";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, scanLines, type AnyEntry, type LineSink, type SessionData } from "@pi-pruner/core";
 
 /** Bytes [start, end) of a session file. */
 export interface ByteRange {
@@ -50,8 +50,8 @@ export function entryLineRanges(data: SessionData): Map<string, ByteRange> {
  */
 export async function readEntryLine(file: FileHandle, range: ByteRange, entryId: string, yieldNow: () => Promise<void>): Promise<AnyEntry | undefined> {
   const finder = new EntryFinder(entryId);
-  // No length limit: the entry's line is parsed whole, however long.
-  const splitter = new LineSplitter(finder, Infinity);
+  // The reader's limit: a longer line was never read as an entry, and is not held here either.
+  const splitter = new LineSplitter(finder, DEFAULT_MAX_LINE_BYTES);
   const source = { read: async (buffer: Buffer, length: number, position: number) => (await file.read(buffer, 0, length, position)).bytesRead };
   if (!(await scanLines(source, range.start, splitter, { chunkBytes: CHUNK_BYTES, end: range.end, between: yieldNow }))) {
     // The range's last line may end where the range does.

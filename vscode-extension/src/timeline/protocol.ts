@@ -34,9 +34,8 @@ export interface TimelineData {
   total: number;
 }
 
-/** What the page shows of one request: the chart's figures and the hover's lines. */
-export interface RequestRow {
-  n: number;
+/** What the page shows of one request: its bar, with the chart's other figures and the hover's lines. */
+export interface RequestRow extends RequestBar {
   prompt?: string;
   rawChars: number;
   rawTokens: number;
@@ -48,14 +47,6 @@ export interface RequestRow {
   cost: number;
   costEstimated: boolean;
   costWithoutPruning: number;
-  read: number;
-  written: number;
-  uncached: number;
-  estimated: boolean;
-  added: number;
-  rewritten: number;
-  cause?: string;
-  causeKind?: RewriteCauseKind;
 }
 
 const ROW_KEYS = ["n", "prompt", "rawChars", "rawTokens", "sentChars", "sentTokens", "rules", "output", "cost", "costEstimated", "costWithoutPruning", "read", "written", "uncached", "estimated", "added", "rewritten", "cause", "causeKind"] as const satisfies readonly (keyof RequestRow)[];
