@@ -8,7 +8,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { startModelServer, toolResults, type ModelRequest, type Reply } from "../test/helpers/model-server.ts";
+import { startModelServer, toolResults, type ModelRequest, type ModelServer, type Reply } from "../test/helpers/model-server.ts";
 import { createPiWorkspace, type PiWorkspace } from "../test/helpers/pi-workspace.ts";
 import { REPO_ROOT } from "../test/helpers/pi-process.ts";
 import { assertRunOk, runPi } from "../test/helpers/run-pi.ts";
@@ -283,7 +283,7 @@ const workspaces: PiWorkspace[] = [];
 function removeWorkspaces(): void {
   for (const ws of workspaces.splice(0)) {
     try {
-      // Pi may still be writing into it as it stops (Ctrl-C reaches it too): retried while the folder is busy.
+      // Pi may still be writing into it (it runs in its own process group and is stopped when the demo exits): retried while the folder is busy.
       rmSync(ws.root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     } catch (error) {
       console.error(`demo: could not remove ${ws.root} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); remove it yourself`);
@@ -291,10 +291,33 @@ function removeWorkspaces(): void {
   }
 }
 
+/**
+ * For tests only: PI_PRUNER_DEMO_HOLD=N makes the scripted model hold its reply to the agent's
+ * request N. When that request arrives (Pi is then mid-run, waiting on the model), the demo prints
+ * `demo: holding the reply to request N` on stdout, and sends the reply once a line arrives on its
+ * stdin or stdin ends. A test can so interrupt Pi mid-run on any machine, fast or slow.
+ */
+function holdFromEnv(server: ModelServer): void {
+  const value = process.env.PI_PRUNER_DEMO_HOLD;
+  if (value === undefined) return;
+  if (!/^[1-9]\d{0,3}$/.test(value)) throw new Error(`PI_PRUNER_DEMO_HOLD must be a request number (1 or more), not ${JSON.stringify(value)}`);
+  const request = Number(value);
+  const held = server.hold((req) => !isSummarizerRequest(req) && agentRequests(server.requests).length === request);
+  void held.arrived.then(() => {
+    console.log(`demo: holding the reply to request ${request}`);
+    const release = () => {
+      process.stdin.destroy();
+      held.release();
+    };
+    process.stdin.once("data", release).once("end", release);
+  });
+}
+
 async function runTask(recovery: Recovery): Promise<{ ws: PiWorkspace; requests: ModelRequest[]; sessionFile: string; prompts: string[] }> {
   const prompts = script(recovery);
   const steps = prompts.flatMap((p) => p.replies);
   const server = await startModelServer();
+  holdFromEnv(server);
   server.route(isSummarizerRequest, scriptedSummary);
   let requestNumber = 0;
   server.route(() => true, (req) => {

@@ -3,7 +3,7 @@
 // introduced, the agent's own rewinds and shrinks are not called raw, and only the folder it says
 // it leaves is left, on failure none.
 import { afterEach, describe, expect, it } from "vitest";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +13,10 @@ import { BIN_DIR, REPO_ROOT } from "../helpers/pi-process.ts";
 const bin = fileURLToPath(new URL("../../pi-extension/bin/pi-pruner.js", import.meta.url));
 
 const temps: string[] = [];
+const running: ChildProcess[] = [];
 afterEach(() => {
+  // A demo a failed test left held is stopped with Pi and all: the pi-process exit hook ends Pi's group.
+  for (const child of running.splice(0)) if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, "SIGTERM");
   for (const temp of temps.splice(0)) rmSync(temp, { recursive: true, force: true });
 });
 
@@ -31,6 +34,32 @@ function runDemo(env: NodeJS.ProcessEnv = {}) {
   const temp = demoTemp();
   const r = spawnSync(join(BIN_DIR, "node"), ["scripts/demo.ts"], { cwd: REPO_ROOT, encoding: "utf8", env: demoEnv(temp, env), timeout: 170_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, temp, left: leftIn(temp) };
+}
+
+/**
+ * The demo with the scripted model holding its reply to the agent's request `request`
+ * (PI_PRUNER_DEMO_HOLD), in its own process group as a terminal's foreground job; resolves once
+ * that request has arrived, so Pi is mid-run, waiting on the model, for as long as the test likes.
+ */
+async function demoHeldAt(request: number) {
+  const temp = demoTemp();
+  const child = spawn(join(BIN_DIR, "node"), ["scripts/demo.ts"], { cwd: REPO_ROOT, env: demoEnv(temp, { PI_PRUNER_DEMO_HOLD: String(request) }), detached: true, stdio: ["pipe", "pipe", "pipe"] });
+  running.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8");
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const held = `demo: holding the reply to request ${request}\n`;
+  const arrived = new Promise<void>((resolve) => {
+    child.stdout.on("data", (d: string) => {
+      stdout += d;
+      if (stdout.includes(held)) resolve();
+    });
+  });
+  const ended = exited.then((code) => `the demo exited (${code}) before request ${request} arrived\n${stderr}${stdout}`);
+  expect(await Promise.race([arrived.then(() => undefined), ended])).toBeUndefined();
+  return { temp, child, exited, output: () => stdout };
 }
 
 function cli(args: string[], agentDir: string): string {
@@ -111,18 +140,25 @@ describe("npm run demo", () => {
     expect(existsSync(demo.temp)).toBe(true);
   });
 
-  it("Ctrl-C while Pi runs leaves nothing behind", { timeout: 120_000 }, async () => {
-    const temp = demoTemp();
-    // Its own process group, as a terminal's foreground job: Ctrl-C reaches the demo and Pi alike.
-    const child = spawn(join(BIN_DIR, "node"), ["scripts/demo.ts"], { cwd: REPO_ROOT, env: demoEnv(temp), detached: true, stdio: "ignore" });
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    const started = Date.now();
-    while (!leftIn(temp).some((name) => name.startsWith("pi-pruner-demo-")) && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 100));
-    expect(leftIn(temp)).toHaveLength(1);
-    // Pi is under way: its session is being written.
-    await new Promise((r) => setTimeout(r, 1500));
-    process.kill(-child.pid!, "SIGINT");
-    expect(await exited).toBe(130);
-    expect(leftIn(temp)).toEqual([]);
+  it("Ctrl-C while Pi waits on the model leaves nothing behind", { timeout: 120_000 }, async () => {
+    const demo = await demoHeldAt(9);
+    // Pi is under way: its workspace and session are on disk.
+    const [folder] = leftIn(demo.temp);
+    expect(leftIn(demo.temp)).toHaveLength(1);
+    expect(folder).toMatch(/^pi-pruner-demo-/);
+    expect(readdirSync(join(demo.temp, folder!), { recursive: true }).some((f) => String(f).endsWith(".jsonl"))).toBe(true);
+    // Ctrl-C reaches the terminal's foreground group: the demo's.
+    process.kill(-demo.child.pid!, "SIGINT");
+    expect(await demo.exited).toBe(130);
+    expect(demo.output()).not.toContain("left on purpose");
+    expect(leftIn(demo.temp)).toEqual([]);
+  });
+
+  it("a held reply goes out when released, and the run finishes", { timeout: 120_000 }, async () => {
+    const demo = await demoHeldAt(9);
+    demo.child.stdin.end("go\n");
+    expect(await demo.exited).toBe(0);
+    expect(demo.output()).toContain("left on purpose");
+    expect(leftIn(demo.temp)).toHaveLength(1);
   });
 });

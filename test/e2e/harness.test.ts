@@ -97,6 +97,39 @@ describe("model server (no Pi)", () => {
     expect(empty).not.toContain('"content":"');
     expect(empty).toContain('"finish_reason":"stop"');
   });
+
+  it("holds a matching request's reply until released, answering the others meanwhile", async () => {
+    server = await startModelServer({ replies: [{ text: "first" }, { text: "second" }] });
+    const held = server.hold((r) => r.lastUserText === "wait");
+    const answered: string[] = [];
+    const waiting = post({ stream: true, messages: [{ role: "user", content: "wait" }] })
+      .then((res) => res.text())
+      .then((text) => (answered.push("wait"), text));
+    const request = await held.arrived;
+    expect(request.lastUserText).toBe("wait");
+    // Logged, but no reply chosen yet: the queue still holds both answers.
+    expect(server.pending()).toBe(2);
+    const other = await (await post({ stream: true, messages: [{ role: "user", content: "go on" }] })).text();
+    answered.push("go on");
+    expect(other).toContain('"content":"first"');
+    expect(answered).toEqual(["go on"]);
+    expect(server.requests.map((r) => r.source)).toEqual([undefined, "queue"]);
+
+    held.release();
+    expect(await waiting).toContain('"content":"second"');
+    expect(answered).toEqual(["go on", "wait"]);
+    expect(server.requests.map((r) => r.source)).toEqual(["queue", "queue"]);
+  });
+
+  it("close() ends a held request's connection", async () => {
+    server = await startModelServer();
+    const held = server.hold();
+    const waiting = post({ stream: true, messages: [] });
+    await held.arrived;
+    await server.close();
+    await expect(waiting).rejects.toThrow();
+    expect(server.requests[0]!.source).toBeUndefined();
+  });
 });
 
 describe("real Pi, headless", () => {

@@ -27,6 +27,11 @@
  * Resolution order for each request: `respond(req)` (if it returns a reply), then the first route
  * whose predicate matches and that yields a reply (a route with an empty queue falls through),
  * then the main queue, then the default reply (`{text: "ok"}`, recorded in `warnings`).
+ * A reply can be held: `const held = server.hold((req) => ...)` takes the first model request that
+ * matches from then on; `held.arrived` resolves with it once it is logged (the client is then
+ * waiting on it), and its reply is chosen and sent only after `held.release()` (or never, if the
+ * client or the server closes first). Other requests are answered meanwhile. A test thus knows the
+ * other process is busy on a request, and for as long as it likes, without a sleep.
  * Faults: `{status}` (HTTP error), `{stallAfterChunks, stallMs?}`, `{empty: true}`,
  * `{malformed: true}`, `{drop: true}` (socket reset mid-stream), `{finishReason: "length"}`;
  * connection refused: `close()` the server, or `deadBaseUrl()`.
@@ -391,6 +396,8 @@ export interface ModelServer {
   pending(): number;
   /** Add a route: requests matching `match` take replies from `replies` (a queue, or a function). */
   route(match: (req: ModelRequest) => boolean, replies: Reply[] | ReplyFn): void;
+  /** Hold the reply to the first model request from now on that matches `match` (default: the next one) until `release()`. */
+  hold(match?: (req: ModelRequest) => boolean): HeldReply;
   /** Resolve when at least `n` model requests have arrived. */
   waitForRequests(n: number, timeoutMs?: number): Promise<ModelRequest[]>;
   /** Number of streams currently open. */
@@ -398,6 +405,21 @@ export interface ModelServer {
   /** Stop listening and destroy every open connection (streams in progress included). */
   close(): Promise<void>;
   closed: boolean;
+}
+
+/** A reply the server holds back: see `ModelServer.hold`. */
+export interface HeldReply {
+  /** The held request, once it has arrived and is logged. */
+  arrived: Promise<ModelRequest>;
+  /** Let the reply go out (chosen then, as for any request). Releasing twice, or before it arrived, is allowed. */
+  release(): void;
+}
+
+interface Hold {
+  match: (req: ModelRequest) => boolean;
+  arrive: (req: ModelRequest) => void;
+  released: Promise<void>;
+  release: () => void;
 }
 
 /** How a stream goes out: its SSE frames, and the faults that cut it short. */
@@ -436,6 +458,8 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
   const sockets = new Set<Socket>();
   const streams = new Set<ServerResponse>();
   const waiters: Array<{ n: number; resolve: (r: ModelRequest[]) => void }> = [];
+  const holds: Hold[] = [];
+  const heldBack = new Set<Hold>();
   let completionCounter = 0;
   const anthropicCache = new AnthropicCacheEstimate();
 
@@ -452,6 +476,14 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     enqueue: (...replies) => void queue.push(...replies),
     pending: () => queue.length,
     route: (match, replies) => void routes.push({ match, replies: Array.isArray(replies) ? [...replies] : replies }),
+    hold(match = () => true) {
+      let arrive!: (req: ModelRequest) => void;
+      let release!: () => void;
+      const arrived = new Promise<ModelRequest>((r) => (arrive = r));
+      const released = new Promise<void>((r) => (release = r));
+      holds.push({ match, arrive, released, release });
+      return { arrived, release };
+    },
     waitForRequests(n, timeoutMs = 10_000) {
       if (self.chatRequests.length >= n) return Promise.resolve(self.chatRequests);
       return new Promise((resolve, reject) => {
@@ -474,6 +506,8 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     async close() {
       if (self.closed) return;
       self.closed = true;
+      // A held request's handler ends with its connection.
+      for (const h of heldBack) h.release();
       for (const res of streams) res.destroy();
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
@@ -551,6 +585,16 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
         waiters.splice(waiters.indexOf(w), 1);
         w.resolve(self.chatRequests);
       }
+    }
+
+    const hold = holds.find((h) => h.match(record));
+    if (hold) {
+      holds.splice(holds.indexOf(hold), 1);
+      heldBack.add(hold);
+      hold.arrive(record);
+      await hold.released;
+      heldBack.delete(hold);
+      if (self.closed || res.destroyed) return;
     }
 
     const { reply, source } = await chooseReply(record);
