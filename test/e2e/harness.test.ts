@@ -98,27 +98,31 @@ describe("model server (no Pi)", () => {
     expect(empty).toContain('"finish_reason":"stop"');
   });
 
-  it("holds a matching request's reply until released, answering the others meanwhile", async () => {
-    server = await startModelServer({ replies: [{ text: "first" }, { text: "second" }] });
+  it("holds the replies to matching requests until released, answering the others meanwhile", async () => {
+    server = await startModelServer({ replies: [{ text: "one" }, { text: "two" }, { text: "three" }, { text: "four" }] });
     const held = server.hold((r) => r.lastUserText === "wait");
     const answered: string[] = [];
-    const waiting = post({ stream: true, messages: [{ role: "user", content: "wait" }] })
-      .then((res) => res.text())
-      .then((text) => (answered.push("wait"), text));
+    const ask = (content: string) =>
+      post({ stream: true, messages: [{ role: "user", content }] })
+        .then((res) => res.text())
+        .then((text) => (answered.push(content), text));
+    const first = ask("wait");
     const request = await held.arrived;
     expect(request.lastUserText).toBe("wait");
-    // Logged, but no reply chosen yet: the queue still holds both answers.
-    expect(server.pending()).toBe(2);
-    const other = await (await post({ stream: true, messages: [{ role: "user", content: "go on" }] })).text();
-    answered.push("go on");
-    expect(other).toContain('"content":"first"');
+    const second = ask("wait");
+    await server.waitForRequests(2);
+    // Both logged, no reply chosen yet: the queue still holds every answer.
+    expect(server.pending()).toBe(4);
+    expect(await ask("go on")).toContain('"content":"one"');
     expect(answered).toEqual(["go on"]);
-    expect(server.requests.map((r) => r.source)).toEqual([undefined, "queue"]);
+    expect(server.requests.map((r) => r.source)).toEqual([undefined, undefined, "queue"]);
 
     held.release();
-    expect(await waiting).toContain('"content":"second"');
-    expect(answered).toEqual(["go on", "wait"]);
-    expect(server.requests.map((r) => r.source)).toEqual(["queue", "queue"]);
+    expect(await first).toContain('"content":"two"');
+    expect(await second).toContain('"content":"three"');
+    // Released, it holds no more.
+    expect(await ask("wait")).toContain('"content":"four"');
+    expect(answered).toEqual(["go on", "wait", "wait", "wait"]);
   });
 
   it("close() ends a held request's connection", async () => {

@@ -27,11 +27,12 @@
  * Resolution order for each request: `respond(req)` (if it returns a reply), then the first route
  * whose predicate matches and that yields a reply (a route with an empty queue falls through),
  * then the main queue, then the default reply (`{text: "ok"}`, recorded in `warnings`).
- * A reply can be held: `const held = server.hold((req) => ...)` takes the first model request that
- * matches from then on; `held.arrived` resolves with it once it is logged (the client is then
- * waiting on it), and its reply is chosen and sent only after `held.release()` (or never, if the
- * client or the server closes first). Other requests are answered meanwhile. A test thus knows the
- * other process is busy on a request, and for as long as it likes, without a sleep.
+ * Replies can be held: `const held = server.hold((req) => ...)` holds every model request that
+ * matches from then on until `held.release()`; `held.arrived` resolves with the first once it is
+ * logged (the client is then waiting on it). A held request's reply is chosen and sent only after
+ * the release (or never, if the client or the server closes first); other requests are answered
+ * meanwhile, and matching ones after the release are not held. A test thus keeps the other process
+ * waiting on a request for as long as it likes, and knows when it is, without a sleep.
  * Faults: `{status}` (HTTP error), `{stallAfterChunks, stallMs?}`, `{empty: true}`,
  * `{malformed: true}`, `{drop: true}` (socket reset mid-stream), `{finishReason: "length"}`;
  * connection refused: `close()` the server, or `deadBaseUrl()`.
@@ -396,7 +397,7 @@ export interface ModelServer {
   pending(): number;
   /** Add a route: requests matching `match` take replies from `replies` (a queue, or a function). */
   route(match: (req: ModelRequest) => boolean, replies: Reply[] | ReplyFn): void;
-  /** Hold the reply to the first model request from now on that matches `match` (default: the next one) until `release()`. */
+  /** Hold the replies to the model requests from now on that match `match` (default: all) until `release()`. */
   hold(match?: (req: ModelRequest) => boolean): HeldReply;
   /** Resolve when at least `n` model requests have arrived. */
   waitForRequests(n: number, timeoutMs?: number): Promise<ModelRequest[]>;
@@ -409,9 +410,9 @@ export interface ModelServer {
 
 /** A reply the server holds back: see `ModelServer.hold`. */
 export interface HeldReply {
-  /** The held request, once it has arrived and is logged. */
+  /** The first held request, once it has arrived and is logged. */
   arrived: Promise<ModelRequest>;
-  /** Let the reply go out (chosen then, as for any request). Releasing twice, or before it arrived, is allowed. */
+  /** Let the held replies go out (each chosen then, as for any request) and hold no more. Releasing twice, or before a request arrived, is allowed. */
   release(): void;
 }
 
@@ -459,7 +460,6 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
   const streams = new Set<ServerResponse>();
   const waiters: Array<{ n: number; resolve: (r: ModelRequest[]) => void }> = [];
   const holds: Hold[] = [];
-  const heldBack = new Set<Hold>();
   let completionCounter = 0;
   const anthropicCache = new AnthropicCacheEstimate();
 
@@ -478,11 +478,21 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     route: (match, replies) => void routes.push({ match, replies: Array.isArray(replies) ? [...replies] : replies }),
     hold(match = () => true) {
       let arrive!: (req: ModelRequest) => void;
-      let release!: () => void;
+      let open!: () => void;
       const arrived = new Promise<ModelRequest>((r) => (arrive = r));
-      const released = new Promise<void>((r) => (release = r));
-      holds.push({ match, arrive, released, release });
-      return { arrived, release };
+      const released = new Promise<void>((r) => (open = r));
+      const hold: Hold = {
+        match,
+        arrive,
+        released,
+        release: () => {
+          const at = holds.indexOf(hold);
+          if (at >= 0) holds.splice(at, 1);
+          open();
+        },
+      };
+      holds.push(hold);
+      return { arrived, release: hold.release };
     },
     waitForRequests(n, timeoutMs = 10_000) {
       if (self.chatRequests.length >= n) return Promise.resolve(self.chatRequests);
@@ -507,7 +517,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       if (self.closed) return;
       self.closed = true;
       // A held request's handler ends with its connection.
-      for (const h of heldBack) h.release();
+      for (const h of [...holds]) h.release();
       for (const res of streams) res.destroy();
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
@@ -589,11 +599,8 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
 
     const hold = holds.find((h) => h.match(record));
     if (hold) {
-      holds.splice(holds.indexOf(hold), 1);
-      heldBack.add(hold);
       hold.arrive(record);
       await hold.released;
-      heldBack.delete(hold);
       if (self.closed || res.destroyed) return;
     }
 
