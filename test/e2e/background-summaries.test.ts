@@ -1,6 +1,6 @@
-// Summaries in the background, inside the real `pi` binary: the scripted server holds every
-// summarizer answer back, and its log shows when each request arrived. The agent's requests go on
-// while the summarizer is still answering; the summaries reach the model at a later flush point
+// Summaries in the background, inside the real `pi` binary: the scripted server holds the
+// summarizer's answers back, and its log shows when each request arrived. The agent's requests go
+// on while the summarizer has not answered; the summaries reach the model at a later flush point
 // (here the next prompt's start); a budget flush, which keeps the window from overflowing, waits.
 import { afterEach, describe, expect, it } from "vitest";
 import { readJsonlRecords } from "../helpers/jsonl-records.ts";
@@ -12,7 +12,6 @@ import { NO_NUDGES, expectRequestViewsMatch } from "../helpers/request-equality.
 
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 const STUB = "pruned: see ref";
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const pi = scriptedPi();
 afterEach(pi.stop);
@@ -34,32 +33,33 @@ async function setup(n: number, delayMs: number, settings: Record<string, unknow
 const stubs = (req: ModelRequest) => toolMessages(req.body).filter((t) => t.text.includes(STUB)).length;
 
 describe("summaries in the background in real Pi", () => {
-  it("the agent goes on while the summarizer answers; the summaries reach the model at the next prompt's start, as the session file renders them", async () => {
-    const delayMs = 4_000;
-    const { server, ws } = await setup(10, delayMs);
+  it("the agent goes on while the summarizer has not answered; the summaries reach the model at the next prompt's start, as the session file renders them", async () => {
+    const { server, ws } = await setup(10, 0);
+    // No summarizer answer goes out until the task is over.
+    const held = server.hold(isSummarizerRequest);
     const rpc = await startPiRpc({ workspace: ws, extension: EXTENSION, timeoutMs: 60_000 });
     try {
       await rpc.prompt("read every module");
       const summarizer = server.requests.filter(isSummarizerRequest);
       expect(summarizer.length).toBeGreaterThan(0);
-      const firstAsked = summarizer[0]!;
+      expect(summarizer.map((r) => r.reply)).toEqual(summarizer.map(() => undefined));
       const task = agentRequests(server.requests);
       expect(task).toHaveLength(11);
-      // The agent's next request came right after the flush, long before the summarizer answered,
+      // The agent's next request came right after the flush, with the summarizer's answer held,
       // and so did every request up to the task's final reply.
-      const after = task.filter((r) => r.receivedAt > firstAsked.receivedAt);
+      const after = task.filter((r) => r.index > summarizer[0]!.index);
       expect(after.length).toBeGreaterThan(0);
-      expect(after.every((r) => r.receivedAt < firstAsked.receivedAt + delayMs)).toBe(true);
       // History changes only at a flush point: no request of the task carries a stub yet.
       expect(task.map(stubs)).toEqual(task.map(() => 0));
 
-      // The agent is idle; the summarizer answers. The next prompt's first request carries the summaries.
-      const lastAnswer = Math.max(...server.requests.filter(isSummarizerRequest).map((r) => r.receivedAt)) + delayMs;
-      await sleep(lastAnswer - Date.now() + 500);
-      const asked = server.requests.filter(isSummarizerRequest).flatMap((r) => refsAsked(r));
+      // The agent is idle; the summarizer answers (the next prompt's start waits for what it asked).
+      // The next prompt's first request carries the summaries.
+      held.release();
       await rpc.prompt("anything else?");
       const next = agentRequests(server.requests).at(-1)!;
       expect(agentRequests(server.requests)).toHaveLength(12);
+      // What the summarizer was asked before that request (the final reply's flush asks as the task ends, or just after).
+      const asked = server.requests.filter((r) => isSummarizerRequest(r) && r.index < next.index).flatMap((r) => refsAsked(r));
       expect(stubs(next)).toBe(asked.length);
       const texts = toolMessages(next.body).map((t) => t.text);
       expect(texts.slice(0, asked.length).every((t) => t.includes(STUB))).toBe(true);
