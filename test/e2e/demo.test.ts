@@ -14,9 +14,14 @@ const bin = fileURLToPath(new URL("../../pi-extension/bin/pi-pruner.js", import.
 
 const temps: string[] = [];
 const running: ChildProcess[] = [];
-afterEach(() => {
-  // A demo a failed test left held is stopped with Pi and all: the pi-process exit hook ends Pi's group.
-  for (const child of running.splice(0)) if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, "SIGTERM");
+afterEach(async () => {
+  // A demo a failed test left held is stopped, and Pi with it (the demo ends Pi's group as it exits).
+  for (const child of running.splice(0)) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    process.kill(-child.pid!, "SIGTERM");
+    await exited;
+  }
   for (const temp of temps.splice(0)) rmSync(temp, { recursive: true, force: true });
 });
 

@@ -409,7 +409,7 @@ export interface ModelServer {
 }
 
 /** A reply the server holds back: see `ModelServer.hold`. */
-export interface HeldReply {
+interface HeldReply {
   /** The first held request, once it has arrived and is logged. */
   arrived: Promise<ModelRequest>;
   /** Let the held replies go out (each chosen then, as for any request) and hold no more. Releasing twice, or before a request arrived, is allowed. */
