@@ -300,7 +300,7 @@ function removeWorkspaces(): void {
 function holdFromEnv(server: ModelServer): void {
   const value = process.env.PI_PRUNER_DEMO_HOLD;
   if (value === undefined) return;
-  if (!/^[1-9]\d{0,3}$/.test(value)) throw new Error(`PI_PRUNER_DEMO_HOLD must be a request number (1 or more), not ${JSON.stringify(value)}`);
+  if (!/^[1-9]\d{0,3}$/.test(value)) throw new Error(`PI_PRUNER_DEMO_HOLD must be a request number from 1 to 9999, not ${JSON.stringify(value)}`);
   const request = Number(value);
   const held = server.hold((req) => !isSummarizerRequest(req) && agentRequests(server.requests).length === request);
   void held.arrived.then(() => {
