@@ -5,13 +5,14 @@ import type { AgentMessage } from "../shapes/messages.ts";
 import { contentText, occurrenceKey, toolCallsOf } from "../shapes/messages.ts";
 import { PRUNE_SUMMARY } from "../shapes/entries.ts";
 import { readSummaryDetails } from "../shapes/read-payloads.ts";
+import { escapePrunerTags } from "../shapes/text.ts";
 import type { ContextMessage } from "../session/pi-context.ts";
 import type { ControlState, Granularity, ShrinkMarker, ShrinkTarget } from "./control-entries.ts";
 import { NOTE_MESSAGE, activeRewinds, activeShrinks, messageKey } from "./control-entries.ts";
 
 /** The wrapper a shrunk message's replacement is shown in, so the agent can tell it shrank it. */
 export function shrunkText(replacement: string): string {
-  return `<context-shrunk>\n${replacement}\n</context-shrunk>`;
+  return `<context-shrunk>\n${escapePrunerTags(replacement)}\n</context-shrunk>`;
 }
 
 export interface Unit {

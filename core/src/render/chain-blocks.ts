@@ -13,6 +13,7 @@ import { findCallForResult, recordKey, type ChainInfo, type PruneIndex, type Sum
 import { callsInRange, indexTimestamps, resolveChain, type ChainCall, type ChainRange } from "../prune/chains.ts";
 import { withoutThinking } from "./thinking-strip.ts";
 import { describeTarget, stripFooter, TARGET_ARG_KEYS } from "../prune/summarizer-prompts.ts";
+import { escapeAttribute, escapePrunerTags } from "../shapes/text.ts";
 
 export type ChainRenderConfig = Pick<PruneConfig, "chainCompression" | "protectedTools" | "protectedPaths">;
 
@@ -158,10 +159,6 @@ function resolveChains(messages: readonly AgentMessage[], source: readonly Agent
   return kept;
 }
 
-function escapeAttribute(value: string): string {
-  return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
-}
-
 /** A dropped call's line: its own ref, or for a repeated output the ref of the original it repeats (never both). */
 function callLine(ref: string | undefined, call: ChainCall, aliasOf?: string): string {
   const head = ref ? `- \`${ref}\` ${call.toolName}` : `- ${call.toolName}`;
@@ -215,7 +212,7 @@ export function findChainBlock(messages: readonly AgentMessage[], blockId: strin
 
 function compressedChainText(chain: ChainData, body: string, toolRefs: readonly string[], relocated: readonly { toolName: string; text: string }[]): string {
   const lines = [`${chainBlockMarker(chain.blockId)} tools="${escapeAttribute(toolRefs.join(","))}">`, body];
-  for (const p of relocated) lines.push(`<protected-output tool="${escapeAttribute(p.toolName)}">${p.text}</protected-output>`);
+  for (const p of relocated) lines.push(`<protected-output tool="${escapeAttribute(p.toolName)}">${escapePrunerTags(p.text)}</protected-output>`);
   lines.push("</compressed-chain>");
   return lines.join("\n");
 }
@@ -317,7 +314,8 @@ function blockMessage(chain: ResolvedChain, source: readonly AgentMessage[], ind
   const signature = `${index.calls.size}:${index.aliases.size}:${summaries.map((s) => s.entryId || s.keys.length).join(",")}`;
   let cached = bodyCache.get(chain.chain);
   if (!cached || cached.signature !== signature) {
-    cached = { signature, body: chainBody(chain.chain, chain.dropped, summaries, index), toolRefs: toolRefsOf(chain.chain, chain.dropped, index) };
+    // The summaries and the call lines are text others wrote: it stays inside the block.
+    cached = { signature, body: escapePrunerTags(chainBody(chain.chain, chain.dropped, summaries, index)), toolRefs: toolRefsOf(chain.chain, chain.dropped, index) };
     bodyCache.set(chain.chain, cached);
   }
   const relocated = chain.relocated.map((call) => {

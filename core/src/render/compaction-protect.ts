@@ -10,6 +10,7 @@ import { isCompactionEntry, isMessageEntry } from "../shapes/entries.ts";
 import type { AgentMessage, CustomMessage, ToolCallBlock } from "../shapes/messages.ts";
 import { contentText, toolCallsOf } from "../shapes/messages.ts";
 import { normalizePathForMatch, pathMatcherFor, toolCallPath, type ProtectionConfig } from "../settings/protection.ts";
+import { escapeAttribute, escapePrunerTags } from "../shapes/text.ts";
 
 /** The customType of the message the render inserts (never written to a session). */
 export const PROTECTED_RESEND = "context-prune-protected-resend";
@@ -135,16 +136,12 @@ export function newestProtectedOutputs(entries: readonly AnyEntry[], config: Pro
   return [...newest.values()];
 }
 
-function escapeAttribute(value: string): string {
-  return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
-}
-
 /** The text of the inserted message: one `<protected-output>` per output, as chain blocks carry them. */
 function protectedResendText(outputs: readonly ProtectedOutput[]): string {
   const lines = ["<protected-outputs after=\"compaction\">", "The newest output of each protected tool call that the compaction summary above replaced, repeated verbatim:"];
   for (const o of outputs) {
     const path = o.path !== undefined ? ` path="${escapeAttribute(o.path)}"` : "";
-    lines.push(`<protected-output tool="${escapeAttribute(o.toolName)}"${path}>${o.text}</protected-output>`);
+    lines.push(`<protected-output tool="${escapeAttribute(o.toolName)}"${path}>${escapePrunerTags(o.text)}</protected-output>`);
   }
   lines.push("</protected-outputs>");
   return lines.join("\n");

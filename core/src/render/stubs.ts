@@ -6,7 +6,7 @@ import { QUERY_TOOL } from "../shapes/entries.ts";
 import type { PruneIndex, IndexedCall } from "../prune/prune-index.ts";
 import { findCallForResult } from "../prune/prune-index.ts";
 import { isProtected } from "../settings/protection.ts";
-import { oneLine } from "../shapes/text.ts";
+import { escapePrunerTags, oneLine } from "../shapes/text.ts";
 import type { PruneConfig } from "../settings/config.ts";
 
 export type StubConfig = Pick<PruneConfig, "protectedTools" | "protectedPaths" | "recoveryGraceTurns">;
@@ -17,16 +17,19 @@ export interface StubStats {
   keptInGrace: number;
 }
 
+// A stub quotes the session's record (tool name, preview, paths), so each goes through
+// escapePrunerTags: what a session holds can open or close none of the pruner's tags.
+
 /** Short: every request reads each stub again (the query tool's declaration says how refs are used). */
 export function summarizedStub(call: IndexedCall): string {
-  return `[${call.record.toolName} output pruned: see ref \`${call.shortRef}\` in the summary; ${QUERY_TOOL} returns it]`;
+  return escapePrunerTags(`[${call.record.toolName} output pruned: see ref \`${call.shortRef}\` in the summary; ${QUERY_TOOL} returns it]`);
 }
 
 function spilledStub(call: IndexedCall): string {
   const r = call.record;
   const size = r.spillBytes ?? 0;
   const preview = r.resultPreview ?? "";
-  return (
+  return escapePrunerTags(
     `[Output of ${r.toolName} spilled to disk (${size} bytes), ref \`${call.shortRef}\`. First part:\n` +
     `${preview}\n` +
     `Full output: ${r.spillPath}. Call ${QUERY_TOOL} with ["${call.shortRef}"] to read it.]`
@@ -38,7 +41,7 @@ const SUPERSEDED_BY_CHARS = 120;
 
 /** A stale output needs no summary: the stub names what superseded it, and the ref brings it back. */
 function supersededStub(call: IndexedCall, supersededBy: string): string {
-  return `[${call.record.toolName} output superseded by ${oneLine(supersededBy, SUPERSEDED_BY_CHARS)}; ${QUERY_TOOL} returns ref \`${call.shortRef}\`]`;
+  return escapePrunerTags(`[${call.record.toolName} output superseded by ${oneLine(supersededBy, SUPERSEDED_BY_CHARS)}; ${QUERY_TOOL} returns ref \`${call.shortRef}\`]`);
 }
 
 function stubFor(call: IndexedCall): string {

@@ -89,7 +89,7 @@ describe("epochs", () => {
     await flush(b, [readB]);
     const after = request(b);
     expect(queryText(after)).toContain("pruned: see ref `t2`");
-    expect(writeArgs(after)).toEqual({ _purged: expect.stringContaining("purged-errored-args") });
+    expect(writeArgs(after)).toEqual({ path: "a.ts", content: `${body.slice(0, 64)}…<purged-errored-args cut="${body.length - 64}"/>` });
     expect(readBText(after)).toContain("pruned: see ref `t3`");
     expect(thinkingTurns(after)).toBe(2);
     // And from then on history stays as that flush left it.
@@ -102,7 +102,7 @@ describe("epochs", () => {
     const { b } = await sessionBetweenFlushes();
     const turnByTurn = request(b, { ...config, cacheAware: false });
     expect(queryText(turnByTurn)).toContain("pruned: see ref `t2`");
-    expect(writeArgs(turnByTurn)).toEqual({ _purged: expect.stringContaining("purged-errored-args") });
+    expect(writeArgs(turnByTurn)).toEqual({ path: "a.ts", content: `${body.slice(0, 64)}…<purged-errored-args cut="${body.length - 64}"/>` });
     expect(thinkingTurns(turnByTurn)).toBe(2);
   });
 

@@ -11,6 +11,7 @@ import fc from "fast-check";
 import { DEFAULT_CONFIG, type PruneConfig } from "../../../core/src/settings/config.ts";
 import { rebuildIndex } from "../../../core/src/prune/prune-index.ts";
 import { createRenderMemo, renderModelView } from "../../../core/src/render/render.ts";
+import { PURGE_STRING_BOUND } from "../../../core/src/render/error-purge.ts";
 import { compressChains } from "../../../core/src/prune/chain-plan.ts";
 import { buildPiContext } from "../../../core/src/session/pi-context.ts";
 import type { AnyEntry, ChainData, ToolCallRecord, ToolCallRef } from "../../../core/src/shapes/entries.ts";
@@ -337,7 +338,8 @@ function conversationProblem(input: readonly AgentMessage[], out: readonly Agent
 
 /**
  * Call arguments reach the model unchanged, except a failed call's: once `cooldownTurns` assistant
- * turns followed its turn and its JSON is at least `minArgChars` long, it becomes the size stub.
+ * turns followed its turn and its JSON is at least `minArgChars` long, each of its strings longer
+ * than the purge's bound is cut (see `purgedLike`); its keys and every other value stay.
  */
 function argumentsProblem(input: readonly AgentMessage[], out: readonly AgentMessage[], config: PruneConfig): string | undefined {
   const failed = new Set<string>();
@@ -370,9 +372,32 @@ function argumentsProblem(input: readonly AgentMessage[], out: readonly AgentMes
         failed.has(`${m.timestamp}/${block.id}`) &&
         (turnsAfter.get(m.timestamp) ?? 0) >= config.purgeErrors.cooldownTurns &&
         originalJson.length >= config.purgeErrors.minArgChars;
-      const expected = purge ? JSON.stringify({ _purged: `<purged-errored-args size="${originalJson.length}"/>` }) : originalJson;
-      if (JSON.stringify(block.arguments) !== expected) return `assistant ${m.timestamp}, call ${block.id}: arguments ${JSON.stringify(block.arguments).slice(0, 60)} where ${expected.slice(0, 60)} was due`;
+      const problem = purge ? purgedLike(original?.arguments, block.arguments) : JSON.stringify(block.arguments) === originalJson ? undefined : "changed";
+      if (problem) return `assistant ${m.timestamp}, call ${block.id}: arguments ${JSON.stringify(block.arguments).slice(0, 60)} ${purge ? "are not a purge" : "changed"} of ${originalJson.slice(0, 60)}: ${problem}`;
     }
+  }
+  return undefined;
+}
+
+/**
+ * Whether `purged` is `original` purged: the same keys and values, except that a string longer
+ * than PURGE_STRING_BOUND is, within the bound, a start of it and a marker saying how many
+ * characters followed that start. The generated arguments are flat.
+ */
+function purgedLike(original: unknown, purged: unknown): string | undefined {
+  const from = original as Record<string, unknown>;
+  const to = purged as Record<string, unknown>;
+  if (JSON.stringify(Object.keys(from)) !== JSON.stringify(Object.keys(to))) return "other keys";
+  for (const key of Object.keys(from)) {
+    const was = from[key];
+    const now = to[key];
+    if (typeof was !== "string" || was.length <= PURGE_STRING_BOUND) {
+      if (JSON.stringify(now) !== JSON.stringify(was)) return `${key} changed`;
+      continue;
+    }
+    const cut = typeof now === "string" ? /^([\s\S]*)…<purged-errored-args cut="(\d+)"\/>$/.exec(now) : null;
+    if (!cut || (now as string).length > PURGE_STRING_BOUND) return `${key} is not cut within the bound`;
+    if (!was.startsWith(cut[1]!) || cut[1]!.length + Number(cut[2]) !== was.length) return `${key}: the cut does not say what was cut`;
   }
   return undefined;
 }

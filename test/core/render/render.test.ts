@@ -80,7 +80,7 @@ describe("render", () => {
 
     expect(chainBlocks(out.messages)).toHaveLength(1);
     expect(resultTexts(out.messages).filter((t) => t.includes("pruned: see ref"))).toHaveLength(3);
-    expect(toolCallsOf(out.messages, "write")[0]!.arguments).toEqual({ _purged: expect.stringContaining("purged-errored-args") });
+    expect(toolCallsOf(out.messages, "write")[0]!.arguments).toEqual({ path: "a.ts", content: `${body.slice(0, 64)}…<purged-errored-args cut="${body.length - 64}"/>` });
     const tail = out.messages.slice(-5).map((m) => (m.role === "toolResult" ? `result ${m.toolCallId}` : m.role));
     expect(tail).toEqual(["assistant", `result ${x}`, `result ${y}`, "custom", "assistant"]);
     const withThinking = out.messages.filter((m): m is AssistantMessage => m.role === "assistant" && m.content.some((c) => c.type === "thinking"));
@@ -109,7 +109,7 @@ describe("render", () => {
     const out = renderModelView(piContext(b), freshIndex(b), config).messages;
     expect(out[2]).toMatchObject({ role: "toolResult", toolCallId: "call_1", isError: false });
     expect(resultTexts(out)[0]).toContain("`t1`");
-    expect(toolCallsOf(out, "write")[0]!.arguments).toEqual({ _purged: `<purged-errored-args size="${JSON.stringify({ path: "a.ts", content: body }).length}"/>` });
+    expect(toolCallsOf(out, "write")[0]!.arguments).toEqual({ path: "a.ts", content: `${body.slice(0, 64)}…<purged-errored-args cut="${body.length - 64}"/>` });
   });
 
   it("a config without the nested blocks renders as with the default chain, purge and thinking settings", async () => {
