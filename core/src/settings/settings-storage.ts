@@ -1,7 +1,7 @@
 // How the settings reader and writer reach settings files. The real storage is the file system,
-// where the writer's safety lives (exclusive lock files, temp file + rename only over the file that
-// was read, permission bits, a FIFO never opened for a blocking read); the memory one lets unit
-// tests run the editing logic.
+// where the safety lives (exclusive lock files, temp file + rename only over the file that was
+// read, permission bits, one read bounded to 4 MiB that opens no FIFO or device); the memory one
+// lets unit tests run the editing logic.
 import { randomBytes } from "node:crypto";
 import {
   accessSync,
