@@ -271,8 +271,9 @@ export class PrunerRuntime {
    * recorded in the session first so its view is rendered with it. The files are looked at (a stat
    * each, a read only when one changed) when their folders saw an event since the last look, or on
    * every request where they cannot be watched (SettingsWatch). New settings with a problem (a
-   * file that stopped parsing, an invalid value) keep the settings in use, reported once. Fails
-   * open: the request goes on.
+   * file that stopped parsing, an invalid value) keep the settings in use, reported once; a file
+   * that turned empty (a save between its truncate and its write) keeps them until the next
+   * request looks again. Fails open: the request goes on.
    */
   private followSettings(ctx: ExtensionContext): void {
     if (!this.settings) return;
@@ -283,6 +284,9 @@ export class PrunerRuntime {
       if (change?.kind === "refused") {
         this.settings = change.settings;
         for (const problem of change.problems) this.reporter.report(`settings-unreadable:${problem}`, `pi-pruner: ${problem}; kept the settings in use until it is fixed`);
+      } else if (change?.kind === "held") {
+        this.settings = change.settings;
+        this.settingsWatch.lookAgain();
       } else if (change) {
         this.useSettings(ctx, change.settings);
         this.showStatus(ctx);

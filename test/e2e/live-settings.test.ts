@@ -3,7 +3,7 @@
 // log is the proof of what each request sent; the session's settings record says why.
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Reply } from "../helpers/model-server.ts";
@@ -11,7 +11,7 @@ import type { PiWorkspace } from "../helpers/pi-workspace.ts";
 import { runPi } from "../helpers/run-pi.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import type { JsonRecord } from "../helpers/jsonl-records.ts";
-import { EXTENSION, agentRequests, scriptedPi, toolMessages } from "../helpers/pruner-e2e.ts";
+import { EXTENSION, agentRequests, isSummarizerRequest, refsAsked, scriptedPi, toolMessages } from "../helpers/pruner-e2e.ts";
 import { NO_NUDGES, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 import { parseSessionText } from "../../core/src/session/session-reader.ts";
 import { buildRequestView } from "../../core/src/view/request-views.ts";
@@ -49,6 +49,24 @@ function readCallIds(entries: JsonRecord[]): { guide: string; x: string } {
   const calls = (first!.message.content as Array<{ type: string; id: string; arguments: { path: string } }>).filter((b) => b.type === "toolCall");
   return { guide: calls.find((c) => c.arguments.path === "docs/guide.md")!.id, x: calls.find((c) => c.arguments.path === "src/x.ts")!.id };
 }
+
+/** One agent request's answer, sent once `change` (run when the request has arrived, so the pruner's check before it is done) has changed the files. */
+interface HeldReply {
+  change?: () => void;
+  reply: Reply;
+}
+
+/** The agent's answers in order, each held until its change is made: no sleep stands for "Pi is busy now". */
+function heldReplies(steps: HeldReply[]): () => Reply | undefined {
+  let next = 0;
+  return () => {
+    const step = steps[next++];
+    step?.change?.();
+    return step?.reply;
+  };
+}
+
+const CAT_X = { toolCalls: [{ name: "bash", arguments: { command: "cat src/x.ts" } }] };
 
 function cli(ws: PiWorkspace, args: string[]) {
   const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: ws.agentDir }, cwd: ws.cwd });
@@ -144,5 +162,130 @@ describe("settings changed while Pi runs", () => {
     // No record for settings that were not applied.
     expect(settingsRecords(entries).map((r) => r.data.config.protectedPaths)).toEqual([["**/skills/**/*.md"], ["**/skills/**/*.md", "**/guide.md"]]);
     await expectRequestViewsMatch(sessionFile, requests);
+  });
+
+  it("the project's .pi deleted and made again, then protectedTools written: the next request sends the just-protected bash output verbatim", async () => {
+    const piFolder = (ws: PiWorkspace) => join(ws.cwd, ".pi");
+    let workspace: PiWorkspace | undefined;
+    const { server, ws } = await pi.start(
+      heldReplies([
+        { reply: CAT_X },
+        // Request 2 has arrived: .pi goes, comes back empty, while Pi waits for the answer.
+        {
+          change: () => {
+            rmSync(piFolder(workspace!), { recursive: true });
+            mkdirSync(piFolder(workspace!));
+          },
+          reply: { text: "Read x." },
+        },
+        // Request 3 was checked with the new .pi still empty: now the setting is written into it.
+        {
+          change: () => writeFileSync(join(piFolder(workspace!), "settings.json"), JSON.stringify({ contextPrune: { protectedTools: ["bash"] } })),
+          reply: { toolCalls: [{ name: "bash", arguments: { command: "echo next" } }] },
+        },
+        { reply: { text: "Done." } },
+      ]),
+      {
+        files: { "src/x.ts": lines("x", 80) },
+        // A project with settings of its own: .pi is there from the start.
+        projectSettings: { contextPrune: { minBatchChars: 200 } },
+        settings: { contextPrune: { pruneOn: "agent-message", cacheAware: false, selfControl: NO_NUDGES } },
+      },
+    );
+    workspace = ws;
+    const run = await runPi({ workspace: ws, extension: EXTENSION, approve: true, prompts: ["read x", "go on"], timeoutMs: 45_000 });
+    expect(run.code, run.stderr).toBe(0);
+    const requests = agentRequests(server.requests);
+    expect(requests).toHaveLength(4);
+    const catId = toolMessages(requests[1]!.body)[0]!.id;
+    const raw = readOf(requests, 2, catId);
+    expect(raw).toContain("x line 80:");
+    // The first task's final reply summarized it (nothing protected it then) ...
+    expect(readOf(requests, 3, catId)).toMatch(STUB);
+    // ... and the request right after the setting was written into the new folder sends it verbatim.
+    expect(readOf(requests, 4, catId)).toBe(raw);
+    const records = settingsRecords(run.entries);
+    // The session recorded the protection once, between request 3's answer and request 4's.
+    expect(records.map((r) => r.data.config.protectedTools)).toEqual([[], ["bash"]]);
+    const answers = run.entries.filter((e) => e.type === "message" && e.message?.role === "assistant");
+    expect(run.entries.indexOf(records[1]!)).toBeGreaterThan(run.entries.indexOf(answers[2]!));
+    expect(run.entries.indexOf(records[1]!)).toBeLessThan(run.entries.indexOf(answers[3]!));
+    await expectRequestViewsMatch(run.sessionFile!, requests);
+  });
+
+  it("a settings file caught empty by a request (a save between its truncate and its write): the settings in force stay, and the session says so for that request", async () => {
+    const settingsFile = (ws: PiWorkspace) => join(ws.cwd, ".pi", "settings.json");
+    const protectBash = JSON.stringify({ contextPrune: { protectedTools: ["bash"] } });
+    let workspace: PiWorkspace | undefined;
+    const { server, ws } = await pi.start(
+      heldReplies([
+        { reply: CAT_X },
+        // The save's truncate: request 3 is checked while the file is empty.
+        { change: () => writeFileSync(settingsFile(workspace!), ""), reply: { toolCalls: [{ name: "bash", arguments: { command: "echo next" } }] } },
+        // The save's write, once request 3 was sent; its answer is the final reply that flushes.
+        { change: () => writeFileSync(settingsFile(workspace!), protectBash), reply: { text: "Read x." } },
+        { reply: { text: "Done." } },
+      ]),
+      {
+        files: { "src/x.ts": lines("x", 80), ".pi/settings.json": protectBash },
+        // Small batches flush: unprotected, the outputs would go to the summarizer at the final reply.
+        settings: { contextPrune: { pruneOn: "agent-message", cacheAware: false, minBatchChars: 200, selfControl: NO_NUDGES } },
+      },
+    );
+    workspace = ws;
+    const run = await runPi({ workspace: ws, extension: EXTENSION, approve: true, prompts: ["read x", "go on"], timeoutMs: 45_000 });
+    expect(run.code, run.stderr).toBe(0);
+    const requests = agentRequests(server.requests);
+    expect(requests).toHaveLength(4);
+    // Nothing was sent to the summarizer: both bash outputs stayed protected throughout.
+    expect(server.requests.filter(isSummarizerRequest).flatMap(refsAsked)).toEqual([]);
+    const catId = toolMessages(requests[1]!.body)[0]!.id;
+    expect(readOf(requests, 4, catId)).toBe(readOf(requests, 2, catId));
+    // The empty file was never applied: one record, protecting bash, and request 3 (checked while
+    // the file was empty) is shown with it.
+    expect(settingsRecords(run.entries).map((r) => r.data.config.protectedTools)).toEqual([["bash"]]);
+    const view = buildRequestView(parseSessionText(readFileSync(run.sessionFile!, "utf8")), { request: 3, config: DEFAULT_CONFIG });
+    expect(view!.settings.config.protectedTools).toEqual(["bash"]);
+  });
+
+  it.skipIf(!existsSync("/proc/self/pagemap"))("the settings file replaced by a link to /proc/self/pagemap mid-task: the next request goes out, one warning names the file, the run ends normally", async () => {
+    let workspace: PiWorkspace | undefined;
+    const projectFile = (ws: PiWorkspace) => join(ws.cwd, ".pi", "settings.json");
+    const { server, ws } = await pi.start(
+      heldReplies([
+        { reply: CAT_X },
+        {
+          change: () => {
+            rmSync(projectFile(workspace!));
+            symlinkSync("/proc/self/pagemap", projectFile(workspace!));
+          },
+          reply: { toolCalls: [{ name: "bash", arguments: { command: "echo still going" } }] },
+        },
+        { reply: { text: "Done." } },
+      ]),
+      {
+        files: { "src/x.ts": lines("x", 80), ".pi/settings.json": JSON.stringify({ contextPrune: { protectedTools: ["bash"] } }) },
+        settings: { contextPrune: { pruneOn: "agent-message", cacheAware: false, selfControl: NO_NUDGES } },
+      },
+    );
+    workspace = ws;
+    const rpc = await startPiRpc({ workspace: ws, extension: EXTENSION, approve: true, sessionId: "pagemap", timeoutMs: 30_000 });
+    let ended: boolean;
+    let notes: Array<{ message: string; notifyType: string }>;
+    let closed: Awaited<ReturnType<typeof rpc.close>>;
+    try {
+      // Within 10 s: a check that reads the link on holds the turn until the memory runs out.
+      const outcome = await rpc.prompt("read x, then go on", { timeoutMs: 10_000 });
+      ended = outcome.events.some((e) => e.type === "agent_end");
+      notes = rpc.notifications().filter((n) => n.message.startsWith("pi-pruner:"));
+    } finally {
+      closed = await rpc.close();
+    }
+    expect(ended).toBe(true);
+    expect(closed.code, closed.stderr).toBe(0);
+    expect(notes).toEqual([{ message: `pi-pruner: ${projectFile(ws)}: cannot read: not a regular file; kept the settings in use until it is fixed`, notifyType: "warning" }]);
+    const requests = agentRequests(server.requests);
+    expect(requests).toHaveLength(3);
+    expect(requests[2]!.allText).toContain("still going");
   });
 });

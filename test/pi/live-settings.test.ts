@@ -94,6 +94,34 @@ describe("settings files checked before a request", () => {
     expect(applied!.settings.config.protectedPaths).toEqual(["**/guide.md"]);
   });
 
+  it("a file caught empty (a save between its truncate and its write) keeps the settings in use, and the next look takes what the save wrote", () => {
+    write(projectFile(), { contextPrune: { protectedTools: ["bash"] } });
+    const loaded = loadPrunerSettings(cwd, true);
+    write(projectFile(), "");
+    const caught = changedSettings(loaded, cwd, true);
+    expect(caught?.kind).toBe("held");
+    expect(caught!.settings.config.protectedTools).toEqual(["bash"]);
+    expect(caught!.settings.config.minBatchChars).toBe(900);
+    // The save's write lands: the next look applies it.
+    write(projectFile(), { contextPrune: { protectedTools: ["bash", "read"] } });
+    const saved = changedSettings(caught!.settings, cwd, true);
+    expect(saved?.kind).toBe("changed");
+    expect(saved!.settings.config.protectedTools).toEqual(["bash", "read"]);
+  });
+
+  it("a file emptied for good applies as no settings (as Pi reads it) once a second look finds it unchanged", () => {
+    write(projectFile(), { contextPrune: { protectedTools: ["bash"] } });
+    const loaded = loadPrunerSettings(cwd, true);
+    write(projectFile(), "  \n");
+    const caught = changedSettings(loaded, cwd, true);
+    expect(caught?.kind).toBe("held");
+    const settled = changedSettings(caught!.settings, cwd, true);
+    expect(settled?.kind).toBe("changed");
+    expect(settled!.settings.config.protectedTools).toEqual([]);
+    expect(settled!.settings.config.minBatchChars).toBe(900);
+    expect(changedSettings(settled!.settings, cwd, true)).toBeUndefined();
+  });
+
   it("a file already unparsable when the settings were read does not hold back a change to the other", () => {
     write(projectFile(), "{ broken");
     const loaded = loadPrunerSettings(cwd, true);
@@ -172,6 +200,42 @@ describe("which requests look at the settings files", () => {
     write(projectFile(), { contextPrune: { protectedPaths: ["**/guide.md"] } });
     expect(await dueWithin(watch)).toBe(true);
     expect(changedSettings(loaded, cwd, true)?.settings.config.protectedPaths).toEqual(["**/guide.md"]);
+  });
+
+  for (const which of ["the project's .pi", "the agent"] as const) {
+    const folder = () => (which === "the agent" ? agentDir : join(cwd, ".pi"));
+    const file = () => (which === "the agent" ? globalFile() : projectFile());
+
+    it(`${which} folder deleted and made again after a look: a settings file written into the new folder makes the next request look`, async () => {
+      const { watch, loaded } = followed();
+      watch.due(true);
+      rmSync(folder(), { recursive: true });
+      mkdirSync(folder());
+      expect(await dueWithin(watch)).toBe(true);
+      const looked = changedSettings(loaded, cwd, true);
+      const inUse = looked?.settings ?? loaded;
+      // The look after the event: the runtime follows again, and the watch moves to the new folder.
+      watch.follow(inUse, true, looked !== undefined);
+      watch.due(true);
+      write(file(), { contextPrune: { protectedTools: ["bash"] } });
+      expect(await dueWithin(watch)).toBe(true);
+      expect(changedSettings(inUse, cwd, true)?.settings.config.protectedTools).toEqual(["bash"]);
+    });
+  }
+
+  it("the project's .pi replaced by a link to a folder elsewhere: every request looks from then on", async () => {
+    const elsewhere = join(root, "shared-pi");
+    mkdirSync(elsewhere);
+    const { watch, loaded } = followed();
+    watch.due(true);
+    rmSync(join(cwd, ".pi"), { recursive: true });
+    symlinkSync(elsewhere, join(cwd, ".pi"));
+    expect(await dueWithin(watch)).toBe(true);
+    watch.follow(loaded, true, false);
+    for (let i = 0; i < 3; i++) expect(watch.due(true)).toBe(true);
+    write(join(elsewhere, "settings.json"), { contextPrune: { protectedTools: ["bash"] } });
+    expect(watch.due(true)).toBe(true);
+    expect(changedSettings(loaded, cwd, true)?.settings.config.protectedTools).toEqual(["bash"]);
   });
 
   it("an untrusted project's folder is not watched, and trusting it makes the next request look", async () => {

@@ -1,12 +1,11 @@
 // Reading Pi's settings files: where they are, the lenient read that never throws, and the
 // effective `contextPrune` settings of a working directory.
-import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { createScanner, parse as parseJsonc, printParseErrorCode, type ParseError, type SyntaxKind } from "jsonc-parser";
 import { isRecord } from "../shapes/json.ts";
 import { SETTINGS_KEY, describeValue, resolveConfig, type ConfigWarning, type PruneConfig } from "./config.ts";
-import { fileSettingsStorage, type SettingsStorage } from "./settings-storage.ts";
+import { fileSettingsStorage, MAX_SETTINGS_FILE_BYTES, type SettingsStorage } from "./settings-storage.ts";
 
 export interface SettingsSource {
   path: string;
@@ -15,6 +14,8 @@ export interface SettingsSource {
   error?: string;
   /** The project is not trusted, so its file was not opened (`exists` is then false). */
   untrusted?: true;
+  /** The file holds nothing but white space (as when caught between a save's truncate and its write): no settings. */
+  empty?: true;
 }
 
 /**
@@ -22,8 +23,6 @@ export interface SettingsSource {
  * (jsonc-parser parses recursively, and a cloned repository's settings file can nest thousands deep).
  */
 export const MAX_SETTINGS_DEPTH = 64;
-/** A settings file larger than this is not read. */
-export const MAX_SETTINGS_FILE_BYTES = 4 * 1024 * 1024;
 
 export function expandHome(path: string, home: string = homedir()): string {
   if (path === "~") return home;
@@ -92,6 +91,17 @@ function sizeText(bytes: number): string {
 
 const TOO_LARGE = `larger than ${MAX_SETTINGS_FILE_BYTES / (1024 * 1024)} MiB`;
 
+/** Why the storage refused to read a settings file, in words: "larger than 4 MiB (… bytes)", "not a regular file", or the error's code. */
+export function readFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EFBIG") {
+    const size = (error as { size?: number }).size;
+    return size === undefined ? TOO_LARGE : `${TOO_LARGE} (${sizeText(size)})`;
+  }
+  if (code === "ENOTREG") return "not a regular file";
+  return code ?? String(error);
+}
+
 /**
  * Why a settings file's text must not be parsed at all (too large, nested too deep), or undefined.
  * Cheap and never throws; the settings writer can ask it before it parses a file to edit.
@@ -107,7 +117,6 @@ export function settingsTextProblem(text: string): string | undefined {
  * Never throws: a refused, unparsable or non-object text gives the reason instead.
  */
 function parseSettingsText(text: string): { settings: Record<string, unknown> } | { error: string } {
-  if (text.trim() === "") return { settings: {} };
   const problem = settingsTextProblem(text);
   if (problem !== undefined) return { error: problem };
   const errors: ParseError[] = [];
@@ -122,34 +131,24 @@ function parseSettingsText(text: string): { settings: Record<string, unknown> } 
   return { settings: parsed };
 }
 
-/** The size of a file on disk, when it can be told without opening it. */
-function fileSize(path: string): number | undefined {
-  try {
-    const stat = statSync(path);
-    return stat.isFile() ? stat.size : undefined;
-  } catch {
-    return undefined; // the read that follows reports why
-  }
-}
-
-/** Reads a settings file leniently (comments and trailing commas allowed). Never throws. */
+/**
+ * Reads a settings file leniently (comments and trailing commas allowed) through the storage's one
+ * bounded read. Never throws.
+ */
 export function readSettingsObject(
   path: string,
   storage: SettingsStorage = fileSettingsStorage,
 ): { source: SettingsSource; settings: Record<string, unknown> } {
   const failed = (error: string) => ({ source: { path, exists: true, error }, settings: {} });
-  // On disk an oversized file is refused before it is read into memory.
-  const size = storage === fileSettingsStorage ? fileSize(path) : undefined;
-  if (size !== undefined && size > MAX_SETTINGS_FILE_BYTES) return failed(`${TOO_LARGE} (${sizeText(size)})`);
   let text: string;
   try {
     text = stripByteOrderMark(storage.readFile(path).text);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { source: { path, exists: false }, settings: {} };
-    const reason = code === "ENOTREG" ? "not a regular file" : (code ?? String(error));
-    return failed(`cannot read: ${reason}`);
+    return failed(code === "EFBIG" ? readFailure(error) : `cannot read: ${readFailure(error)}`);
   }
+  if (text.trim() === "") return { source: { path, exists: true, empty: true }, settings: {} };
   const parsed = parseSettingsText(text);
   if ("error" in parsed) return failed(parsed.error);
   return { source: { path, exists: true }, settings: parsed.settings };

@@ -1,7 +1,7 @@
 // How the settings reader and writer reach settings files. The real storage is the file system,
-// where the writer's safety lives (exclusive lock files, temp file + rename only over the file that
-// was read, permission bits, a FIFO never opened for a blocking read); the memory one lets unit
-// tests run the editing logic.
+// where the safety lives (exclusive lock files, temp file + rename only over the file that was
+// read, permission bits, one read bounded to 4 MiB that opens no FIFO or device); the memory one
+// lets unit tests run the editing logic.
 import { randomBytes } from "node:crypto";
 import {
   accessSync,
@@ -14,7 +14,7 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
-  readFileSync,
+  readSync,
   readlinkSync,
   realpathSync,
   renameSync,
@@ -43,9 +43,12 @@ interface ExpectedFile {
   version?: string;
 }
 
-/** Errors thrown by a storage carry `code` as Node's do: "ENOENT", "EEXIST", "EISDIR", "ENOTREG" (not a regular file)… */
+/**
+ * Errors thrown by a storage carry `code` as Node's do: "ENOENT", "EEXIST", "EISDIR", "ENOTREG" (not
+ * a regular file), "EFBIG" (larger than MAX_SETTINGS_FILE_BYTES, with `size` when known)…
+ */
 export interface SettingsStorage {
-  /** The text, permission bits and version of a regular file; anything else is refused without reading it. */
+  /** The text, permission bits and version of a regular file of at most MAX_SETTINGS_FILE_BYTES; anything else is refused without reading it. */
   readFile(path: string): StoredFile;
   /** The file a write to `path` must replace: symlinks followed, a dangling one too. */
   resolveTarget(path: string): string;
@@ -77,23 +80,66 @@ function errnoError(code: string, message: string): NodeJS.ErrnoException {
   return error;
 }
 
+/** A settings file larger than this is not read: the one bound of every read of a settings file. */
+export const MAX_SETTINGS_FILE_BYTES = 4 * 1024 * 1024;
+
+/** Thrown for a file past the bound: code "EFBIG", with its size when the file told it. */
+function tooLargeError(path: string, size: number | undefined): NodeJS.ErrnoException & { size?: number } {
+  return Object.assign(errnoError("EFBIG", `${path} is larger than ${MAX_SETTINGS_FILE_BYTES} bytes`), { size });
+}
+
+const READ_CHUNK_BYTES = 64 * 1024;
+
 /**
- * The text and permission bits of a regular file. Anything else is refused without reading it:
- * opening a FIFO would block until a writer appears, and a device (a link to /dev/zero) never
- * ends. Errors carry `code` (a non-regular file: "ENOTREG", a directory: "EISDIR").
+ * The text and permission bits of a regular file, read with a byte limit whatever its size says.
+ * Anything else is refused without reading it, and where stat can tell, without opening it: a
+ * FIFO would block until a writer appears, a device (a link to /dev/zero) never ends. A file the
+ * system makes up as it is read (/proc/self/pagemap: "0 bytes", and no end) is refused too.
+ * Errors carry `code` (a non-regular file: "ENOTREG", a directory: "EISDIR", past the bound: "EFBIG").
  */
 function readRegularFile(path: string): StoredFile {
-  // O_NONBLOCK: the open itself must not wait for a FIFO's writer (no effect on regular files).
+  // Links are followed, as Pi's own reader follows them, but only to a regular file.
+  refuseIrregular(path, statSync(path, { bigint: true }));
+  // O_NONBLOCK: the open itself must not wait for a FIFO's writer put there since the stat.
   const fd = openSync(path, fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0));
   try {
     const stat = fstatSync(fd, { bigint: true });
-    if (!stat.isFile()) throw errnoError(stat.isDirectory() ? "EISDIR" : "ENOTREG", `${path} is not a regular file`);
-    const text = readFileSync(fd, "utf8");
+    refuseIrregular(path, stat);
+    if (stat.size > BigInt(MAX_SETTINGS_FILE_BYTES)) throw tooLargeError(path, Number(stat.size));
+    const bytes = readAtMost(fd, path, Number(stat.size));
     // Stat again after the read: a change in place while reading gives another version.
     const after = fstatSync(fd, { bigint: true });
+    const text = bytes.toString("utf8");
     return { text, mode: Number(stat.mode & 0o7777n), version: versionOf(after) === versionOf(stat) ? versionOf(stat) : undefined };
   } finally {
     closeSync(fd);
+  }
+}
+
+function refuseIrregular(path: string, stat: BigIntStats): void {
+  if (!stat.isFile()) throw errnoError(stat.isDirectory() ? "EISDIR" : "ENOTREG", `${path} is not a regular file`);
+}
+
+/**
+ * At most MAX_SETTINGS_FILE_BYTES of an open file ("EFBIG" past them). Bytes past a size of 0
+ * that a second look still gives as 0 are a generated file's ("ENOTREG"): a file being written
+ * meanwhile has grown by then.
+ */
+function readAtMost(fd: number, path: string, size: number): Buffer {
+  let buffer = Buffer.allocUnsafe(Math.min(MAX_SETTINGS_FILE_BYTES + 1, Math.max(size + 1, READ_CHUNK_BYTES)));
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      if (length > MAX_SETTINGS_FILE_BYTES) throw tooLargeError(path, undefined);
+      const larger = Buffer.allocUnsafe(Math.min(MAX_SETTINGS_FILE_BYTES + 1, buffer.length * 2));
+      buffer.copy(larger, 0, 0, length);
+      buffer = larger;
+    }
+    // Whole chunks: a generated file may refuse a read of odd length (/proc/self/pagemap reads in steps of 8).
+    const read = readSync(fd, buffer, length, Math.min(buffer.length - length, READ_CHUNK_BYTES), null);
+    if (read === 0) return buffer.subarray(0, length);
+    length += read;
+    if (size === 0 && fstatSync(fd).size === 0) throw errnoError("ENOTREG", `${path} is not a regular file (generated as it is read)`);
   }
 }
 
@@ -264,6 +310,8 @@ export function memorySettingsStorage(files: Map<string, string>): SettingsStora
     readFile(path) {
       const text = files.get(path);
       if (text === undefined) throw missing(path);
+      const size = Buffer.byteLength(text);
+      if (size > MAX_SETTINGS_FILE_BYTES) throw tooLargeError(path, size);
       return { text, mode: modes.get(path) ?? 0o644, version: versionOfPath(path) };
     },
     resolveTarget: (path) => path,

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import { applyEdits, modify, parse as parseJsonc, parseTree, type FormattingOptions, type Node as JsonNode, type ParseError } from "jsonc-parser";
-import { describeParseError, settingsTextProblem } from "./settings-reader.ts";
+import { describeParseError, readFailure, settingsTextProblem } from "./settings-reader.ts";
 import { fileSettingsStorage, type SettingsStorage } from "./settings-storage.ts";
 import { describeValue, ownList, SETTINGS_KEY } from "./config.ts";
 import { globPatternProblem } from "./protection.ts";
@@ -77,8 +77,10 @@ function readSnapshot(storage: SettingsStorage, file: string, target = file): Sn
   } catch (error) {
     const code = errnoCode(error);
     if (code === "ENOENT") return { exists: false, raw: "" };
-    const reason = code === "ENOTREG" ? "not a regular file" : (code ?? String(error));
-    throw new SettingsFileError("unreadable", file, `cannot read ${file}: ${reason}`, { cause: error });
+    if (code === "EFBIG") {
+      throw new SettingsFileError("unparsable", file, `${file} is ${readFailure(error)}, so it is not edited; fix it by hand, it was left unchanged`, { cause: error });
+    }
+    throw new SettingsFileError("unreadable", file, `cannot read ${file}: ${readFailure(error)}`, { cause: error });
   }
 }
 

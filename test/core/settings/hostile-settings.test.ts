@@ -13,8 +13,8 @@ import { fileURLToPath } from "node:url";
 import { buildSync } from "esbuild";
 import { parse as parseJsonc, visit, type ParseError } from "jsonc-parser";
 import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
-import { loadConfig, MAX_SETTINGS_DEPTH, MAX_SETTINGS_FILE_BYTES, nestsDeeperThan, readSettingsObject } from "../../../core/src/settings/settings-reader.ts";
-import { memorySettingsStorage, type SettingsStorage } from "../../../core/src/settings/settings-storage.ts";
+import { loadConfig, MAX_SETTINGS_DEPTH, nestsDeeperThan, readSettingsObject } from "../../../core/src/settings/settings-reader.ts";
+import { MAX_SETTINGS_FILE_BYTES, memorySettingsStorage, type SettingsStorage } from "../../../core/src/settings/settings-storage.ts";
 import { addProtectedPath, removeProtectedPath, SettingsFileError, setPruneSetting, transformSettingsFile } from "../../../core/src/settings/settings-writer.ts";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -338,6 +338,54 @@ describe("settings files that cannot be read as files (root-proof cases)", () =>
       expect(lstatSync(file).isFile()).toBe(false); // left alone
       count("not regular files, loops, dangling links");
     }
+  });
+
+  // stat gives these 0 bytes, and /proc/self/pagemap reads on for hundreds of gigabytes.
+  it.skipIf(!existsSync("/proc/self/pagemap"))("a link to a file the system generates (/proc/self/pagemap, /proc/self/status) is refused at once, reading next to nothing", () => {
+    for (const target of ["/proc/self/pagemap", "/proc/self/status"]) {
+      const dir = freshDir();
+      const file = join(dir, "settings.json");
+      symlinkSync(target, file);
+      const r = inChild(
+        `const peakBefore = process.resourceUsage().maxRSS;
+const read = outcome(() => readSettingsObject(v.file).source);
+const load = outcome(() => loadConfig({ agentDir: v.dir, cwd: v.dir, projectTrusted: true }).warnings.map((w) => w.message));
+const write = outcome(() => addProtectedPath({ file: v.file, pattern: "x/**", effective: [] }));
+return { read, load, write, peakGrownKb: { ok: true, value: process.resourceUsage().maxRSS - peakBefore } };`,
+        { file, dir },
+        { timeoutMs: 8_000 },
+      );
+      expect(r.read!.value, target).toEqual({ path: file, exists: true, error: "cannot read: not a regular file" });
+      expect(r.load!.value).toEqual([`${file}: cannot read: not a regular file; its contextPrune settings are ignored`]);
+      expect(r.write).toMatchObject({ ok: false, code: "unreadable", message: `cannot read ${file}: not a regular file` });
+      // The process's peak memory grew by less than one settings file's bound over the three reads.
+      expect(r.peakGrownKb!.value as number).toBeLessThan(MAX_SETTINGS_FILE_BYTES / 1024);
+      expect(lstatSync(file).isSymbolicLink()).toBe(true); // left alone
+      count("not regular files, loops, dangling links");
+    }
+  });
+
+  it("a file is read only up to the bound whatever its size said: one grown to 128 MiB since the stat is refused after 4 MiB", () => {
+    const dir = freshDir();
+    const file = join(dir, "settings.json");
+    writeFileSync(file, "");
+    const r = inChild(
+      `const { createRequire, syncBuiltinESMExports } = await import("node:module");
+const fs = createRequire(import.meta.url)("node:fs");
+const realFstat = fs.fstatSync;
+let grown = false;
+// The file grows (sparse: no memory here) right after the reader's first look at the open file.
+fs.fstatSync = (...args) => { const s = realFstat(...args); if (!grown) { grown = true; fs.truncateSync(v.file, 128 * 1024 * 1024); } return s; };
+syncBuiltinESMExports();
+const peakBefore = process.resourceUsage().maxRSS;
+const read = outcome(() => readSettingsObject(v.file).source);
+return { read, peakGrownKb: { ok: true, value: process.resourceUsage().maxRSS - peakBefore } };`,
+      { file, dir },
+    );
+    // The process's peak memory grew by a few times the bound at most, not by the file's 128 MiB.
+    expect(r.peakGrownKb!.value as number).toBeLessThan((4 * MAX_SETTINGS_FILE_BYTES) / 1024);
+    expect(r.read!.value).toEqual({ path: file, exists: true, error: "larger than 4 MiB" });
+    count("nested deep, too large, untrusted");
   });
 
   it("a symlink loop and a path through a file are reported, a directory in place of .pi too", () => {
@@ -704,10 +752,10 @@ describe("the families ran", () => {
     expect(fixed).toEqual({
       "formatting and comments (fast-check)": 400,
       "duplicate keys, __proto__": 3,
-      "not regular files, loops, dangling links": process.platform === "win32" ? 3 : 5,
+      "not regular files, loops, dangling links": process.platform === "win32" ? 3 : existsSync("/proc/self/pagemap") ? 7 : 5,
       ...(asRoot && process.platform !== "win32" ? { "permissions as an unprivileged user": 4 } : {}),
       "replaced while read or written": 2,
-      "nested deep, too large, untrusted": 9,
+      "nested deep, too large, untrusted": 10,
     });
     expect(renameReads).toBeGreaterThan(100);
     expect(inPlaceReads).toBeGreaterThan(100);
