@@ -17,12 +17,12 @@ type Turn =
   | { kind: "update"; block: "text" | "tool_removal" };
 
 /** Where a tool result sits in a payload's messages. */
-export interface ResultPosition {
+interface ResultPosition {
   message: number;
   block: number;
 }
 
-export interface Request {
+interface Request {
   payload: Json;
   /** The pending calls, oldest first, as the pruner's queue holds them (Pi's ids). */
   pending: string[];
@@ -41,7 +41,7 @@ export interface PayloadCase {
 }
 
 /** The recordings whose requests Pi marks with `cache_control`. */
-export const MARKED_RECORDINGS = [
+const MARKED_RECORDINGS = [
   "anthropic-key",
   "anthropic-key-effort",
   "anthropic-key-mid-conversation",
@@ -51,10 +51,10 @@ export const MARKED_RECORDINGS = [
   "completions-anthropic-cache",
 ] as const;
 /** The recordings whose requests carry no `cache_control` (automatic caching, cache points, none). */
-export const UNMARKED_RECORDINGS = ["completions-plain", "completions-grammar-tools", "openai-responses", "bedrock-claude"] as const;
+const UNMARKED_RECORDINGS = ["completions-plain", "completions-grammar-tools", "openai-responses", "bedrock-claude"] as const;
 
 const fixtures = new Map<string, PayloadFixture>();
-export function fixture(name: string): PayloadFixture {
+function fixture(name: string): PayloadFixture {
   let found = fixtures.get(name);
   if (!found) fixtures.set(name, (found = readPayloadFixture(name)));
   return found;
