@@ -227,6 +227,8 @@ export const markedCaseArb: fc.Arbitrary<PayloadCase> = fc
     previousPending: fc.nat(),
     currentPending: fc.nat(),
     flushed: fc.boolean(),
+    /** A pending call the payload does not hold (another branch's): nothing may be added for it. */
+    stray: fc.constantFrom(false, false, false, false, true),
     memory: fc.oneof(fc.constant("previous" as const), fc.constant("previous" as const), fc.constant("none" as const), fc.record({ message: fc.nat({ max: 40 }), block: fc.nat({ max: 4 }) })),
   })
   .map((c) => {
@@ -243,7 +245,8 @@ export const markedCaseArb: fc.Arbitrary<PayloadCase> = fc
     // A flush between the two: the previous request's pending results that are no longer pending were summarized.
     const firstPending = full.results.length - currentCount;
     const stubbed = new Set(c.flushed ? before.results.map((_, i) => i).filter((i) => i >= before.results.length - previous.pending.length && i < firstPending) : []);
-    const current = pendingOf(render(c.fixture, c.turns, { ...options, stubbed }), currentCount);
+    const pending = pendingOf(render(c.fixture, c.turns, { ...options, stubbed }), currentCount);
+    const current = c.stray ? { payload: pending.payload, pending: ["toolu_elsewhere", ...pending.pending] } : pending;
     return { fixture: c.fixture, model: fixture(c.fixture).model, previous, current, memory: c.memory };
   });
 
