@@ -17,7 +17,7 @@ export { addProtectedPath, removeProtectedPath, revertSettingsFileChange, setPru
 // How providers bill the prompt cache
 export { type ReadAfterChange } from "./cost/cache-rules.ts";
 export { type CacheRules, type ModelInfo, PRICE_MODELS, type PriceRules, priceRulesFor, type Pricing } from "./cost/price-rules.ts";
-export { type BreakpointMemory, placeFrontierBreakpoint } from "./cost/breakpoints.ts";
+export { type BreakpointMemory, markerWireOf, placeFrontierBreakpoint } from "./cost/breakpoints.ts";
 export { summarizerCost } from "./cost/flush-economics.ts";
 export { type BillTotals, SessionBill } from "./cost/session-bill.ts";
 

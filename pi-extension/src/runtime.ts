@@ -169,13 +169,16 @@ export class PrunerRuntime {
 
   /**
    * `before_provider_request`: on a provider that caches at markers, a breakpoint at the frontier,
-   * so a flush (which changes only what follows it) leaves the prefix before it readable. Fails
-   * open: the payload goes as Pi built it. Returns nothing when nothing changed.
+   * so a flush (which changes only what follows it) leaves the prefix before it readable. Only the
+   * agent's own requests come here (the summarizer's, through the model registry, do not), so the
+   * session model says the payload's wire. Fails open: the payload goes as Pi built it. Returns
+   * nothing when nothing changed.
    */
   onProviderRequest(event: BeforeProviderRequestEvent, ctx: ExtensionContext): unknown {
     this.ui = ctx.ui;
     if (!this.config.enabled) return undefined;
-    const sent = this.failOpen("cache breakpoint", () => this.breakpoint.place(event.payload, frontierQueue(this.queue.batches, this.config.minBatchChars)), event.payload);
+    const pending = frontierQueue(this.queue.batches, this.config.minBatchChars);
+    const sent = this.failOpen("cache breakpoint", () => this.breakpoint.place(event.payload, pending, ctx.model), event.payload);
     return sent === event.payload ? undefined : sent;
   }
 

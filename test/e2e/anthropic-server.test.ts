@@ -83,6 +83,32 @@ describe("the scripted server as an Anthropic Messages endpoint", () => {
     expect(answers[0]!.usage.cost.total).toBeGreaterThan(0);
   }, 30_000);
 
+  it("a body with more than four cache_control markers gets Anthropic's 400, whatever the script says", async () => {
+    server = await startModelServer({ replies: [{ text: "never sent" }, { text: "sent" }] });
+    const marker = { type: "ephemeral" };
+    const post = (markers: number) =>
+      fetch(`${server!.baseUrl.replace(/\/v1$/, "")}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "claude-opus-5",
+          stream: false,
+          system: [{ type: "text", text: "You are Claude Code.", cache_control: marker }, { type: "text", text: "A prompt.", ...(markers > 4 ? { cache_control: marker } : {}) }],
+          tools: [{ name: "read", input_schema: {}, cache_control: marker }],
+          messages: [
+            { role: "user", content: [{ type: "text", text: "hi", cache_control: marker }] },
+            { role: "system", content: [{ type: "tool_removal", tool: { type: "tool_reference", name: "Bash" }, cache_control: marker }] },
+          ],
+        }),
+      });
+    const refused = await post(5);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({ type: "error", error: { type: "invalid_request_error", message: "A maximum of 4 blocks with cache_control may be provided. Found 5." } });
+    const accepted = await post(4);
+    expect(accepted.status).toBe(200);
+    expect(JSON.stringify(await accepted.json())).toContain("never sent");
+  }, 30_000);
+
   it("a scripted HTTP error reaches Pi as Anthropic's error body", async () => {
     server = await startModelServer({ replies: [{ status: 400, body: { type: "error", error: { type: "invalid_request_error", message: "too many breakpoints" } } }] });
     ws = createPiWorkspace({ baseUrl: server.baseUrl, model: { api: "anthropic-messages" } });

@@ -2,20 +2,28 @@
 // model server logged carry a fourth `cache_control` on the block just before the oldest pending
 // tool result, keep one at that old frontier on the first request after a flush, and carry none
 // added where the provider caches prefixes by itself.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnthropicBlock, ChatMessage, ModelRequest, ModelServer, Reply } from "../helpers/model-server.ts";
 import type { MockModelOptions } from "../helpers/pi-workspace.ts";
 import { assertRunOk, runPi } from "../helpers/run-pi.ts";
 import { EXTENSION, isSummarizerRequest, scriptedPi } from "../helpers/pruner-e2e.ts";
 import { NO_NUDGES } from "../helpers/request-equality.ts";
+import { markerPaths } from "../helpers/provider-cache-rules.ts";
+import { EFFORT_COMPAT, OAUTH_KEY } from "../fixtures/payloads/scenarios.ts";
+
+const RECORDER = "test/fixtures/payloads/recorder.ts";
+/** Pi's built-in claude-opus-5 as a mock model: effort levels as mid-conversation system messages. */
+const OPUS_5 = { api: "anthropic-messages", id: "claude-opus-5", extra: { compat: EFFORT_COMPAT } } as const;
 
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
 
 const pi = scriptedPi();
 afterEach(pi.stop);
 
-/** Two tool turns, a final reply, a flush by command, then one more prompt: the agent's requests, and the server. */
-async function runSession(model: MockModelOptions): Promise<{ requests: ModelRequest[]; server: ModelServer }> {
+/** Two tool turns, a final reply, a flush by command, then one more prompt: the agent's requests, the server, and what reached `before_provider_request` after the pruner. */
+async function runSession(model: MockModelOptions): Promise<{ requests: ModelRequest[]; server: ModelServer; hooked: RecordedRequest[] }> {
   const agent: Reply[] = [
     { thinking: "Start with a.", text: "Reading a.", toolCalls: [{ id: "toolu_a", name: "read", arguments: { path: "src/a.ts" } }] },
     { thinking: "Now b.", text: "Reading b.", toolCalls: [{ id: "toolu_b", name: "read", arguments: { path: "src/b.ts" } }] },
@@ -28,12 +36,31 @@ async function runSession(model: MockModelOptions): Promise<{ requests: ModelReq
     settings: { contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES } },
     model,
   });
-  assertRunOk(await runPi({ workspace: ws, model: ws.modelRef, extension: EXTENSION, prompts: ["read a and b", "/pruner now", "what next?"], timeoutMs: 30_000 }));
+  const log = join(ws.root, "payloads.jsonl");
+  // The recorder runs after the pruner: it logs the payloads as the pruner left them.
+  const run = await runPi({ workspace: ws, model: ws.modelRef, extension: [EXTENSION, RECORDER], prompts: ["read a and b", "/pruner now", "what next?"], env: { PI_PRUNER_PAYLOAD_LOG: log }, timeoutMs: 30_000 });
+  assertRunOk(run);
   expect(server.warnings).toEqual([]);
   const agentRequests = server.chatRequests.filter((r) => !isSummarizerRequest(r));
   expect(agentRequests).toHaveLength(4);
   expect(server.chatRequests.filter(isSummarizerRequest).length).toBeGreaterThan(0);
-  return { requests: agentRequests, server };
+  const hooked = readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line) as RecordedRequest);
+  return { requests: agentRequests, server, hooked };
+}
+
+interface RecordedRequest {
+  model: { api: string; provider: string; id: string };
+  payload: unknown;
+}
+
+/** The markers of an Anthropic body by what they mark, outside system messages: `tools`, `system[i]`, `<role>: <block type> <id>`. */
+function markedContent(req: ModelRequest): string[] {
+  const body = req.anthropic!;
+  return [
+    ...(body.tools ?? []).filter((t) => t.cache_control).map(() => "tools"),
+    ...blocks(body.system ?? []).flatMap((s, i) => (s.cache_control ? [`system[${i}]`] : [])),
+    ...(body.messages ?? []).filter((m) => m.role !== "system").flatMap((m) => blocks(m.content).filter((b) => b.cache_control).map((b) => `${m.role}: ${b.type}${b.id ? ` ${b.id}` : ""}${b.tool_use_id ? ` ${b.tool_use_id}` : ""}`)),
+  ];
 }
 
 function blocks(content: string | AnthropicBlock[]): AnthropicBlock[] {
@@ -75,6 +102,36 @@ describe("the frontier breakpoint in real Pi", () => {
     // And the scripted cache read the history up to it, beyond the tools, system and first prompt.
     expect(fourth!.anthropicUsage!.cache_read_input_tokens).toBeGreaterThan(first!.anthropicUsage!.cache_creation_input_tokens);
   }, 60_000);
+
+  it("an effort model with an OAuth login: every body within four markers, the frontier marked, and pi exits 0", async () => {
+    const { requests, hooked } = await runSession({ ...OPUS_5, apiKey: OAUTH_KEY });
+    // Pi's own four: the last tool, both system blocks (the Claude Code identity and the prompt), the end; effort messages in between.
+    const first = requests[0]!.anthropic!;
+    expect(blocks(first.system!).map((b) => b.cache_control !== undefined)).toEqual([true, true]);
+    expect(first.messages!.map((m) => m.role)).toEqual(["user", "system"]);
+    for (const req of requests) expect(markerPaths(req.anthropic).length).toBeLessThanOrEqual(4);
+    expect(markedContent(requests[0]!)).toEqual(["tools", "system[0]", "system[1]", "user: text"]);
+    // a pending: a's call is marked, and the first request's end (the frontier that moved) kept; the
+    // tool's and the first system block's breakpoints give way (the prompt's caches what precedes it).
+    expect(markedContent(requests[1]!)).toEqual(["system[1]", "user: text", "assistant: tool_use toolu_a", "user: tool_result toolu_a"]);
+    // a and b pending: the frontier stayed; only the tool's gives way.
+    expect(markedContent(requests[2]!)).toEqual(["system[0]", "system[1]", "assistant: tool_use toolu_a", "user: tool_result toolu_b"]);
+    // After `/pruner now` nothing is pending: the old frontier keeps its breakpoint, beside the new prompt's.
+    expect(markedContent(requests[3]!)).toEqual(["system[0]", "system[1]", "assistant: tool_use toolu_a", "user: text"]);
+    // Only the agent's requests pass through before_provider_request (the summarizer's do not), each for
+    // the session model, and what the hook handed on is what the server received.
+    expect(hooked.map((h) => h.model)).toEqual(requests.map(() => expect.objectContaining({ api: "anthropic-messages", id: "claude-opus-5" })));
+    expect(hooked.map((h) => h.payload)).toEqual(requests.map((r) => expect.objectContaining(r.anthropic)));
+  }, 60_000);
+
+  it("an effort model with an API key: the frontier marked on the same requests and blocks as a plain Anthropic model's", async () => {
+    const plain = await runSession({ api: "anthropic-messages", id: "claude-sonnet-4-6" });
+    const effort = await runSession(OPUS_5);
+    expect(effort.requests.map((r) => r.anthropic!.messages!.some((m) => m.role === "system"))).toEqual([true, true, true, true]);
+    expect(effort.requests.map(markedContent)).toEqual(plain.requests.map(markedContent));
+    expect(effort.requests.map(markedContent)[1]).toContain("assistant: tool_use toolu_a");
+    for (const req of effort.requests) expect(markerPaths(req.anthropic).length).toBeLessThanOrEqual(4);
+  }, 90_000);
 
   it("openai-completions with Anthropic-style cache control: the marker goes on the text before the pending result", async () => {
     const [, second, third] = (await runSession({ extra: { compat: { cacheControlFormat: "anthropic" } } })).requests;

@@ -35,7 +35,8 @@
  * waiting on a request for as long as it likes, and knows when it is, without a sleep.
  * Faults: `{status}` (HTTP error), `{stallAfterChunks, stallMs?}`, `{empty: true}`,
  * `{malformed: true}`, `{drop: true}` (socket reset mid-stream), `{finishReason: "length"}`;
- * connection refused: `close()` the server, or `deadBaseUrl()`.
+ * connection refused: `close()` the server, or `deadBaseUrl()`. Like Anthropic, an Anthropic body
+ * with more than four `cache_control` markers gets a 400 without consulting the script.
  *
  * Anthropic usage is an estimate of Anthropic's prompt cache, kept per server: the body's blocks in
  * cache order (tools, system, then each message's content blocks), each sized by core's token
@@ -359,6 +360,19 @@ class AnthropicCacheEstimate {
   }
 }
 
+/** Anthropic answers 400 to a body with more `cache_control` markers than this, wherever they stand. */
+const MAX_ANTHROPIC_BREAKPOINTS = 4;
+
+/** Every `cache_control` in a body: tools, system blocks, message blocks and anything nested. */
+function countMarkers(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((n: number, item) => n + countMarkers(item), 0);
+  if (typeof value !== "object" || value === null) return 0;
+  return Object.entries(value).reduce((n, [key, v]) => n + (key === "cache_control" ? 1 : countMarkers(v)), 0);
+}
+
+/** Anthropic's answer to a body with too many breakpoints (the script is not consulted). */
+const tooManyBreakpoints = (found: number): ErrorReply => ({ status: 400, body: { type: "error", error: { type: "invalid_request_error", message: `A maximum of ${MAX_ANTHROPIC_BREAKPOINTS} blocks with cache_control may be provided. Found ${found}.` } } });
+
 /** Anthropic's stop reason for a script's finish reason (either vocabulary). */
 function anthropicStopReason(finish: string): string {
   return finish === "stop" ? "end_turn" : finish === "length" ? "max_tokens" : finish === "tool_calls" ? "tool_use" : finish;
@@ -604,7 +618,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       if (self.closed || res.destroyed) return;
     }
 
-    const { reply, source } = await chooseReply(record);
+    const { reply, source } = anthropic && countMarkers(anthropic) > MAX_ANTHROPIC_BREAKPOINTS ? { reply: tooManyBreakpoints(countMarkers(anthropic)), source: "none" as const } : await chooseReply(record);
     record.reply = reply;
     record.source = source;
     await sendReply(record, reply, res);

@@ -16,8 +16,10 @@ export const MOCK_MODEL_ID = "m";
 export const MOCK_MODEL = `${MOCK_PROVIDER}/${MOCK_MODEL_ID}`;
 
 export interface MockModelOptions {
-  /** Pi's api for the mock provider. Default "openai-completions". */
-  api?: "openai-completions" | "anthropic-messages";
+  /** Pi's api for the mock provider. Default "openai-completions"; the server speaks the first two only (the others reach it and get a 404). */
+  api?: "openai-completions" | "anthropic-messages" | "openai-responses" | "bedrock-converse-stream";
+  /** The provider's key (default `test-key`); Pi's Anthropic provider treats a key holding `sk-ant-oat` as an OAuth login. */
+  apiKey?: string;
   /** The model id (default `m`); run Pi with `--model` set to the workspace's `modelRef`. */
   id?: string;
   /** Registry prices in USD per million tokens, as models.json takes them. */
@@ -119,7 +121,7 @@ export function createPiWorkspace(opts: PiWorkspaceOptions = {}): PiWorkspace {
           // The Anthropic SDK adds `/v1/messages` to its base URL itself.
           baseUrl: api === "anthropic-messages" ? baseUrl.replace(/\/v1\/?$/, "") : baseUrl,
           api,
-          apiKey: "test-key",
+          apiKey: m.apiKey ?? "test-key",
           models: [
             {
               id: modelId,

@@ -6,6 +6,8 @@
 // reads, however far back it lies; without it the provider looks only about 20 blocks back from
 // each breakpoint and may write the whole prefix again.
 import { createHash } from "node:crypto";
+import { isRecord } from "../shapes/json.ts";
+import { marksCompletions, type ModelInfo } from "./price-rules.ts";
 
 /** Where a block sits in a payload's `messages`: the message, and the block in its content (a string content is block 0). */
 interface BlockPosition {
@@ -27,25 +29,43 @@ export interface BreakpointPlacement {
   memory: BreakpointMemory | undefined;
 }
 
-/** Anthropic rejects a request with more breakpoints than this. */
+/**
+ * The wire formats whose `cache_control` markers this places: an Anthropic Messages body, and a
+ * chat-completions body that Pi marks Anthropic-style. Every other request is left as Pi built it.
+ */
+export type MarkerWire = "anthropic-messages" | "chat-completions";
+
+/** Anthropic rejects a request with more breakpoints than this, wherever they stand. */
 export const MAX_BREAKPOINTS = 4;
 
 type Json = Record<string, unknown>;
-type Shape = "anthropic" | "chat";
 
 /** One block that carries a marker, by where it is. */
 interface Marked {
+  /** A tool, a block of the system prompt (Anthropic's `system`, or the leading system messages of chat), or any other. */
   kind: "tool" | "system" | "message";
-  /** The tool's index, the system block's index, or the message block's position. */
+  /** The tool's or the system block's index. */
   index: number;
+  /** Where it is in `messages`, for a block there. */
   position?: BlockPosition;
 }
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
-const hasMarker = (value: unknown): boolean => isObject(value) && value.cache_control !== undefined;
+const hasMarker = (value: unknown): boolean => isRecord(value) && value.cache_control !== undefined;
 
 /** The provider's spelling of a tool-call id: Pi's Anthropic provider replaces characters it does not allow. */
 const providerCallId = (id: string): string => id.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
+
+/**
+ * The wire of Pi's requests for `model` when Pi marks them with `cache_control`: its
+ * `anthropic-messages` api, and its `openai-completions` api for models it caches Anthropic-style.
+ * Undefined for every other api (the OpenAI Responses apis, Bedrock's cache points, Google, a
+ * virtual model that routes elsewhere, no model): those requests are not touched.
+ */
+export function markerWireOf(model: ModelInfo | undefined): MarkerWire | undefined {
+  if (model?.api === "anthropic-messages") return "anthropic-messages";
+  if (model?.api === "openai-completions" && marksCompletions(model)) return "chat-completions";
+  return undefined;
+}
 
 /** The blocks of a message's content; a string is one text block. */
 function contentBlocks(content: unknown): unknown[] {
@@ -53,54 +73,60 @@ function contentBlocks(content: unknown): unknown[] {
   return Array.isArray(content) ? content : [];
 }
 
+/** A system message inside `messages`: chat's system prompt and updates, Anthropic's mid-conversation ones (effort, tool changes). */
+const isSystemMessage = (message: Json): boolean => message.role === "system" || message.role === "developer";
+
+/** How many system messages open the payload: in chat, the system prompt. Anthropic keeps its prompt in `system`. */
+function leadingSystemMessages(wire: MarkerWire, messages: readonly Json[]): number {
+  if (wire === "anthropic-messages") return 0;
+  let count = 0;
+  while (count < messages.length && isSystemMessage(messages[count]!)) count++;
+  return count;
+}
+
 /**
- * The payload's wire shape: Anthropic Messages keeps the system prompt beside the messages and has
- * only user and assistant turns; chat completions has system, developer and tool messages and
- * assistant `tool_calls`. Anything else is not a payload this knows.
+ * Every marker the provider counts, in cache order: the tools, Anthropic's system blocks, then each
+ * message's blocks (system messages included), and the blocks nested in a tool result. A marker on
+ * anything else (a message itself) is counted too, as one that cannot be moved.
  */
-function shapeOf(payload: unknown): Shape | undefined {
-  if (!isObject(payload) || !Array.isArray(payload.messages) || !payload.messages.every(isObject)) return undefined;
-  const messages = payload.messages as Json[];
-  if (messages.some((m) => m.role === "system" || m.role === "developer" || m.role === "tool" || m.tool_calls !== undefined)) return "chat";
-  return "anthropic";
-}
-
-function isSystemMessage(shape: Shape, message: Json): boolean {
-  return shape === "chat" && (message.role === "system" || message.role === "developer");
-}
-
-/** Every marked block of the payload, in cache order (tools, system, messages). */
-function markedBlocks(shape: Shape, payload: Json): Marked[] {
+function markedBlocks(wire: MarkerWire, payload: Json): Marked[] {
   const marked: Marked[] = [];
   if (Array.isArray(payload.tools)) payload.tools.forEach((tool, index) => hasMarker(tool) && marked.push({ kind: "tool", index }));
-  if (shape === "anthropic" && Array.isArray(payload.system)) payload.system.forEach((block, index) => hasMarker(block) && marked.push({ kind: "system", index }));
-  (payload.messages as Json[]).forEach((message, m) => {
+  if (wire === "anthropic-messages" && Array.isArray(payload.system)) payload.system.forEach((block, index) => hasMarker(block) && marked.push({ kind: "system", index }));
+  const messages = payload.messages as Json[];
+  const leading = leadingSystemMessages(wire, messages);
+  messages.forEach((message, m) => {
+    if (hasMarker(message)) marked.push({ kind: "message", index: -1 });
     if (!Array.isArray(message.content)) return;
     message.content.forEach((block, b) => {
-      if (hasMarker(block)) marked.push({ kind: isSystemMessage(shape, message) ? "system" : "message", index: b, position: { message: m, block: b } });
+      if (hasMarker(block)) marked.push({ kind: m < leading ? "system" : "message", index: m, position: { message: m, block: b } });
+      if (isRecord(block) && Array.isArray(block.content)) for (const nested of block.content) if (hasMarker(nested)) marked.push({ kind: "message", index: -1 });
     });
   });
   return marked;
 }
 
-/** Whether a block can carry a marker: Anthropic refuses one on thinking and on empty text; chat-completions routes take it on text parts only. */
-function canMark(shape: Shape, block: unknown): boolean {
-  if (!isObject(block)) return false;
-  if (block.type === "text") return typeof block.text === "string" && block.text.length > 0;
-  return shape === "anthropic" && ["image", "document", "tool_use", "tool_result", "search_result"].includes(String(block.type));
+/**
+ * Whether a block can carry a marker: Anthropic refuses one on thinking, redacted thinking and
+ * empty text; chat-completions routes take it on text parts only.
+ */
+function canMark(wire: MarkerWire, block: unknown): boolean {
+  if (!isRecord(block)) return false;
+  if (block.type === "text") return typeof block.text === "string" && block.text.trim().length > 0;
+  return wire === "anthropic-messages" && ["image", "document", "tool_use", "tool_result", "search_result"].includes(String(block.type));
 }
 
 /** The tool results of the payload in order: their provider ids and where they sit. */
-function toolResults(shape: Shape, messages: readonly Json[]): Array<{ id: string; position: BlockPosition }> {
+function toolResults(wire: MarkerWire, messages: readonly Json[]): Array<{ id: string; position: BlockPosition }> {
   const results: Array<{ id: string; position: BlockPosition }> = [];
   messages.forEach((message, m) => {
-    if (shape === "chat") {
+    if (wire === "chat-completions") {
       if (message.role === "tool" && typeof message.tool_call_id === "string") results.push({ id: message.tool_call_id, position: { message: m, block: 0 } });
       return;
     }
     if (message.role !== "user" || !Array.isArray(message.content)) return;
     message.content.forEach((block, b) => {
-      if (isObject(block) && block.type === "tool_result" && typeof block.tool_use_id === "string") results.push({ id: block.tool_use_id, position: { message: m, block: b } });
+      if (isRecord(block) && block.type === "tool_result" && typeof block.tool_use_id === "string") results.push({ id: block.tool_use_id, position: { message: m, block: b } });
     });
   });
   return results;
@@ -111,8 +137,8 @@ function toolResults(shape: Shape, messages: readonly Json[]): Array<{ id: strin
  * so the pending ids are matched from the end of the payload backwards; providers repeat ids across
  * answers, and matching the whole sequence keeps an older result with a reused id from being taken.
  */
-function oldestPendingResult(shape: Shape, messages: readonly Json[], pendingCallIds: readonly string[]): BlockPosition | undefined {
-  const results = toolResults(shape, messages);
+function oldestPendingResult(wire: MarkerWire, messages: readonly Json[], pendingCallIds: readonly string[]): BlockPosition | undefined {
+  const results = toolResults(wire, messages);
   let next = pendingCallIds.length - 1;
   let found: BlockPosition | undefined;
   for (let i = results.length - 1; i >= 0 && next >= 0; i--) {
@@ -125,23 +151,32 @@ function oldestPendingResult(shape: Shape, messages: readonly Json[], pendingCal
   return next < 0 ? found : undefined;
 }
 
-/** The nearest block before `position` that can carry a marker, never inside the system prompt. */
-function markableBefore(shape: Shape, messages: readonly Json[], position: BlockPosition): BlockPosition | undefined {
+/** Whether this may put a marker at `position`: a markable block of a conversation message (never of a system message). */
+function isMarkable(wire: MarkerWire, messages: readonly Json[], position: BlockPosition): boolean {
+  const message = messages[position.message];
+  return message !== undefined && !isSystemMessage(message) && canMark(wire, contentBlocks(message.content)[position.block]);
+}
+
+/** The nearest block before `position` this may mark: system messages (effort, tool changes, chat's prompt) are passed over. */
+function markableBefore(wire: MarkerWire, messages: readonly Json[], position: BlockPosition): BlockPosition | undefined {
   let { message: m, block: b } = position;
   for (;;) {
     b--;
     while (b < 0) {
       m--;
-      if (m < 0 || isSystemMessage(shape, messages[m]!)) return undefined;
-      b = contentBlocks(messages[m]!.content).length - 1;
+      if (m < 0) return undefined;
+      b = isSystemMessage(messages[m]!) ? -1 : contentBlocks(messages[m]!.content).length - 1;
     }
-    if (canMark(shape, contentBlocks(messages[m]!.content)[b])) return { message: m, block: b };
+    if (isMarkable(wire, messages, { message: m, block: b })) return { message: m, block: b };
   }
 }
 
-/** The last marked block of the history: Pi's breakpoint at its end. */
-function lastMarkedMessageBlock(marked: readonly Marked[]): BlockPosition | undefined {
-  for (let i = marked.length - 1; i >= 0; i--) if (marked[i]!.kind === "message") return marked[i]!.position;
+/** The last marked block of the conversation outside system messages: Pi's breakpoint at its end. */
+function lastMarkedMessageBlock(messages: readonly Json[], marked: readonly Marked[]): BlockPosition | undefined {
+  for (let i = marked.length - 1; i >= 0; i--) {
+    const position = marked[i]!.position;
+    if (marked[i]!.kind === "message" && position && !isSystemMessage(messages[position.message]!)) return position;
+  }
   return undefined;
 }
 
@@ -182,69 +217,69 @@ function withMarkers(payload: Json, positions: readonly BlockPosition[], marker:
   return { ...payload, messages };
 }
 
-/** The payload without the markers of `drop` on tools and system blocks. */
-function withoutMarkers(shape: Shape, payload: Json, drop: readonly Marked[]): Json {
+/** The payload without the markers of `drop` (tools and system-prompt blocks). */
+function withoutMarkers(payload: Json, drop: readonly Marked[]): Json {
   const strip = (value: unknown): unknown => {
-    if (!isObject(value)) return value;
+    if (!isRecord(value)) return value;
     const { cache_control: _removed, ...rest } = value;
     return rest;
   };
   let result: Json = { ...payload };
   for (const d of drop) {
     if (d.kind === "tool") result = { ...result, tools: (result.tools as unknown[]).map((t, i) => (i === d.index ? strip(t) : t)) };
-    else if (d.kind === "system" && shape === "anthropic" && !d.position) result = { ...result, system: (result.system as unknown[]).map((s, i) => (i === d.index ? strip(s) : s)) };
     else if (d.position) {
       const { message: m, block: b } = d.position;
       const messages = [...(result.messages as Json[])];
       messages[m] = { ...messages[m]!, content: (messages[m]!.content as unknown[]).map((block, i) => (i === b ? strip(block) : block)) };
       result = { ...result, messages };
-    }
+    } else result = { ...result, system: (result.system as unknown[]).map((s, i) => (i === d.index ? strip(s) : s)) };
   }
   return result;
 }
 
 /**
- * Places the frontier breakpoint on a provider payload, and, on the first request after the
- * frontier moved, keeps one at the previous request's frontier while its prefix is unchanged (the
- * entry this request can surely read is the one the previous request wrote there).
+ * Places the frontier breakpoint on a provider payload of `wire` (see `markerWireOf`), and, on the
+ * first request after the frontier moved, keeps one at the previous request's frontier while its
+ * prefix is unchanged (the entry this request can surely read is the one the previous request wrote there).
  *
  * - The frontier is the nearest markable block before the result of the oldest call in
- *   `pendingCallIds` (oldest first, as the queue holds them); with nothing pending it is the end of
- *   the history, which Pi marks itself, so nothing is added for it.
- * - Nothing is added where Pi placed no marker at all: caching is off, or the provider caches
- *   prefixes by itself (OpenAI-style). A payload of an unknown shape is returned as it is.
- * - Never more than four markers: when one is needed, the last tool's marker goes first (the
- *   system block's marker caches the tools with it, as they precede it), then all but the last
- *   system block's; if still too many, the previous frontier's is not added, then the new one's.
+ *   `pendingCallIds` (oldest first, as the queue holds them), passing over system messages; with
+ *   nothing pending it is the end of the history, which Pi marks itself, so nothing is added for it.
+ * - Nothing is added where the wire is not one that caches at markers, nor where Pi placed no
+ *   marker at all (caching is off). A payload that does not have the wire's shape is returned as it is.
+ * - Never more than four markers, counted wherever the provider reads them: when one is needed,
+ *   the last tool's marker goes first (a system-prompt marker caches the tools with it, as they
+ *   precede it), then all but the last system-prompt block's; if still too many, the previous
+ *   frontier's is not added, then the new one's.
  */
-export function placeFrontierBreakpoint(payload: unknown, pendingCallIds: readonly string[], previous: BreakpointMemory | undefined): BreakpointPlacement {
-  const shape = shapeOf(payload);
-  if (!shape || !isObject(payload)) return { payload, memory: previous };
-  const marked = markedBlocks(shape, payload);
+export function placeFrontierBreakpoint(payload: unknown, wire: MarkerWire | undefined, pendingCallIds: readonly string[], previous: BreakpointMemory | undefined): BreakpointPlacement {
+  if (!wire) return { payload, memory: undefined };
+  if (!isRecord(payload) || !Array.isArray(payload.messages) || !payload.messages.every(isRecord)) return { payload, memory: previous };
+  const marked = markedBlocks(wire, payload);
   if (marked.length === 0) return { payload, memory: undefined };
   const messages = payload.messages as Json[];
 
   let frontier: BlockPosition | undefined;
-  if (pendingCallIds.length === 0) frontier = lastMarkedMessageBlock(marked);
+  if (pendingCallIds.length === 0) frontier = lastMarkedMessageBlock(messages, marked);
   else {
-    const result = oldestPendingResult(shape, messages, pendingCallIds);
+    const result = oldestPendingResult(wire, messages, pendingCallIds);
     // Pending results this payload does not hold: not a request of this history; leave it and the memory alone.
     if (!result) return { payload, memory: previous };
-    frontier = markableBefore(shape, messages, result);
+    frontier = markableBefore(wire, messages, result);
   }
 
   const isMarked = (position: BlockPosition) => marked.some((m) => m.position && samePosition(m.position, position));
   const wanted: BlockPosition[] = [];
   if (frontier && !isMarked(frontier)) wanted.push(frontier);
   const kept = previous?.frontier;
-  if (kept && (!frontier || !samePosition(kept, frontier)) && !isMarked(kept) && canMark(shape, contentBlocks(messages[kept.message]?.content)[kept.block]) && prefixHash(payload, kept) === previous.prefixHash) {
+  if (kept && (!frontier || !samePosition(kept, frontier)) && !isMarked(kept) && isMarkable(wire, messages, kept) && prefixHash(payload, kept) === previous.prefixHash) {
     wanted.push(kept);
   }
 
   const memory = frontier ? { frontier, prefixHash: prefixHash(payload, frontier)! } : undefined;
   if (wanted.length === 0) return { payload, memory };
 
-  // Room for the new markers: the last tool's goes first, then every system block's but the last.
+  // Room for the new markers: the last tool's goes first, then every system-prompt block's but the last.
   const drop: Marked[] = [];
   const systems = marked.filter((m) => m.kind === "system");
   const lastTool = marked.filter((m) => m.kind === "tool").at(-1);
@@ -256,14 +291,16 @@ export function placeFrontierBreakpoint(payload: unknown, pendingCallIds: readon
   const frontierMarked = frontier !== undefined && (isMarked(frontier) || placed.some((p) => samePosition(p, frontier)));
   const next = frontierMarked ? memory : previous;
   if (placed.length === 0) return { payload, memory: next };
-  const sent = withMarkers(withoutMarkers(shape, payload, drop), placed, messageMarker(payload, marked));
+  const sent = withMarkers(withoutMarkers(payload, drop), placed, markerOf(payload, wire));
   return { payload: sent, memory: next };
 }
 
-/** The marker Pi used (its type and lifetime), copied onto the blocks this adds. */
-function messageMarker(payload: Json, marked: readonly Marked[]): unknown {
-  const last = marked.at(-1)!;
-  if (last.position) return ((payload.messages as Json[])[last.position.message]!.content as Json[])[last.position.block]!.cache_control;
-  const list = (last.kind === "tool" ? payload.tools : payload.system) as Json[];
-  return list[last.index]!.cache_control;
+/** The marker Pi used (its type and lifetime), copied onto the blocks this adds: the one on the last tool, system block or message block. */
+function markerOf(payload: Json, wire: MarkerWire): unknown {
+  const found: unknown[] = [];
+  const collect = (list: unknown) => Array.isArray(list) && list.forEach((item) => hasMarker(item) && found.push((item as Json).cache_control));
+  collect(payload.tools);
+  if (wire === "anthropic-messages") collect(payload.system);
+  for (const message of payload.messages as Json[]) collect(message.content);
+  return found.at(-1) ?? { type: "ephemeral" };
 }

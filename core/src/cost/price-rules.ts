@@ -87,12 +87,19 @@ const OPENAI_API = /^(azure-)?openai-/;
  */
 function cachingOf(model: ModelInfo): "anthropic" | "openai" {
   const api = model.api ?? "";
-  if (api === "openai-completions") {
-    const detected = model.provider === "openrouter" && (model.id ?? "").startsWith("anthropic/") ? "anthropic" : undefined;
-    const format = isRecord(model.compat) && typeof model.compat.cacheControlFormat === "string" ? model.compat.cacheControlFormat : detected;
-    return format === "anthropic" ? "anthropic" : "openai";
-  }
+  if (api === "openai-completions") return marksCompletions(model) ? "anthropic" : "openai";
   return OPENAI_API.test(api) ? "openai" : "anthropic";
+}
+
+/**
+ * Whether Pi's OpenAI-completions provider puts Anthropic-style `cache_control` markers on this
+ * model's requests: its compat says `cacheControlFormat: "anthropic"`, or, without a compat value,
+ * it is one of OpenRouter's `anthropic/*` routes (Pi's `getCompatCacheControl`).
+ */
+export function marksCompletions(model: ModelInfo): boolean {
+  const detected = model.provider === "openrouter" && (model.id ?? "").startsWith("anthropic/") ? "anthropic" : undefined;
+  const own = isRecord(model.compat) ? model.compat.cacheControlFormat : undefined;
+  return (own ?? detected) === "anthropic";
 }
 
 /** A Claude model's family and version from its id ("claude-sonnet-4-6", "anthropic/claude-opus-4.5", "claude-3-7-sonnet-…"). */
