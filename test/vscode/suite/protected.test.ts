@@ -170,6 +170,30 @@ describe("protected files", () => {
     assert.equal(api.decorations.provideFileDecoration(fileUri("src/parser.ts")), undefined);
   });
 
+  it("follows a project .pi folder deleted and made again, and one replaced by a link", async () => {
+    writeJson(projectFile(), JSON.stringify({ contextPrune: { protectedPaths: ["docs/**"] } }));
+    await viewShows([["docs/**", "project"]]);
+    // Deleted and made again between two looks: the OS watch on the old folder hears nothing more.
+    fs.rmSync(path.join(ws(), ".pi"), { recursive: true, force: true });
+    fs.mkdirSync(path.join(ws(), ".pi"));
+    await viewShows([["**/skills/**/*.md", "default"]]);
+    writeJson(projectFile(), JSON.stringify({ contextPrune: { protectedPaths: ["src/lexer.ts"] } }));
+    await viewShows([["src/lexer.ts", "project"]]);
+    // Replaced by a link to another folder holding a settings file.
+    const elsewhere = fs.mkdtempSync(path.join(path.dirname(agent.agentDir), "pi-folder-"));
+    try {
+      fs.writeFileSync(path.join(elsewhere, "settings.json"), JSON.stringify({ contextPrune: { protectedPaths: ["src/parser.ts"] } }));
+      fs.rmSync(path.join(ws(), ".pi"), { recursive: true, force: true });
+      fs.symlinkSync(elsewhere, path.join(ws(), ".pi"));
+      await viewShows([["src/parser.ts", "project"]]);
+      fs.writeFileSync(path.join(elsewhere, "settings.json"), JSON.stringify({ contextPrune: { protectedPaths: ["docs/guide.md"] } }));
+      await viewShows([["docs/guide.md", "project"]]);
+    } finally {
+      fs.rmSync(path.join(ws(), ".pi"), { force: true });
+      fs.rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
   it("decorations follow a settings file changed on disk", async () => {
     let fired = 0;
     const listening = api.decorations.onDidChangeFileDecorations(() => fired++);

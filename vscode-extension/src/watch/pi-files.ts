@@ -6,7 +6,7 @@
 // per folder that matters): the session folders of the scope, `sessions/` for new folders, the
 // agent dir for `settings.json` and `sessions/`, or its parent until it exists. VS Code's watcher
 // stays on as a second opinion; a change seen twice only costs an empty tail read.
-import { existsSync, readdirSync, watch, type FSWatcher } from "node:fs";
+import { existsSync, lstatSync, readdirSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import * as vscode from "vscode";
 import { sessionDirFor, sessionsRoot } from "@pi-pruner/core";
@@ -121,8 +121,22 @@ export function watchPiFiles(targets: WatchTargets, handlers: WatchHandlers): vs
 /** What there is to watch now, and a key that changes when that does. */
 export function watchState(agentDir: string, folders: readonly vscode.WorkspaceFolder[], all: boolean): { sessionDirs: string[]; key: string } {
   const sessionDirs = existingSessionDirs(agentDir, folders, all);
-  const projectDirs = folders.map((f) => existsSync(join(f.uri.fsPath, ".pi")));
+  const projectDirs = folders.map((f) => folderIdentity(join(f.uri.fsPath, ".pi")));
   return { sessionDirs, key: JSON.stringify([existsSync(sessionsRoot(agentDir)), sessionDirs, projectDirs]) };
+}
+
+/**
+ * Which folder is at `path`: its device and inode, and whether it is a link. A `.pi` folder deleted
+ * and made again, or replaced by a link, is another folder, and the OS watch on the old one hears
+ * nothing more; a key that only said "it exists" kept that dead watch.
+ */
+function folderIdentity(path: string): string | null {
+  try {
+    const s = lstatSync(path);
+    return `${s.dev}:${s.ino}:${s.isSymbolicLink() ? "link" : s.isDirectory() ? "dir" : "other"}`;
+  } catch {
+    return null;
+  }
 }
 
 /** The session folders of the scope that exist now. */
