@@ -103,7 +103,7 @@ export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
     name: QUERY_TOOL,
     label: "Context tree query",
     description:
-      "The full original output of pruned tool calls, by the refs in pruner summaries, stubs and <compressed-chain tools=\"…\"> blocks (e.g. t3) or by raw tool-call ids; also protected outputs that a <protected-outputs> block names as left out, by their tool call ids.",
+      "The full original output of pruned tool calls, by the refs in pruner summaries, stubs and <compressed-chain tools=\"…\"> blocks (e.g. t3) or by raw tool-call ids; also, by their tool call ids, the protected outputs that the block re-sent after a compaction names as left out.",
     promptSnippet: "Recover the full output of pruned tool calls by ref (t1, t2, …)",
     promptGuidelines: [
       `When a pruner summary, stub or compressed chain is not enough, call ${QUERY_TOOL} with its refs (e.g. ["t3"]) instead of re-running the tool.`,

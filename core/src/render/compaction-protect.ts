@@ -137,7 +137,7 @@ export function newestProtectedOutputs(entries: readonly AnyEntry[], config: Pro
     const text = result.text();
     if (text === "") return;
     const path = toolCallPath(result.args);
-    const call = oneLine(path ?? argumentsKey(result.args), 100);
+    const call = oneLine(path ?? argumentsKey(result.args), 60);
     const output: ProtectedOutput = { key: result.key, toolName: result.toolName, call, toolCallId: result.toolCallId, entryId: result.entryId, text };
     if (path !== undefined) output.path = path;
     if (result.timestamp !== undefined) output.timestamp = result.timestamp;
@@ -244,25 +244,42 @@ function fitWithin(candidates: readonly ProtectedOutput[], budgetTokens: number 
   return { outputs, leftOut, content: protectedResendText(outputs, leftOutNote(leftOut, budgetTokens!, noteRoom - 1)) };
 }
 
-/** The note on what was left out, newest first, at most `maxChars` long: how the model gets each back. */
+/**
+ * The note on what was left out, newest first, at most `maxChars` long: how the model gets each
+ * back. Each named with its call while they all fit; else the newest so while half the room
+ * lasts, the older by tool call id alone, and those past the room counted.
+ */
 function leftOutNote(leftOut: readonly ProtectedOutput[], budgetTokens: number, maxChars: number): string {
-  const lines = [
-    `Left out, to keep this message within ${budgetTokens} tokens (contextPrune.protectedResendShare of the context window): ${leftOut.length} older or larger protected output${leftOut.length === 1 ? "" : "s"}, newest first. Each is in the session whole: call ${QUERY_TOOL} with its tool call id to read it.`,
-  ];
-  let used = lines[0]!.length;
-  let listed = 0;
-  for (const o of leftOut) {
-    const line = `- ${o.toolName} ${o.call} (tool call id ${o.toolCallId})`;
-    const rest = leftOut.length - listed - 1;
-    // Room stays for the line that counts what is not listed.
-    if (used + 1 + line.length + (rest > 0 ? 1 + notListedLine(rest).length : 0) > maxChars) break;
-    lines.push(line);
-    used += 1 + line.length;
-    listed++;
+  const count = leftOut.length;
+  const intro = `Left out, to keep this message within ${budgetTokens} tokens (contextPrune.protectedResendShare of the context window): ${count} older or larger protected output${count === 1 ? "" : "s"}, newest first. Each is in the session whole: call ${QUERY_TOOL} with its tool call id to read it.`;
+  const named = leftOut.map((o) => `- ${o.toolName} ${o.call} (tool call id ${o.toolCallId})`);
+  const all = [intro, ...named].join("\n");
+  if (all.length <= maxChars) return all;
+  const lines = [intro];
+  let used = intro.length;
+  let next = 0;
+  while (next < count && used + 1 + named[next]!.length <= maxChars / 2) {
+    lines.push(named[next]!);
+    used += 1 + named[next]!.length;
+    next++;
   }
-  if (listed < leftOut.length) lines.push(notListedLine(leftOut.length - listed));
+  const ids: string[] = [];
+  let idsUsed = used + 1 + OLDER_BY_ID.length;
+  for (; next < count; next++) {
+    const id = leftOut[next]!.toolCallId;
+    const rest = count - next - 1;
+    // Room stays for the line that counts what is not listed.
+    const grown = idsUsed + (ids.length ? 2 : 0) + id.length;
+    if (grown + (rest > 0 ? 1 + notListedLine(rest).length : 0) > maxChars) break;
+    ids.push(id);
+    idsUsed = grown;
+  }
+  if (ids.length) lines.push(OLDER_BY_ID + ids.join(", "));
+  if (next < count) lines.push(notListedLine(count - next));
   return lines.join("\n");
 }
+
+const OLDER_BY_ID = "- older ones, by tool call id: ";
 
 function notListedLine(count: number): string {
   return `- and ${count} older, not listed here`;

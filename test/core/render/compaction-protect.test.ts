@@ -303,8 +303,9 @@ describe("protected output after Pi's compaction", () => {
     expect(resend.leftOut.map((o) => o.toolCallId)).toEqual(Array.from({ length: 40 - kept.length }, (_, i) => `call_${39 - kept.length - i}`));
     expect(text).toContain(`${40 - kept.length} older or larger protected outputs, newest first`);
     expect(text).toContain("call context_tree_query with its tool call id");
-    expect(text).toContain(`- bash {"command":"./run ${39 - kept.length}"} (tool call id call_${39 - kept.length})`);
-    expect(text).toContain("- bash {\"command\":\"./run 0\"} (tool call id call_0)");
+    // Short calls: every one named with its call, newest first.
+    expect(text).toContain(`- bash {"command":"./run ${39 - kept.length}"} (tool call id call_${39 - kept.length})\n- bash {"command":"./run ${38 - kept.length}"}`);
+    expect(text).toContain('- bash {"command":"./run 0"} (tool call id call_0)\n</protected-outputs>');
     expect(text.endsWith("</protected-outputs>")).toBe(true);
     // What it left out, the query finds: protected calls are never indexed.
     expect(protectedOutputsById(branch, "call_0", bash).map((c) => c.record.resultText)).toEqual([output(0)]);
@@ -321,10 +322,13 @@ describe("protected output after Pi's compaction", () => {
     const resend = compactionResend(branch, newestCompactionAt(branch), bash, { budgetTokens })!;
     const text = contentText(resend.message.content);
     expect(estimateTokens(text.length)).toBeLessThanOrEqual(budgetTokens);
-    const listed = [...text.matchAll(/\(tool call id (call_\d+)\)/g)].map((m) => m[1]);
-    expect(listed.length).toBeGreaterThan(5);
-    expect(listed).toEqual(resend.leftOut.slice(0, listed.length).map((o) => o.toolCallId));
-    expect(text).toContain(`- and ${resend.leftOut.length - listed.length} older, not listed here`);
+    // The newest named with their call, older ones by id alone, the rest counted.
+    const named = [...text.matchAll(/\(tool call id (call_\d+)\)/g)].map((m) => m[1]);
+    const byId = /\n- older ones, by tool call id: (.*)\n/.exec(text)![1]!.split(", ");
+    expect(named.length).toBeGreaterThan(5);
+    expect(byId.length).toBeGreaterThan(named.length);
+    expect([...named, ...byId]).toEqual(resend.leftOut.slice(0, named.length + byId.length).map((o) => o.toolCallId));
+    expect(text).toContain(`\n- and ${resend.leftOut.length - named.length - byId.length} older, not listed here\n</protected-outputs>`);
   });
 
   it("the bounded block is the same message on every request until the next compaction", () => {
