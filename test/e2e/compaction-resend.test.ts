@@ -6,17 +6,15 @@
 // server's log of the requests is the proof.
 import { afterEach, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { startModelServer, toolResults, type ChatMessage, type ModelRequest, type ModelServer } from "../helpers/model-server.ts";
+import { startModelServer, toolResults, type ModelRequest, type ModelServer } from "../helpers/model-server.ts";
 import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
-import { startPiRpc, type PiRpc } from "../helpers/pi-rpc.ts";
+import { startPiRpc } from "../helpers/pi-rpc.ts";
 import { EXTENSION, goodSummary, isSummarizerRequest } from "../helpers/pruner-e2e.ts";
-import { agentOnly, isCompactionRequest } from "../helpers/pi-compaction.ts";
+import { LONG_ANSWER, agentOnly, compactByRpc, isCompactionRequest, resentBlocks } from "../helpers/pi-compaction.ts";
 import { NO_NUDGES, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 
 const WINDOW = 32_000;
 const REDACT = "test/fixtures/pi/redact-extension.ts";
-// Longer than compaction.keepRecentTokens below: Pi keeps only this answer and summarizes the rest.
-const ANSWER = `Next answer. ${"The plan holds and nothing else is needed here. ".repeat(12)}`;
 
 let server: ModelServer | undefined;
 let ws: PiWorkspace | undefined;
@@ -27,27 +25,15 @@ afterEach(async () => {
   ws = undefined;
 });
 
-function text(m: ChatMessage): string {
-  return typeof m.content === "string" ? m.content : (m.content ?? []).map((c) => c.text ?? "").join("");
-}
-
-/** The user messages of a request that carry the re-sent protected outputs. */
-const resentBlocks = (req: ModelRequest) => (req.body.messages ?? []).filter((m) => m.role === "user" && text(m).startsWith('<protected-outputs after="compaction">')).map(text);
-
 /** What a request costs of the window, estimated as Pi does (characters / 4), counting the whole body as sent: system prompt, tools and all. */
 const requestTokens = (req: ModelRequest) => Math.ceil(req.rawBody.length / 4);
-
-async function compact(rpc: PiRpc): Promise<void> {
-  const done = await rpc.send({ type: "compact" }, 30_000);
-  expect(done.success, JSON.stringify(done)).toBe(true);
-}
 
 function workspace(baseUrl: string, contextPrune: Record<string, unknown>, files: Record<string, string> = {}): PiWorkspace {
   return createPiWorkspace({
     baseUrl,
     files,
     settings: {
-      // Pi keeps only what follows the cut at the newest answer; its own threshold stays out of the way.
+      // Pi keeps only what follows the cut at the newest answer (LONG_ANSWER); its own threshold stays out of the way.
       compaction: { enabled: false, keepRecentTokens: 110 },
       contextPrune: { selfControl: NO_NUDGES, ...contextPrune },
     },
@@ -71,9 +57,9 @@ describe("protected output re-sent after Pi's compaction, in real Pi", () => {
     server.route(isCompactionRequest, () => ({ text: `## Goal\nCheckpoint ${++checkpoints}: forty runs.` }));
     server.route(() => true, [
       fiveRuns(0), fiveRuns(5), fiveRuns(10), fiveRuns(15), { text: "First half done." },
-      { text: ANSWER },
+      { text: LONG_ANSWER },
       fiveRuns(20), fiveRuns(25), fiveRuns(30), fiveRuns(35), { text: "Second half done." },
-      { text: ANSWER },
+      { text: LONG_ANSWER },
       { toolCalls: [{ id: "call_query", name: "context_tree_query", arguments: { toolCallIds: ["call_0"] } }] },
       { text: "Recovered run 0." },
       { text: "Done." },
@@ -84,11 +70,11 @@ describe("protected output re-sent after Pi's compaction, in real Pi", () => {
       await rpc.prompt("run the first half");
       await rpc.prompt("what next?");
       const beforeFirst = agentOnly(server.requests).length;
-      await compact(rpc);
+      await compactByRpc(rpc);
       await rpc.prompt("run the second half");
       await rpc.prompt("what next?");
       const beforeSecond = agentOnly(server.requests).length;
-      await compact(rpc);
+      await compactByRpc(rpc);
       await rpc.prompt("read run 0 again");
       await rpc.prompt("anything else?");
 
@@ -144,7 +130,7 @@ describe("protected output re-sent after Pi's compaction, in real Pi", () => {
     server.route(() => true, [
       { toolCalls: [{ name: "read", arguments: { path: "skills/x/SKILL.md" } }, { name: "read", arguments: { path: "skills/y/SKILL.md" } }] },
       { text: "Read them." },
-      { text: ANSWER },
+      { text: LONG_ANSWER },
       { text: "Going on." },
       { text: "Done." },
     ]);
@@ -158,7 +144,7 @@ describe("protected output re-sent after Pi's compaction, in real Pi", () => {
       await rpc.prompt("read the skills");
       await rpc.prompt("what next?");
       const beforeCompaction = agentOnly(server.requests).length;
-      await compact(rpc);
+      await compactByRpc(rpc);
       await rpc.prompt("go on");
       await rpc.prompt("anything else?");
 

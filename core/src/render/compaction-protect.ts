@@ -302,13 +302,13 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
  * over a branch.
  */
 export class CompactionResendReader {
-  private last: { compaction: AnyEntry; edits: number; tools: readonly string[]; paths: readonly string[]; budget: number | undefined; resend: CompactionResend | undefined } | undefined;
+  private last: { compaction: AnyEntry; edits: string; tools: readonly string[]; paths: readonly string[]; budget: number | undefined; resend: CompactionResend | undefined } | undefined;
   /** How far the previous branch was scanned, its last entry's id, and its newest compaction. */
   private scanned = 0;
   private lastId: string | undefined;
   private compactionAt = -1;
-  /** Context edits after the compaction among the entries counted: the branch and range they were counted on. */
-  private counted: { compactionId: string; end: number; lastId: string | undefined; edits: number } | undefined;
+  /** The context edits after the compaction among the entries counted (how many, and the newest), and where the count stopped. */
+  private counted: { compactionId: string; end: number; lastId: string | undefined; edits: number; newestEdit: string | undefined } | undefined;
 
   /** For the newest compaction on the branch; between two requests the branch only grows at its end, and only what is new is looked at. */
   read(branch: readonly AnyEntry[], config: ProtectionConfig, budgetTokens?: number): CompactionResend | undefined {
@@ -343,16 +343,26 @@ export class CompactionResendReader {
     return resend;
   }
 
-  /** The context edits between the compaction at `position` and `end`; the entries counted before are not counted again. */
-  private editsAfter(branch: readonly AnyEntry[], position: number, end: number): number {
+  /**
+   * The context edits between the compaction at `position` and `end`, as their count and newest id
+   * (two branches that agree on both hold the same edits); the entries counted before are not
+   * counted again.
+   */
+  private editsAfter(branch: readonly AnyEntry[], position: number, end: number): string {
     const before = this.counted;
     const compactionId = branch[position]!.id;
     // The branch only grows at its end between two requests: the same entry where the count stopped means the same entries before it.
     const carry = before && before.compactionId === compactionId && before.end <= end && branch[before.end - 1]?.id === before.lastId;
     let edits = carry ? before.edits : 0;
-    for (let i = carry ? before.end : position + 1; i < end; i++) if (isContextEditEntry(branch[i]!)) edits++;
-    this.counted = { compactionId, end, lastId: branch[end - 1]?.id, edits };
-    return edits;
+    let newestEdit = carry ? before.newestEdit : undefined;
+    for (let i = carry ? before.end : position + 1; i < end; i++) {
+      const entry = branch[i]!;
+      if (!isContextEditEntry(entry)) continue;
+      edits++;
+      newestEdit = entry.id;
+    }
+    this.counted = { compactionId, end, lastId: branch[end - 1]?.id, edits, newestEdit };
+    return `${edits}:${newestEdit ?? ""}`;
   }
 }
 
