@@ -3,7 +3,7 @@
 // changes what is sent.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, ControlState, ProtectionConfig, PruneConfig, PruneIndex, RenderStep } from "@pi-pruner/core";
-import { EMPTY_CONTROLS, activeRewinds, activeShrinks, buildPiContext, compactionResend, isProtected, keyTimestamp, messageKey, newestCompactionAt, renderWhole, visibleContext } from "@pi-pruner/core";
+import { EMPTY_CONTROLS, activeRewinds, activeShrinks, buildPiContext, compactionResend, isProtected, keyTimestamp, messageKey, newestCompactionAt, renderWhole, resendBudget, visibleContext } from "@pi-pruner/core";
 
 /** The session's current branch, root → leaf. */
 export function branchOf(ctx: Pick<ExtensionContext, "sessionManager">): AnyEntry[] {
@@ -16,11 +16,30 @@ export function contextMessagesOf(branch: AnyEntry[], controls: ControlState = E
   return (controls.markers.length ? visibleContext(context, controls, protectsBy(protection)) : context).map((c) => c.message);
 }
 
+/** Pi's model api for a router whose requests go to another model (Pi reads the window of the last one that answered). */
+const ROUTER_API = "pi-virtual";
+
+/**
+ * The context window Pi measures against. Pi's getContextUsage() builds the whole session's
+ * projection to answer; the window alone is the model's own, unless the model routes to others.
+ */
+export function contextWindowOf(ctx: Pick<ExtensionContext, "model" | "getContextUsage">): number | undefined {
+  const model = ctx.model;
+  if (model && model.api !== ROUTER_API && model.contextWindow > 0) return model.contextWindow;
+  return ctx.getContextUsage()?.contextWindow ?? model?.contextWindow;
+}
+
 /** What the model is sent for a branch now (Pi's context, before the agent's markers), after each step of the render. */
-export function renderSteps(branch: AnyEntry[], index: PruneIndex, config: PruneConfig, controls: ControlState): { raw: readonly AgentMessage[]; steps: { step: RenderStep; messages: readonly AgentMessage[] }[] } {
+export function renderSteps(
+  branch: AnyEntry[],
+  index: PruneIndex,
+  config: PruneConfig,
+  controls: ControlState,
+  contextWindow: number | undefined,
+): { raw: readonly AgentMessage[]; steps: { step: RenderStep; messages: readonly AgentMessage[] }[] } {
   const raw = contextMessagesOf(branch);
   const steps: { step: RenderStep; messages: readonly AgentMessage[] }[] = [];
-  const resend = config.enabled ? compactionResend(branch, newestCompactionAt(branch), config) : undefined;
+  const resend = config.enabled ? compactionResend(branch, newestCompactionAt(branch), config, { budgetTokens: resendBudget(config, contextWindow) }) : undefined;
   renderWhole(raw, index, config, controls, (step, messages) => steps.push({ step, messages }), resend);
   return { raw, steps };
 }

@@ -1,6 +1,6 @@
 // `context_tree_query`: the model pages pruned output back in by short ref or raw tool-call id.
 import { Type } from "typebox";
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { resolveRequest, type IndexedCall, type PruneIndex } from "@pi-pruner/core";
 import { QUERY_TOOL, type SpillStorage } from "@pi-pruner/core";
 import { piPackage } from "./pi-package.ts";
@@ -9,6 +9,8 @@ export interface QueryHost {
   index(): PruneIndex;
   /** The session's spill storage: spilled output is read back only through it. */
   spill(): Pick<SpillStorage, "read">;
+  /** Protected outputs of a tool call id, which no index holds (the re-sent block after Pi's compaction names those it left out). */
+  protectedOutputs(ctx: ExtensionContext, toolCallId: string): IndexedCall[];
 }
 
 /** A call's original output, at most `maxBytes` bytes of it: a spill is read back only that far. */
@@ -36,9 +38,10 @@ function withRestNote(head: string, totalBytes: number | undefined): string {
  * The answer to a `context_tree_query` call. Each distinct ref is looked up once and each call's
  * output read once, and reading stops when the answer holds as much as Pi will pass on (it
  * truncates a tool result at `maxBytes`): whatever the model asks for, this reads and holds
- * about that much, not the outputs themselves.
+ * about that much, not the outputs themselves. An id the index does not know is looked up with
+ * `unindexed` (protected outputs on the branch).
  */
-export async function formatQueryResult(ids: readonly string[], index: PruneIndex, spill: Pick<SpillStorage, "read">): Promise<string> {
+export async function formatQueryResult(ids: readonly string[], index: PruneIndex, spill: Pick<SpillStorage, "read">, unindexed: (id: string) => IndexedCall[] = () => []): Promise<string> {
   // Pi's own truncation, loaded when the tool first runs.
   const { truncateHead, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } = await piPackage();
   const wanted = [...new Set(ids.map((raw) => String(raw).trim().replace(/^`|`$/g, "")))];
@@ -47,7 +50,8 @@ export async function formatQueryResult(ids: readonly string[], index: PruneInde
   const found: { id: string; calls: IndexedCall[] }[] = [];
   const seen = new Set<string>();
   for (const id of wanted) {
-    const calls = resolveRequest(index, id);
+    const indexed = resolveRequest(index, id);
+    const calls = indexed.length ? indexed : unindexed(id);
     if (!calls.length) unknown.push(`## ${id}\nUnknown: no pruned output has this ref or tool-call id.`);
     const fresh = calls.filter((c) => !seen.has(c.key));
     for (const c of fresh) seen.add(c.key);
@@ -99,7 +103,7 @@ export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
     name: QUERY_TOOL,
     label: "Context tree query",
     description:
-      "The full original output of pruned tool calls, by the refs in pruner summaries, stubs and <compressed-chain tools=\"…\"> blocks (e.g. t3) or by raw tool-call ids.",
+      "The full original output of pruned tool calls, by the refs in pruner summaries, stubs and <compressed-chain tools=\"…\"> blocks (e.g. t3) or by raw tool-call ids; also, by their tool call ids, the protected outputs that the block re-sent after a compaction names as left out.",
     promptSnippet: "Recover the full output of pruned tool calls by ref (t1, t2, …)",
     promptGuidelines: [
       `When a pruner summary, stub or compressed chain is not enough, call ${QUERY_TOOL} with its refs (e.g. ["t3"]) instead of re-running the tool.`,
@@ -122,8 +126,8 @@ export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
       }
       return args as { toolCallIds: string[] };
     },
-    async execute(_toolCallId, params) {
-      const text = await formatQueryResult(params.toolCallIds, host.index(), host.spill());
+    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+      const text = await formatQueryResult(params.toolCallIds, host.index(), host.spill(), (id) => host.protectedOutputs(ctx, id));
       return { content: [{ type: "text", text }], details: { ids: params.toolCallIds } };
     },
   });

@@ -4,12 +4,12 @@
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
 import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, CompactionResend, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
-import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, CompactionResendReader, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, requestHistoryOf, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
+import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, CompactionResendReader, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, protectedOutputsById, requestHistoryOf, resendBudget, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
 import { FrontierBreakpoint } from "./cache-breakpoint.ts";
 import { LiveBill } from "./live-bill.ts";
 import { RequestLedger } from "./request-ledger.ts";
-import { branchOf, contextMessagesOf, controlChangeIn } from "./branch-context.ts";
+import { branchOf, contextMessagesOf, contextWindowOf, controlChangeIn } from "./branch-context.ts";
 import { persistEntries, withEntryDrafts } from "./entry-drafts.ts";
 import { createSummarizer } from "./summarizer.ts";
 import { changedSettings, loadPrunerSettings, SettingsWatch, settingsTarget, writePrunerSetting, type LoadedSettings } from "./settings.ts";
@@ -88,6 +88,8 @@ export class PrunerRuntime {
   /** Tells a request whether the settings files need a look (events on their folders). */
   private readonly settingsWatch = new SettingsWatch();
   private previousFraction: number | null = null;
+  /** The context window the settings were last recorded with. */
+  private recordedWindow: number | undefined;
   private readonly summarizerInput = new WeakMap<Batch, number>();
   /**
    * The render of the last request, which the next one reuses when it only appends to it. Pi hands
@@ -144,10 +146,14 @@ export class PrunerRuntime {
     this.ui = ctx.ui;
     this.useModel(ctx.model);
     this.followSettings(ctx);
+    const contextWindow = this.failOpen("context window", () => contextWindowOf(ctx), this.recordedWindow);
+    // Another window (a model switch) bounds the re-sent protected output anew: recorded first, so the request's view is bounded alike.
+    if (contextWindow !== this.recordedWindow) this.recordSettings(ctx);
     const messages = event.messages as unknown as AgentMessage[];
     const branch = branchOf(ctx);
     const controls = this.controls.read(branch);
-    const resend = this.config.enabled ? this.failOpen("compaction protection", () => this.resends.read(branch, this.config), undefined) : undefined;
+    const budget = resendBudget(this.config, contextWindow);
+    const resend = this.config.enabled ? this.failOpen("compaction protection", () => this.resends.read(branch, this.config, budget), undefined) : undefined;
     const rendered = this.render(messages, controls, resend);
     const request = { controls, raw: messages, rendered, sentTokens: () => this.sentTokens(ctx) };
     const sent = this.failOpen("nudges", () => this.live.onContext(ctx, request), rendered);
@@ -247,7 +253,11 @@ export class PrunerRuntime {
   };
 
   /** What `context_tree_query` is given. */
-  readonly queryTool: QueryHost = { index: () => this.index, spill: () => this.spill };
+  readonly queryTool: QueryHost = {
+    index: () => this.index,
+    spill: () => this.spill,
+    protectedOutputs: (ctx, id) => protectedOutputsById(branchOf(ctx), id, this.config),
+  };
 
   /** What the self-control tools, subcommands and hooks are given. */
   readonly selfControl: SelfControlHost = createSelfControlHost({
@@ -300,9 +310,10 @@ export class PrunerRuntime {
     }
   }
 
-  /** The branch records the settings its requests are rendered with (hidden from the model). */
+  /** The branch records the settings its requests are rendered with, and the model's window (hidden from the model). */
   private recordSettings(ctx: ExtensionContext): void {
-    recordSettings(this.pi, () => branchOf(ctx), this.config, this.reporter);
+    this.recordedWindow = contextWindowOf(ctx);
+    recordSettings(this.pi, () => branchOf(ctx), this.config, this.reporter, this.recordedWindow);
   }
 
   private showStatus(ctx: ExtensionContext): void {

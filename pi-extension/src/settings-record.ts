@@ -21,10 +21,10 @@ function packageVersion(): string | undefined {
   }
 }
 
-/** Appends the settings entry when `config` is not what the branch last recorded. A failure is reported once and changes nothing else. */
-export function recordSettings(pi: Pick<ExtensionAPI, "appendEntry" | "sendMessage">, branch: () => readonly AnyEntry[], config: PruneConfig, reporter: OnceReporter): void {
+/** Appends the settings entry when `config` or the model's `contextWindow` is not what the branch last recorded. A failure is reported once and changes nothing else. */
+export function recordSettings(pi: Pick<ExtensionAPI, "appendEntry" | "sendMessage">, branch: () => readonly AnyEntry[], config: PruneConfig, reporter: OnceReporter, contextWindow?: number): void {
   try {
-    const entry = settingsToRecord(branch(), PRUNER_VERSION, config);
+    const entry = settingsToRecord(branch(), PRUNER_VERSION, config, contextWindow);
     if (entry) persistEntries(pi, [entry]);
   } catch (error) {
     const message = (error as Error).message;

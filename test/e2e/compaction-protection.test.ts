@@ -7,18 +7,16 @@ import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startModelServer, toolResults, type ChatMessage, type ModelRequest, type ModelServer } from "../helpers/model-server.ts";
+import { messageText as text, startModelServer, toolResults, type ModelServer } from "../helpers/model-server.ts";
 import { createPiWorkspace, type PiWorkspace } from "../helpers/pi-workspace.ts";
-import { startPiRpc, type PiRpc } from "../helpers/pi-rpc.ts";
+import { startPiRpc } from "../helpers/pi-rpc.ts";
 import { EXTENSION, goodSummary, isSummarizerRequest } from "../helpers/pruner-e2e.ts";
-import { COMPACTION_SUMMARY_START, agentOnly, isCompactionRequest } from "../helpers/pi-compaction.ts";
+import { COMPACTION_SUMMARY_START, LONG_ANSWER as ANSWER, agentOnly, compactByRpc as compact, isCompactionRequest, resentBlocks } from "../helpers/pi-compaction.ts";
 import { NO_NUDGES, expectRequestViewsMatch } from "../helpers/request-equality.ts";
 import { main } from "../../core/src/cli/cli.ts";
 
 const SKILL = "# X skill\n\nBefore you say a task is done:\n1. Run the gate script and read its output.\n2. Never skip step 1.\n";
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
-// Longer than compaction.keepRecentTokens below: Pi keeps only this answer and summarizes the rest.
-const ANSWER = `Next answer. ${"The plan holds and nothing else is needed here. ".repeat(12)}`;
 
 let server: ModelServer | undefined;
 let ws: PiWorkspace | undefined;
@@ -28,13 +26,6 @@ afterEach(async () => {
   server = undefined;
   ws = undefined;
 });
-
-function text(m: ChatMessage): string {
-  return typeof m.content === "string" ? m.content : (m.content ?? []).map((c) => c.text ?? "").join("");
-}
-
-/** The user messages of a request that carry the re-sent protected outputs. */
-const resentBlocks = (req: ModelRequest) => (req.body.messages ?? []).filter((m) => m.role === "user" && text(m).startsWith('<protected-outputs after="compaction">')).map(text);
 
 async function setup() {
   server = await startModelServer();
@@ -61,11 +52,6 @@ async function setup() {
     model: { contextWindow: 400_000 },
   });
   return { server, ws };
-}
-
-async function compact(rpc: PiRpc): Promise<void> {
-  const done = await rpc.send({ type: "compact" }, 30_000);
-  expect(done.success, JSON.stringify(done)).toBe(true);
 }
 
 async function cliView(args: string[]): Promise<string> {

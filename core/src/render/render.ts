@@ -26,7 +26,7 @@ import { insertCompactionResend, type CompactionResend, type CompactionResendSta
 
 /** The settings the render reads. The nested blocks default to DEFAULT_CONFIG's when absent. */
 export type RenderConfig = Pick<PruneConfig, "enabled" | "protectedTools" | "protectedPaths" | "recoveryGraceTurns"> &
-  Partial<Pick<PruneConfig, "chainCompression" | "purgeErrors" | "thinkingStrip" | "cacheAware" | "selfControl">>;
+  Partial<Pick<PruneConfig, "chainCompression" | "purgeErrors" | "thinkingStrip" | "cacheAware" | "selfControl" | "protectedResendShare">>;
 
 export interface RenderStats extends SelfControlStats, StubStats, ErrorPurgeStats, ChainRenderStats, OrphanSweepStats, ThinkingStripStats, CompactionResendStats {}
 

@@ -75,6 +75,12 @@ export interface PruneConfig {
   summarizerTimeoutMs: number;
   protectedTools: string[];
   protectedPaths: string[];
+  /**
+   * The share of the model's context window that protected output re-sent after Pi's compaction
+   * may take at most, a fraction in (0, 1]: the newest outputs that fit, the rest named for
+   * context_tree_query.
+   */
+  protectedResendShare: number;
   spillThreshold: number;
   spillPreviewBytes: number;
   minBatchChars: number;
@@ -139,6 +145,7 @@ export const DEFAULT_CONFIG: PruneConfig = deepFreeze({
   summarizerTimeoutMs: 300_000,
   protectedTools: [],
   protectedPaths: ["**/skills/**/*.md"],
+  protectedResendShare: 0.1,
   spillThreshold: 65_536,
   spillPreviewBytes: 1024,
   minBatchChars: 1000,
@@ -298,6 +305,7 @@ const LEAF_RULES: FieldRules<Pick<PruneConfig, LeafKey>> = {
   summarizerTimeoutMs: positiveNumber,
   protectedTools: stringArray,
   protectedPaths: globList,
+  protectedResendShare: fraction,
   spillThreshold: positiveNumber,
   spillPreviewBytes: nonNegativeInteger,
   minBatchChars: nonNegativeNumber,

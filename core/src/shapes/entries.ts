@@ -212,6 +212,8 @@ export interface SettingsData {
   /** Version of the pi-pruner package that wrote the entry. */
   version?: string;
   config?: Record<string, unknown>;
+  /** The session model's context window (tokens) when recorded: what bounded the protected output re-sent after Pi's compaction. */
+  contextWindow?: number;
 }
 
 /** What the wiring must persist, in order. `custom` entries are hidden from the model; `message` entries are seen by it. */

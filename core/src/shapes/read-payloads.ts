@@ -185,5 +185,6 @@ export function readSettingsData(data: unknown): SettingsData | string {
   const out: SettingsData = {};
   if (isString(data.version)) out.version = data.version;
   if (isRecord(data.config)) out.config = data.config;
+  if (isFiniteNumber(data.contextWindow) && data.contextWindow > 0) out.contextWindow = data.contextWindow;
   return out;
 }

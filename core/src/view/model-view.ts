@@ -8,13 +8,13 @@ import { contentText } from "../shapes/messages.ts";
 import type { SessionData } from "../session/session-reader.ts";
 import { getBranch } from "../session/session-reader.ts";
 import { BodyCache } from "../session/lazy-bodies.ts";
-import { configForWriter } from "./recorded-settings.ts";
+import { configForWriter, recordedContextWindow } from "./recorded-settings.ts";
 import { detectSessionWriter } from "./session-writer.ts";
 import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { rebuildIndex, type PruneIndex } from "../prune/prune-index.ts";
 import type { AnyEntry } from "../shapes/entries.ts";
 import { renderModelView, type RenderConfig, type RenderMemo, type RenderStats } from "../render/render.ts";
-import { compactionResend, newestCompactionAt, PROTECTED_RESEND, PROTECTED_RESEND_LABEL, type CompactionResend } from "../render/compaction-protect.ts";
+import { compactionResend, newestCompactionAt, PROTECTED_RESEND, PROTECTED_RESEND_LABEL, resendBudget, type CompactionResend } from "../render/compaction-protect.ts";
 import { estimateTokens, formatNumber, formatSaving, messageChars } from "../shapes/size.ts";
 import { PRUNE_SUMMARY } from "../shapes/entries.ts";
 import { readControls } from "../control/read-controls.ts";
@@ -71,7 +71,10 @@ export const NEXT_REQUEST_TITLE = "the next request: what the model is sent when
  * renderModelView); without it nothing is remembered, which is what a render made once wants.
  */
 export function renderBranch(branch: readonly AnyEntry[], index: PruneIndex, config: RenderConfig, memo?: RenderMemo, markersInert?: string): Omit<ModelView, "leafId"> {
-  return renderContext(buildPiContext(branch), index, config, () => readControls(branch), { memo }, () => compactionResend(branch, newestCompactionAt(branch), config), markersInert);
+  // The next request is bounded by the window the session last recorded (none: not bounded).
+  const budgetTokens = resendBudget(config, recordedContextWindow(branch));
+  const resend = () => compactionResend(branch, newestCompactionAt(branch), config, { budgetTokens });
+  return renderContext(buildPiContext(branch), index, config, () => readControls(branch), { memo }, resend, markersInert);
 }
 
 /**

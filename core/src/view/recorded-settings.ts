@@ -22,6 +22,7 @@ export function recordedConfig(config: RenderConfig): Record<string, unknown> {
     protectedTools: config.protectedTools.slice(),
     protectedPaths: config.protectedPaths.slice(),
     recoveryGraceTurns: config.recoveryGraceTurns,
+    protectedResendShare: config.protectedResendShare ?? DEFAULT_CONFIG.protectedResendShare,
     cacheAware: config.cacheAware ?? DEFAULT_CONFIG.cacheAware,
     chainCompression: { enabled: chains.enabled, stripFinalAssistantThinking: chains.stripFinalAssistantThinking },
     purgeErrors: { enabled: purge.enabled, cooldownTurns: purge.cooldownTurns, minArgChars: purge.minArgChars },
@@ -53,6 +54,7 @@ export const WRITER_DEFAULTS: Readonly<Record<string, Readonly<Record<string, un
     protectedTools: [],
     protectedPaths: ["**/skills/**/*.md"],
     recoveryGraceTurns: 3,
+    protectedResendShare: 0.1,
     cacheAware: true,
     chainCompression: { enabled: true, stripFinalAssistantThinking: true },
     purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
@@ -119,13 +121,26 @@ export function configOfRecord(data: SettingsData): { config: PruneConfig; probl
 }
 
 /**
- * The settings entry to append when the effective `config` of pi-pruner `version` differs from
+ * The settings entry to append when the effective `config` of pi-pruner `version`, or the model's
+ * `contextWindow` (what bounds the protected output re-sent after Pi's compaction), differs from
  * the newest one recorded on `branch` (or none is), else undefined. A new version is recorded
  * even with the same settings: what its defaults are follows from it.
  */
-export function settingsToRecord(branch: readonly AnyEntry[], version: string | undefined, config: RenderConfig): PersistEntry | undefined {
-  const data: SettingsData = { ...(version !== undefined ? { version } : {}), config: recordedConfig(config) };
+export function settingsToRecord(branch: readonly AnyEntry[], version: string | undefined, config: RenderConfig, contextWindow?: number): PersistEntry | undefined {
+  const data: SettingsData = { ...(version !== undefined ? { version } : {}), config: recordedConfig(config), ...(contextWindow !== undefined ? { contextWindow } : {}) };
   const newest = newestSettingsEntry(branch);
-  if (newest && newest.data.version === version && JSON.stringify(recordedConfig(configOfRecord(newest.data).config)) === JSON.stringify(data.config)) return undefined;
+  if (
+    newest &&
+    newest.data.version === version &&
+    newest.data.contextWindow === data.contextWindow &&
+    JSON.stringify(recordedConfig(configOfRecord(newest.data).config)) === JSON.stringify(data.config)
+  ) {
+    return undefined;
+  }
   return { kind: "custom", customType: PRUNE_SETTINGS, data };
+}
+
+/** The context window the newest settings record on `branch` names, if any: what the next request's re-sent protected output is bounded by. */
+export function recordedContextWindow(branch: readonly AnyEntry[]): number | undefined {
+  return newestSettingsEntry(branch)?.data.contextWindow;
 }

@@ -18,7 +18,7 @@ import { buildPiContext, type ContextMessage } from "../session/pi-context.ts";
 import { promptLabel } from "../session/labels.ts";
 import { emptyIndex, IndexBuilder, type PruneIndex } from "../prune/prune-index.ts";
 import { createRenderMemo, type RenderConfig } from "../render/render.ts";
-import { CompactionResendReader } from "../render/compaction-protect.ts";
+import { CompactionResendReader, resendBudget, type ResendOptions } from "../render/compaction-protect.ts";
 import { MessageSizes, renderContext, type ModelView } from "./model-view.ts";
 import { configOfRecord, foreignWriterDefaults, recordResendsProtected, settingsEntryData } from "./recorded-settings.ts";
 import { detectSessionWriter, INERT_MARKERS, markersWereInert, type SessionWriter } from "./session-writer.ts";
@@ -68,6 +68,8 @@ export interface RequestSettings {
   problems: string[];
   /** The writer sent protected output again after Pi's compaction (not another writer, nor a pi-pruner from before it did). */
   resendsProtected: boolean;
+  /** The model's context window the record names: what bounded that re-sent output (none recorded: it was not bounded). */
+  contextWindow?: number;
 }
 
 export interface RequestView extends Omit<ModelView, "leafId"> {
@@ -230,7 +232,7 @@ export class RequestRenderer {
     this.advanceTo(request.end);
     const settings = this.settingsNow();
     // Only a writer that did sends protected output again after Pi's compaction.
-    const resend = () => (settings.resendsProtected ? this.resends.at(this.branch, this.compactionAt, settings.config) : undefined);
+    const resend = () => (settings.resendsProtected ? this.resends.at(this.branch, this.compactionAt, settings.config, resendOptions(settings, request.end)) : undefined);
     // Markers that did nothing when the request was sent are listed, not applied.
     const inert = markersWereInert(this.writer()) ? INERT_MARKERS : undefined;
     const view = renderContext(this.context, this.index, settings.config, () => this.controlsNow(request.end), this.carried, resend, inert);
@@ -301,6 +303,7 @@ export class RequestRenderer {
         const data = settingsEntryData(entry)!;
         const { config, problems } = configOfRecord(data);
         settings = { source: "recorded", config, entryId: entry.id, problems, resendsProtected: recordResendsProtected(data) };
+        if (data.contextWindow !== undefined) settings.contextWindow = data.contextWindow;
         if (data.version !== undefined) settings.writer = `pi-pruner ${data.version}`;
         this.recorded.set(entry, settings);
       }
@@ -352,3 +355,8 @@ export function settingsSourceText(settings: RequestSettings): string {
 
 /** What no view of a session can show, said in every request view's header. */
 export const NUDGES_NOT_SHOWN = "nudges that rode the request (the drift and high-water notes) are never written to the session and are not shown";
+
+/** How a request's re-sent protected output was bounded: by the share of the window its record names, reading the branch's first `end` entries. */
+function resendOptions(settings: RequestSettings, end: number): ResendOptions {
+  return { budgetTokens: resendBudget(settings.config, settings.contextWindow), end };
+}

@@ -4,7 +4,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, ContextMessage, ControlsReader, ControlState, PruneConfig, PruneIndex, RenderStep } from "@pi-pruner/core";
 import { buildPiContext, nextSeqOf, visibleContext } from "@pi-pruner/core";
-import { branchOf, protectsBy, renderSteps } from "../branch-context.ts";
+import { branchOf, contextWindowOf, protectsBy, renderSteps } from "../branch-context.ts";
 
 export interface SelfControlHost {
   /** The effective settings (`selfControl` and the protection lists). */
@@ -49,22 +49,9 @@ export function createSelfControlHost(state: SelfControlState): SelfControlHost 
     },
     renderSteps: (ctx) => {
       const branch = branchOf(ctx);
-      return renderSteps(branch, state.index(), state.config(), state.controls.read(branch));
+      return renderSteps(branch, state.index(), state.config(), state.controls.read(branch), contextWindowOf(ctx));
     },
     sentTokens: (ctx) => state.sentTokens(ctx),
-    contextWindow,
+    contextWindow: contextWindowOf,
   };
-}
-
-/** Pi's model api for a router whose requests go to another model (Pi reads the window of the last one that answered). */
-const ROUTER_API = "pi-virtual";
-
-/**
- * The context window Pi measures against. Pi's getContextUsage() builds the whole session's
- * projection to answer; the window alone is the model's own, unless the model routes to others.
- */
-function contextWindow(ctx: ExtensionContext): number | undefined {
-  const model = ctx.model;
-  if (model && model.api !== ROUTER_API && model.contextWindow > 0) return model.contextWindow;
-  return ctx.getContextUsage()?.contextWindow ?? model?.contextWindow;
 }

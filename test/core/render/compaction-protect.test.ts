@@ -7,7 +7,7 @@ import { parseSessionText } from "../../../core/src/session/session-reader.ts";
 import { buildPiContext } from "../../../core/src/session/pi-context.ts";
 import { rebuildIndex } from "../../../core/src/prune/prune-index.ts";
 import { createRenderMemo, renderModelView } from "../../../core/src/render/render.ts";
-import { CompactionResendReader, compactionResend, newestCompactionAt, newestProtectedOutputs, PROTECTED_RESEND } from "../../../core/src/render/compaction-protect.ts";
+import { CompactionResendReader, compactionResend, newestCompactionAt, newestProtectedOutputs, PROTECTED_RESEND, protectedOutputsById, resendBudget } from "../../../core/src/render/compaction-protect.ts";
 import { buildModelView, messagesAsText } from "../../../core/src/view/model-view.ts";
 import { RequestRenderer } from "../../../core/src/view/request-views.ts";
 import { recordedConfig, RESENDS_PROTECTED } from "../../../core/src/view/recorded-settings.ts";
@@ -17,6 +17,7 @@ import type { AgentMessage, CustomMessage } from "../../../core/src/shapes/messa
 import { contentText } from "../../../core/src/shapes/messages.ts";
 import type { AnyEntry } from "../../../core/src/shapes/entries.ts";
 import { prunerTags } from "../../helpers/pruner-markup.ts";
+import { estimateTokens } from "../../../core/src/shapes/size.ts";
 
 const config: PruneConfig = { ...DEFAULT_CONFIG, protectedTools: ["todo"] };
 const SKILL = "# Release skill\n1. Run the release gate before tagging.\n2. Never skip step 1.";
@@ -245,6 +246,152 @@ describe("protected output after Pi's compaction", () => {
       ["todo", undefined, "- [ ] ship it"],
       ["read", "skills/release/SKILL.md", SKILL_V2],
     ]);
+  });
+
+  it("an output a context_edit replaced is sent again as Pi showed it, replaced; one it removed is not sent again", () => {
+    const b = new SessionBuilder().user("first task");
+    b.toolUse("read", { path: "skills/release/SKILL.md" }, `${SKILL}\nDeploy key: SECRET-1234`);
+    const skill = b.lastId;
+    b.toolUse("todo", { action: "list" }, "- [ ] rotate SECRET-5678");
+    const todo = b.lastId;
+    b.contextEdit(skill, `${SKILL}\nDeploy key: [redacted]`).contextEdit(todo, null);
+    b.assistant("first done").user("second task");
+    b.compaction({ firstKeptEntryId: b.lastId }).user("third task");
+    const view = buildModelView(parseSessionText(b.toJsonl()), { config });
+    const [text] = resendText(view.messages);
+    expect(text).toContain(block("read", `${SKILL}\nDeploy key: [redacted]`, "skills/release/SKILL.md"));
+    expect(text).not.toContain("SECRET");
+    expect(text).not.toContain('tool="todo"');
+    expect(view.stats?.protectedResent).toBe(1);
+  });
+
+  it("an edit written after the compaction counts too: the block is worked out again without what it removed", () => {
+    const { b, last } = twoTasks();
+    b.compaction({ firstKeptEntryId: last }).user("third task").assistant("third done");
+    const reader = new CompactionResendReader();
+    const before = reader.read(branchOf(b), config)!;
+    expect(before.outputs.map((o) => o.toolName)).toEqual(["read", "todo"]);
+    expect(reader.read(branchOf(b), config)).toBe(before);
+    b.contextEdit(before.outputs[0]!.entryId, null).user("fourth task");
+    const after = reader.read(branchOf(b), config)!;
+    expect(after.outputs.map((o) => o.toolName)).toEqual(["todo"]);
+    expect(contentText(after.message.content)).not.toContain("Never skip step 1.");
+  });
+
+  it("the block fits protectedResendShare of the window: the newest outputs verbatim, the rest named for context_tree_query", () => {
+    const b = new SessionBuilder().user("first task");
+    const output = (i: number) => `run ${i}\n${`line of run ${i} `.repeat(150)}`;
+    for (let i = 0; i < 40; i++) b.toolUse("bash", { command: `./run ${i}` }, output(i), { id: `call_${i}` });
+    b.assistant("done").user("second task");
+    b.compaction({ firstKeptEntryId: b.lastId }).user("third task");
+    const bash = { ...config, protectedTools: ["bash"] };
+    const branch = branchOf(b);
+    const unbounded = compactionResend(branch, newestCompactionAt(branch), bash)!;
+    expect(unbounded.outputs).toHaveLength(40);
+    const budgetTokens = resendBudget(bash, 32_000)!;
+    expect(budgetTokens).toBe(3_200);
+    expect(estimateTokens(contentText(unbounded.message.content).length)).toBeGreaterThan(5 * budgetTokens);
+
+    const resend = compactionResend(branch, newestCompactionAt(branch), bash, { budgetTokens })!;
+    const text = contentText(resend.message.content);
+    expect(estimateTokens(text.length)).toBeLessThanOrEqual(budgetTokens);
+    // The newest outputs, whole, in the order they came; every older one named with its id.
+    const kept = resend.outputs.map((o) => o.toolCallId);
+    expect(kept.length).toBeGreaterThanOrEqual(3);
+    expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => `call_${40 - kept.length + i}`));
+    for (const o of resend.outputs) expect(text).toContain(block("bash", o.text));
+    expect(text).toContain(block("bash", output(39)));
+    expect(resend.leftOut.map((o) => o.toolCallId)).toEqual(Array.from({ length: 40 - kept.length }, (_, i) => `call_${39 - kept.length - i}`));
+    expect(text).toContain(`${40 - kept.length} older or larger protected outputs, newest first`);
+    expect(text).toContain("call context_tree_query with its tool call id");
+    // Short calls: every one named with its call, newest first.
+    expect(text).toContain(`- bash {"command":"./run ${39 - kept.length}"} (tool call id call_${39 - kept.length})\n- bash {"command":"./run ${38 - kept.length}"}`);
+    expect(text).toContain('- bash {"command":"./run 0"} (tool call id call_0)\n</protected-outputs>');
+    expect(text.endsWith("</protected-outputs>")).toBe(true);
+    // What it left out, the query finds: protected calls are never indexed.
+    expect(protectedOutputsById(branch, "call_0", bash).map((c) => c.record.resultText)).toEqual([output(0)]);
+  });
+
+  it("a note too long for its quarter of the bound lists the newest left out and counts the rest", () => {
+    const b = new SessionBuilder().user("first task");
+    for (let i = 0; i < 200; i++) b.toolUse("bash", { command: `./run ${i}` }, `output ${i} `.repeat(200), { id: `call_${i}` });
+    b.assistant("done").user("second task");
+    b.compaction({ firstKeptEntryId: b.lastId });
+    const bash = { ...config, protectedTools: ["bash"] };
+    const branch = branchOf(b);
+    const budgetTokens = resendBudget(bash, 32_000)!;
+    const resend = compactionResend(branch, newestCompactionAt(branch), bash, { budgetTokens })!;
+    const text = contentText(resend.message.content);
+    expect(estimateTokens(text.length)).toBeLessThanOrEqual(budgetTokens);
+    // The newest named with their call, older ones by id alone, the rest counted.
+    const named = [...text.matchAll(/\(tool call id (call_\d+)\)/g)].map((m) => m[1]);
+    const byId = /\n- older ones, by tool call id: (.*)\n/.exec(text)![1]!.split(", ");
+    expect(named.length).toBeGreaterThan(5);
+    expect(byId.length).toBeGreaterThan(named.length);
+    expect([...named, ...byId]).toEqual(resend.leftOut.slice(0, named.length + byId.length).map((o) => o.toolCallId));
+    expect(text).toContain(`\n- and ${resend.leftOut.length - named.length - byId.length} older, not listed here\n</protected-outputs>`);
+  });
+
+  it("the bounded block is the same message on every request until the next compaction", () => {
+    const b = new SessionBuilder().user("first task");
+    for (let i = 0; i < 20; i++) b.toolUse("bash", { command: `./run ${i}` }, `output ${i} `.repeat(300));
+    b.assistant("done").user("second task");
+    b.compaction({ firstKeptEntryId: b.lastId }).user("third task");
+    const bash = { ...config, protectedTools: ["bash"] };
+    const reader = new CompactionResendReader();
+    const first = reader.read(branchOf(b), bash, 3_200)!;
+    expect(first.leftOut.length).toBeGreaterThan(0);
+    b.toolUse("read", { path: "src/x.ts" }, "x").assistant("ok");
+    expect(reader.read(branchOf(b), bash, 3_200)).toBe(first);
+    // A fresh reader (another process, the editor) builds the very same bytes.
+    expect(JSON.stringify(new CompactionResendReader().read(branchOf(b), bash, 3_200)!.message)).toBe(JSON.stringify(first.message));
+    // Another window bounds it anew.
+    expect(reader.read(branchOf(b), bash, 32_000)!.leftOut).toEqual([]);
+  });
+
+  it("protectedOutputsById finds a protected output as Pi showed it, and not one an edit removed or an unprotected one", () => {
+    const b = new SessionBuilder().user("task");
+    b.toolUse("read", { path: "skills/release/SKILL.md" }, `${SKILL}\nSECRET`, { id: "call_skill" });
+    b.contextEdit(b.lastId, "[redacted]");
+    b.toolUse("todo", { action: "list" }, "- [ ] x", { id: "call_todo" });
+    b.contextEdit(b.lastId, null);
+    b.toolUse("read", { path: "src/a.ts" }, "a", { id: "call_src" });
+    const branch = branchOf(b);
+    expect(protectedOutputsById(branch, "call_skill", config).map((c) => [c.shortRef, c.record.toolName, c.record.args, c.record.resultText])).toEqual([["call_skill", "read", { path: "skills/release/SKILL.md" }, "[redacted]"]]);
+    expect(protectedOutputsById(branch, "call_todo", config)).toEqual([]);
+    expect(protectedOutputsById(branch, "call_src", config)).toEqual([]);
+  });
+
+  it("without a known window there is no bound", () => {
+    expect(resendBudget(config, undefined)).toBeUndefined();
+    expect(resendBudget(config, 0)).toBeUndefined();
+    expect(resendBudget({ protectedResendShare: 0.25 }, 200_000)).toBe(50_000);
+    expect(resendBudget({}, 200_000)).toBe(20_000);
+  });
+
+  it("a request view and the next request's view are bounded by the window the session recorded, as the live pruner bounded it", () => {
+    const bash = { ...DEFAULT_CONFIG, protectedTools: ["bash"] };
+    const session = (record: Record<string, unknown>) => {
+      const b = new SessionBuilder().system("You are Pi.").custom(PRUNE_SETTINGS, { version: "0.1.0", config: recordedConfig(bash), ...record }).user("first task");
+      for (let i = 0; i < 20; i++) b.toolUse("bash", { command: `./run ${i}` }, `output ${i} `.repeat(300));
+      b.assistant("done").user("second task");
+      b.compaction({ firstKeptEntryId: b.lastId }).user("third task").assistant("third done");
+      return b;
+    };
+    const lastRequestBlock = (b: SessionBuilder) => {
+      const renderer = new RequestRenderer(branchOf(b), { config: DEFAULT_CONFIG });
+      return resendText(renderer.render(renderer.count).messages)[0]!;
+    };
+    const bounded = lastRequestBlock(session({ contextWindow: 32_000 }));
+    expect(estimateTokens(bounded.length)).toBeLessThanOrEqual(3_200);
+    expect(bounded).toContain("Left out, to keep this message within 3200 tokens");
+    expect(bounded).toContain(block("bash", "output 19 ".repeat(300)));
+    const next = resendText(buildModelView(parseSessionText(session({ contextWindow: 32_000 }).toJsonl()), { config: bash }).messages)[0]!;
+    expect(next).toBe(bounded);
+    // A record without a window: its writer sent the block whole.
+    const whole = lastRequestBlock(session({}));
+    expect(whole.match(/<protected-output /g)).toHaveLength(20);
+    expect(whole).not.toContain("Left out");
   });
 });
 

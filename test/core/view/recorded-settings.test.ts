@@ -21,6 +21,7 @@ describe("recordedConfig", () => {
       protectedTools: [],
       protectedPaths: ["**/skills/**/*.md"],
       recoveryGraceTurns: 3,
+      protectedResendShare: 0.1,
       cacheAware: true,
       chainCompression: { enabled: true, stripFinalAssistantThinking: true },
       purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
