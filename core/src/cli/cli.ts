@@ -18,6 +18,7 @@ import { detectSessionWriter, renderedCounts, renderFidelity, writerHeaderLines 
 import { spillRecovery } from "../view/spill-recovery.ts";
 import type { AnyEntry } from "../shapes/entries.ts";
 import { oneLine } from "../shapes/text.ts";
+import { nestsDeeperThan, shownValue, SHOWN_DEPTH, TOO_DEEP_TO_SHOW } from "../shapes/deep-json.ts";
 import { sessionLeaves } from "../session/leaves.ts";
 import { lastPromptOf } from "../session/labels.ts";
 import type { RenderConfig } from "../render/render.ts";
@@ -152,24 +153,9 @@ function headerCwd(data: SessionData, io: CliIO): string {
   return typeof cwd === "string" && isAbsolute(cwd) && cwd.length <= 4096 && !cwd.includes("\0") ? resolve(cwd) : io.cwd;
 }
 
-/** JSON text of anything read from a session: values nested deeper than JSON.stringify can go are cut, not thrown. */
+/** JSON text of anything read from a session, with values nested deeper than a person reads cut (JSON.stringify itself would throw on them). */
 function sessionJson(value: unknown): string {
-  try {
-    return JSON.stringify(value, null, 2);
-  } catch {
-    return JSON.stringify(cutDeepValues(value, 0), null, 2);
-  }
-}
-
-const MAX_JSON_DEPTH = 500;
-
-function cutDeepValues(value: unknown, depth: number): unknown {
-  if (typeof value !== "object" || value === null) return value;
-  if (depth >= MAX_JSON_DEPTH) return "[nested too deep to show]";
-  if (Array.isArray(value)) return value.map((item) => cutDeepValues(item, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) out[key] = cutDeepValues(item, depth + 1);
-  return out;
+  return JSON.stringify(shownValue(value), null, 2);
 }
 
 /** What `inspect` and `view` share: one session file, an optional leaf, the settings that apply to it. */
@@ -188,10 +174,21 @@ async function openSession(command: string, args: string[], io: CliIO) {
     throw new InputError(`${file} is not a Pi session file: no session header and no entry in its ${data.errors.length} non-blank line(s)`);
   }
   if (values.leaf && !data.byId.has(values.leaf)) throw new UsageError(`no entry with id "${values.leaf}" in ${file}`);
+  reportDeepEntries(data, io);
   const cwd = values.cwd ? resolve(io.cwd, values.cwd) : headerCwd(data, io);
   const loaded = loadSettings(io, cwd);
   reportWarnings(loaded.warnings, io);
   return { file, data, leaf: values.leaf, json: values.json === true, markers, request, config: loaded.config };
+}
+
+/** One note for the entries that nest deeper than is shown: what they do to the output, said once. */
+function reportDeepEntries(data: SessionData, io: CliIO): void {
+  const deep = data.entries.filter((e) => nestsDeeperThan(e, SHOWN_DEPTH)).map((e) => e.id);
+  if (deep.length === 0) return;
+  const named = deep.length > 5 ? `${deep.slice(0, 5).join(", ")} and ${deep.length - 5} more` : deep.join(", ");
+  io.err(
+    `note: ${deep.length === 1 ? "entry" : `${deep.length} entries`} ${named} ${deep.length === 1 ? "holds a value" : "hold values"} nested deeper than ${SHOWN_DEPTH} levels: sizes and costs count ${deep.length === 1 ? "it" : "them"} whole; where shown, ${deep.length === 1 ? "it is" : "they are"} cut at that depth ("${TOO_DEEP_TO_SHOW}")\n`,
+  );
 }
 
 /** `--request N` (1-based) or `--request last`. */

@@ -9,6 +9,7 @@ import type { AnyEntry } from "../shapes/entries.ts";
 import { isCompactionEntry, isMessageEntry } from "../shapes/entries.ts";
 import type { AgentMessage, CustomMessage, ToolCallBlock } from "../shapes/messages.ts";
 import { contentText, toolCallsOf } from "../shapes/messages.ts";
+import { jsonText } from "../shapes/deep-json.ts";
 import { normalizePathForMatch, pathMatcherFor, toolCallPath, type ProtectionConfig } from "../settings/protection.ts";
 
 /** The customType of the message the render inserts (never written to a session). */
@@ -59,7 +60,7 @@ function protectionOf(config: ProtectionConfig): (toolName: string, args: unknow
 
 function argumentsKey(args: unknown): string {
   try {
-    return JSON.stringify(args) ?? "";
+    return jsonText(args) ?? "";
   } catch {
     return "";
   }
