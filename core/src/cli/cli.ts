@@ -190,7 +190,7 @@ function reportDeepEntries(data: SessionData, io: CliIO): void {
   if (deep.length === 0) return;
   const named = deep.length > 5 ? `${deep.slice(0, 5).join(", ")} and ${deep.length - 5} more` : deep.join(", ");
   io.err(
-    `note: ${deep.length === 1 ? "entry" : `${deep.length} entries`} ${named} ${deep.length === 1 ? "holds a value" : "hold values"} nested deeper than ${SHOWN_DEPTH} levels: sizes and costs count ${deep.length === 1 ? "it" : "them"} whole; where shown, ${deep.length === 1 ? "it is" : "they are"} cut at that depth ("${TOO_DEEP_TO_SHOW}")\n`,
+    `note: ${deep.length === 1 ? "entry" : `${deep.length} entries`} ${named} ${deep.length === 1 ? "holds a value" : "hold values"} nested deeper than ${SHOWN_DEPTH} levels: ${deep.length === 1 ? "it is" : "they are"} shown cut at that depth ("${TOO_DEEP_TO_SHOW}"), and measured and costed so where too deep to be written whole\n`,
   );
 }
 
