@@ -3,6 +3,7 @@
 
 // Shapes of Pi's messages and session entries, sizes, text
 export { type AnyEntry, isMessageEntry, type FrontierData, type PersistEntry, PRUNE_CHAIN, PRUNE_FRONTIER, PRUNE_STATS, QUERY_TOOL, type SpillStorage, type StatsData } from "./shapes/entries.ts";
+export { shownValue } from "./shapes/deep-json.ts";
 export { messageFingerprint } from "./shapes/fingerprint.ts";
 export { type AgentMessage, type AssistantMessage, contentText, type ToolResultMessage } from "./shapes/messages.ts";
 export { estimateTokens, formatCount, formatNumber, formatSaving, messageChars, messagesChars } from "./shapes/size.ts";

@@ -1,7 +1,7 @@
 // `context_tree_query`: the model pages pruned output back in by short ref or raw tool-call id.
 import { Type } from "typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { resolveRequest, type IndexedCall, type PruneIndex } from "@pi-pruner/core";
+import { resolveRequest, shownValue, type IndexedCall, type PruneIndex } from "@pi-pruner/core";
 import { QUERY_TOOL, type SpillStorage } from "@pi-pruner/core";
 import { piPackage } from "./pi-package.ts";
 
@@ -92,7 +92,7 @@ export async function formatQueryResult(ids: readonly string[], index: PruneInde
 
 function safeJson(value: unknown): string {
   try {
-    return JSON.stringify(value);
+    return JSON.stringify(shownValue(value));
   } catch {
     return "{}";
   }

@@ -1,7 +1,7 @@
 // `/pruner tree`: summaries and the calls each one pruned, spilled outputs, aliases and compressed chains — as
 // foldable nodes for the terminal overlay, or as an indented outline elsewhere.
 import type { PruneIndex } from "@pi-pruner/core";
-import { describeTarget, stripFooter } from "@pi-pruner/core";
+import { describeTarget, shownValue, stripFooter } from "@pi-pruner/core";
 import { FoldableTree, type TreeNode } from "./tree-model.ts";
 
 function firstLine(text: string, max = 80): string {
@@ -22,7 +22,7 @@ export function treeNodes(index: PruneIndex): TreeNode[] {
       children.push({
         id: `call:${key}`,
         label: `${call.shortRef.padEnd(5)} ${call.record.toolName.padEnd(10)} ${describeTarget(call.record.args ?? {})}`.trimEnd(),
-        detail: `${call.shortRef} · ${call.record.toolName}\nArguments: ${JSON.stringify(call.record.args ?? {})}\n\n${call.record.resultText ?? ""}`,
+        detail: `${call.shortRef} · ${call.record.toolName}\nArguments: ${JSON.stringify(shownValue(call.record.args ?? {}))}\n\n${call.record.resultText ?? ""}`,
         children: [],
       });
     }

@@ -18,6 +18,8 @@ import { detectSessionWriter, renderedCounts, renderFidelity, writerHeaderLines 
 import { spillRecovery } from "../view/spill-recovery.ts";
 import type { AnyEntry } from "../shapes/entries.ts";
 import { oneLine } from "../shapes/text.ts";
+import { terminalLines, terminalText } from "./terminal-text.ts";
+import { nestsDeeperThan, shownValue, SHOWN_DEPTH, TOO_DEEP_TO_SHOW } from "../shapes/deep-json.ts";
 import { sessionLeaves } from "../session/leaves.ts";
 import { lastPromptOf } from "../session/labels.ts";
 import type { RenderConfig } from "../render/render.ts";
@@ -60,8 +62,10 @@ Usage:
 Exit codes: 0 done, 1 a usage error, 2 an unreadable input.
 `;
 
-export async function main(argv: string[], io: CliIO = defaultIO()): Promise<number> {
+export async function main(argv: string[], terminal: CliIO = defaultIO()): Promise<number> {
   const [command, ...rest] = argv;
+  // The one place output leaves: whatever a session or settings file put in it, no control reaches the terminal.
+  const io: CliIO = { ...terminal, out: (text) => terminal.out(terminalText(text)), err: (text) => terminal.err(terminalText(text)) };
   try {
     switch (command) {
       case "inspect":
@@ -130,7 +134,7 @@ function loadSettings(io: CliIO, cwd: string) {
 }
 
 function reportWarnings(warnings: readonly ConfigWarning[], io: CliIO): void {
-  for (const w of warnings) io.err(`warning: ${w.source ? `${w.source} settings: ` : ""}${w.message}\n`);
+  for (const w of warnings) io.err(`${terminalText(`warning: ${w.source ? `${w.source} settings: ` : ""}${w.message}`, { line: true })}\n`);
 }
 
 async function loadSession(file: string, lazyBodies: boolean): Promise<SessionData> {
@@ -152,24 +156,9 @@ function headerCwd(data: SessionData, io: CliIO): string {
   return typeof cwd === "string" && isAbsolute(cwd) && cwd.length <= 4096 && !cwd.includes("\0") ? resolve(cwd) : io.cwd;
 }
 
-/** JSON text of anything read from a session: values nested deeper than JSON.stringify can go are cut, not thrown. */
+/** JSON text of anything read from a session, with values nested deeper than a person reads cut (JSON.stringify itself would throw on them). */
 function sessionJson(value: unknown): string {
-  try {
-    return JSON.stringify(value, null, 2);
-  } catch {
-    return JSON.stringify(cutDeepValues(value, 0), null, 2);
-  }
-}
-
-const MAX_JSON_DEPTH = 500;
-
-function cutDeepValues(value: unknown, depth: number): unknown {
-  if (typeof value !== "object" || value === null) return value;
-  if (depth >= MAX_JSON_DEPTH) return "[nested too deep to show]";
-  if (Array.isArray(value)) return value.map((item) => cutDeepValues(item, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) out[key] = cutDeepValues(item, depth + 1);
-  return out;
+  return JSON.stringify(shownValue(value), null, 2);
 }
 
 /** What `inspect` and `view` share: one session file, an optional leaf, the settings that apply to it. */
@@ -188,10 +177,21 @@ async function openSession(command: string, args: string[], io: CliIO) {
     throw new InputError(`${file} is not a Pi session file: no session header and no entry in its ${data.errors.length} non-blank line(s)`);
   }
   if (values.leaf && !data.byId.has(values.leaf)) throw new UsageError(`no entry with id "${values.leaf}" in ${file}`);
+  reportDeepEntries(data, io);
   const cwd = values.cwd ? resolve(io.cwd, values.cwd) : headerCwd(data, io);
   const loaded = loadSettings(io, cwd);
   reportWarnings(loaded.warnings, io);
   return { file, data, leaf: values.leaf, json: values.json === true, markers, request, config: loaded.config };
+}
+
+/** One note for the entries that nest deeper than is shown: what they do to the output, said once. */
+function reportDeepEntries(data: SessionData, io: CliIO): void {
+  const deep = data.entries.filter((e) => nestsDeeperThan(e, SHOWN_DEPTH)).map((e) => e.id);
+  if (deep.length === 0) return;
+  const named = deep.length > 5 ? `${deep.slice(0, 5).join(", ")} and ${deep.length - 5} more` : deep.join(", ");
+  io.err(
+    `note: ${deep.length === 1 ? "entry" : `${deep.length} entries`} ${named} ${deep.length === 1 ? "holds a value" : "hold values"} nested deeper than ${SHOWN_DEPTH} levels: ${deep.length === 1 ? "it is" : "they are"} shown cut at that depth ("${TOO_DEEP_TO_SHOW}"), and measured and costed so where too deep to be written whole\n`,
+  );
 }
 
 /** `--request N` (1-based) or `--request last`. */
@@ -214,7 +214,7 @@ async function inspect(args: string[], io: CliIO): Promise<number> {
 
 async function view(args: string[], io: CliIO): Promise<number> {
   const { file, data, leaf, json, markers, request, config } = await openSession("view", args, io);
-  for (const e of data.errors) io.err(`warning: line ${e.line}: ${e.message}\n`);
+  for (const e of data.errors) io.err(`${terminalText(`warning: line ${e.line}: ${e.message}`, { line: true })}\n`);
   const branch = getBranch(data, leaf);
   const renderer = new RequestRenderer(branch.entries, { config });
   if (request !== undefined) return viewRequest(renderer, request, { file, leafId: branch.leafId, json, markers, entries: branch.entries, branches: branchesOf(data), config }, io);
@@ -227,13 +227,16 @@ async function view(args: string[], io: CliIO): Promise<number> {
   }
   const sent = renderer.count === 0 ? "no request was sent on this branch yet" : `the ${renderer.count} requests already sent: --request 1…${renderer.count} (--request last: the last one)`;
   io.out(
-    `# Model view of ${file} at leaf ${model.leafId ?? "(empty)"}: ${NEXT_REQUEST_TITLE}\n` +
-      branchHeader(branchesOf(data), model.leafId) +
-      writerHeader(branch.entries, model) +
-      `# ${sent}\n` +
-      sizesLine(model) +
-      controlsHeader(model.controls) +
-      "\n",
+    terminalLines([
+      `# Model view of ${file} at leaf ${model.leafId ?? "(empty)"}: ${NEXT_REQUEST_TITLE}`,
+      ...branchHeader(branchesOf(data), model.leafId),
+      ...writerHeader(branch.entries, model),
+      `# ${sent}`,
+      sizesLine(model).trimEnd(),
+      ...controlsHeader(model.controls),
+      "",
+      "",
+    ]),
   );
   io.out(modelViewText(model));
   return 0;
@@ -250,7 +253,7 @@ function viewRequest(
   const n = choice === "last" ? renderer.count : choice;
   if (n > renderer.count) throw new UsageError(`the branch sent ${renderer.count} request${renderer.count === 1 ? "" : "s"}: --request takes 1…${renderer.count} or "last"`);
   const model = renderer.render(n);
-  for (const p of model.settings.problems) io.err(`warning: the recorded settings: ${p}\n`);
+  for (const p of model.settings.problems) io.err(`${terminalText(`warning: the recorded settings: ${p}`, { line: true })}\n`);
   if (model.renderError) io.err(`warning: the pruner's render failed on this request (${model.renderError}); shown unchanged, as the pruner would have sent it\n`);
   if (shown.json) {
     io.out(sessionJson(shown.markers ? { ...viewJson(model), ...requestJson(model) } : model.messages) + "\n");
@@ -258,15 +261,18 @@ function viewRequest(
   }
   const prompt = model.request.prompt ? ` · prompt: ${oneLine(model.request.prompt, 80)}` : "";
   io.out(
-    `# Model view of ${shown.file}: ${requestTitle(model)}, answered by entry ${model.request.entryId} (branch of leaf ${shown.leafId ?? "(empty)"})${prompt}\n` +
-      branchHeader(shown.branches, shown.leafId) +
-      writerHeader(shown.entries, model, "sent") +
-      `# ${settingsSourceText(model.settings)}\n` +
-      `# cost: ${requestCostLine(branchCost(shown.entries.slice(0, model.request.position + 1), { config: shown.config }).requests[n - 1]!, formatNumber)}\n` +
-      `# ${NUDGES_NOT_SHOWN}\n` +
-      sizesLine(model) +
-      controlsHeader(model.controls) +
-      "\n",
+    terminalLines([
+      `# Model view of ${shown.file}: ${requestTitle(model)}, answered by entry ${model.request.entryId} (branch of leaf ${shown.leafId ?? "(empty)"})${prompt}`,
+      ...branchHeader(shown.branches, shown.leafId),
+      ...writerHeader(shown.entries, model, "sent"),
+      `# ${settingsSourceText(model.settings)}`,
+      `# cost: ${requestCostLine(branchCost(shown.entries.slice(0, model.request.position + 1), { config: shown.config }).requests[n - 1]!, formatNumber)}`,
+      `# ${NUDGES_NOT_SHOWN}`,
+      sizesLine(model).trimEnd(),
+      ...controlsHeader(model.controls),
+      "",
+      "",
+    ]),
   );
   io.out(modelViewText(model));
   return 0;
@@ -275,7 +281,7 @@ function viewRequest(
 /** `cost`: what each request along the branch cost and why, and what each flush cost and saved. */
 async function cost(args: string[], io: CliIO): Promise<number> {
   const { file, data, leaf, json, config } = await openSession("cost", args, io);
-  for (const e of data.errors) io.err(`warning: line ${e.line}: ${e.message}\n`);
+  for (const e of data.errors) io.err(`${terminalText(`warning: line ${e.line}: ${e.message}`, { line: true })}\n`);
   const branch = getBranch(data, leaf);
   const costs = branchCost(branch.entries, { config });
   if (json) {
@@ -289,7 +295,7 @@ async function cost(args: string[], io: CliIO): Promise<number> {
 /** The `cost` tables: one row per request, then one per flush. */
 function costText(costs: BranchCost, file: string, leafId: string | null): string {
   const lines = [`# Cost of ${file} (branch of leaf ${leafId ?? "(empty)"}): tokens of each request; est: our estimate, the answer carries no usage`];
-  if (costs.requests.length === 0) return lines.concat("no request was sent on this branch yet", "").join("\n");
+  if (costs.requests.length === 0) return terminalLines(lines.concat("no request was sent on this branch yet", ""));
   const rows = costs.requests.map((c) => [String(c.n), formatNumber(c.read), formatNumber(c.written), formatNumber(c.uncached), c.estimated ? "est" : "", c.rewritten > 0 ? `rewrote ${formatNumber(c.rewritten)}: ${causeText(c)}` : ""]);
   lines.push(...table(["n", "read", "written", "uncached", "est", "cause"], rows));
   lines.push("", "# Flushes: the rewrite of the request after each and its summarizer calls; saved: raw − sent characters of what it flushed × the requests after it (≈ tokens at 4 characters each), a measure, not a bill");
@@ -305,7 +311,7 @@ function costText(costs: BranchCost, file: string, leafId: string | null): strin
     ]);
     lines.push(...table(["flush", "next request", "refs", "rewrite", "summarizer calls", "saved chars × requests ≈ tokens"], flushRows));
   }
-  return lines.join("\n") + "\n";
+  return terminalLines(lines) + "\n";
 }
 
 /** Rows under their headings, each column as wide as its widest cell; numbers right-aligned. */
@@ -343,20 +349,18 @@ function promptLabel(prompt: string | undefined, max: number): string {
 }
 
 /** For a file of more than one branch, which one the view shows and how to show the others. */
-function branchHeader(branches: readonly BranchChoice[], leafId: string | null): string {
-  if (branches.length < 2) return "";
+function branchHeader(branches: readonly BranchChoice[], leafId: string | null): string[] {
+  if (branches.length < 2) return [];
   const others = branches.filter((b) => b.leafId !== leafId);
   const named = others.slice(-3).map((b) => `${b.leafId} ${promptLabel(b.prompt, 40)}`);
   const more = others.length > named.length ? `${others.length - named.length} more, and ` : "";
-  return `# ${branchPlace(branches, leafId)}; the other leaves: ${more}${named.join(", ")}; another branch: --leaf ID (pi-pruner inspect lists them)\n`;
+  return [`# ${branchPlace(branches, leafId)}; the other leaves: ${more}${named.join(", ")}; another branch: --leaf ID (pi-pruner inspect lists them)`];
 }
 
 /** Who wrote the session and, for another writer, that the text is in pi-pruner's wording, with the counts that must match. */
-function writerHeader(entries: readonly AnyEntry[], model: Parameters<typeof renderedCounts>[0], shown: "sent" | "next" = "next"): string {
+function writerHeader(entries: readonly AnyEntry[], model: Parameters<typeof renderedCounts>[0], shown: "sent" | "next" = "next"): string[] {
   const writer = detectSessionWriter(entries);
-  return writerHeaderLines(writer, renderFidelity(writer, renderedCounts(model), shown))
-    .map((line) => `# ${line}\n`)
-    .join("");
+  return writerHeaderLines(writer, renderFidelity(writer, renderedCounts(model), shown)).map((line) => `# ${line}`);
 }
 
 /** What `view --json --markers --request N` adds: which request, and the settings it was rendered with. */
@@ -400,11 +404,11 @@ function viewJson(model: Pick<ModelView, "messages" | "controls">) {
 }
 
 /** One `#` line per rewind and shrink on the branch, for the top of the text model view. */
-function controlsHeader(controls: ControlsView): string {
+function controlsHeader(controls: ControlsView): string[] {
   const lines = controls.markers.map((m) => `# ${m.kind} ${m.markerId} · ${markerStateText(m)} · ${markerEffectText(m)}`);
   if (!controls.enabled && controls.markers.length > 0) lines.unshift("# self-control is off (contextPrune.selfControl.enabled): the markers below change nothing");
   for (const c of controls.checkpoints) lines.push(`# checkpoint ${c.markerId} · at entry ${c.targetEntryId}`);
-  return lines.map((l) => l + "\n").join("");
+  return lines;
 }
 
 /** The documented JSON shape of `inspect --json`. */
@@ -468,6 +472,11 @@ function columnWidth(heading: string, cells: readonly string[], max: number): nu
   return Math.min(max, cells.reduce((w, c) => Math.max(w, c.length), heading.length));
 }
 
+/** A field of one line (an id, a name, a path), its newlines and tabs shown as the rest of its controls are. */
+function oneLineField(text: string): string {
+  return terminalText(text, { line: true });
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -479,7 +488,7 @@ function shortMarkerIds(ids: readonly string[]): Map<string, string> {
   const short = new Map<string, string>();
   for (const id of ids) {
     if (!UUID.test(id)) {
-      short.set(id, oneLine(id, 20));
+      short.set(id, oneLine(oneLineField(id), 20));
       continue;
     }
     let length = 8;
@@ -516,9 +525,11 @@ export function inspectText(view: SessionView, file: string, spills: ReadonlyMap
   const diagnosticText = new Map(view.diagnostics.map((d) => [d.entryId, d.text]));
   // A pruned call no entry gave a short ref is named by its tool-call id, as its writer named it; a
   // repeated output has no ref of its own (its line says whose output it repeats).
-  const refs = view.calls.map((c) => (c.aliasOf ? "-" : (c.shortRef ?? (c.state === "raw" || c.state === "protected" ? "-" : c.toolCallId))));
+  // Ids, tool names and paths are one line by nature: a newline or tab in one is shown, not flattened as a preview's is.
+  const refs = view.calls.map((c) => oneLineField(c.aliasOf ? "-" : (c.shortRef ?? (c.state === "raw" || c.state === "protected" ? "-" : c.toolCallId))));
+  const tools = view.calls.map((c) => oneLineField(c.toolName));
   const refWidth = columnWidth("ref", refs, 24);
-  const toolWidth = columnWidth("tool", view.calls.map((c) => c.toolName), 24);
+  const toolWidth = columnWidth("tool", tools, 24);
   const stateWidth = columnWidth("state", view.calls.map((c) => c.state), 16);
   const charsWidth = columnWidth("chars", view.calls.map((c) => formatNumber(c.rawChars)), 12);
   const failures = view.calls.some((c) => c.isError);
@@ -526,7 +537,7 @@ export function inspectText(view: SessionView, file: string, spills: ReadonlyMap
     `  ${pad(oneLine(ref, refWidth), refWidth)} ${pad(oneLine(tool, toolWidth), toolWidth)} ${pad(state, stateWidth)} ${chars.padStart(charsWidth)} ${failures ? `${pad(result, 6)} ` : ""}${target}`.trimEnd();
   if (view.calls.length) lines.push(row("ref", "tool", "state", "chars", "result", "target"));
   view.calls.forEach((c, i) => {
-    lines.push(row(refs[i]!, c.toolName, c.state, formatNumber(c.rawChars), c.isError ? "error" : "ok", oneLine(c.path ?? c.command ?? "", 60)));
+    lines.push(row(refs[i]!, tools[i]!, c.state, formatNumber(c.rawChars), c.isError ? "error" : "ok", c.path !== undefined ? oneLine(oneLineField(c.path), 60) : oneLine(c.command ?? "", 60)));
     if (c.aliasOf) lines.push(`          same output as ${c.aliasOf}`);
     if (c.sent) lines.push(`          sent: ${c.sent.text}`);
     const lost = c.unrecoverable ?? spills.get(c.occurrenceKey);
@@ -596,7 +607,7 @@ export function inspectText(view: SessionView, file: string, spills: ReadonlyMap
     size += ` → ${formatNumber(view.totals.modelChars)} chars sent (≈${formatNumber(estimateTokens(view.totals.modelChars))} tokens, estimate)`;
   }
   lines.push(size);
-  return lines.join("\n") + "\n";
+  return terminalLines(lines) + "\n";
 }
 
 function check(args: string[], io: CliIO): number {
@@ -610,7 +621,7 @@ function check(args: string[], io: CliIO): number {
     return { path, protected: pattern !== undefined, pattern: pattern ?? null };
   });
   if (values.json) io.out(JSON.stringify(results, null, 2) + "\n");
-  else for (const r of results) io.out(r.protected ? `protected  ${r.path}  (by \`${r.pattern}\`)\n` : `prunable   ${r.path}\n`);
+  else for (const r of results) io.out(`${terminalText(r.protected ? `protected  ${r.path}  (by \`${r.pattern}\`)` : `prunable   ${r.path}`, { line: true })}\n`);
   // A settings file that could not be read leaves the answers above without its patterns.
   const refused = [loaded.global, loaded.project].filter((f) => f.error !== undefined);
   if (refused.length === 0) return 0;

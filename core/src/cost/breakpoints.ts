@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { isRecord } from "../shapes/json.ts";
 import { marksCompletions, type ModelInfo } from "./price-rules.ts";
+import { jsonText } from "../shapes/deep-json.ts";
 
 /** Where a block sits in a payload's `messages`: the message, and the block in its content (a string content is block 0). */
 interface BlockPosition {
@@ -199,8 +200,8 @@ function prefixHash(payload: Json, position: BlockPosition): string | undefined 
     messages: messages.slice(0, position.message),
     last: { role: message.role, content: blocks.slice(0, position.block + 1) },
   };
-  const text = JSON.stringify(prefix, (key, value: unknown) => (key === "cache_control" ? undefined : key === "content" && typeof value === "string" ? [{ type: "text", text: value }] : value));
-  return createHash("sha256").update(text).digest("hex").slice(0, 32);
+  const text = jsonText(prefix, (key, value: unknown) => (key === "cache_control" ? undefined : key === "content" && typeof value === "string" ? [{ type: "text", text: value }] : value));
+  return createHash("sha256").update(text ?? "").digest("hex").slice(0, 32);
 }
 
 const samePosition = (a: BlockPosition, b: BlockPosition): boolean => a.message === b.message && a.block === b.block;

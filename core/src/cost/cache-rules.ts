@@ -32,6 +32,7 @@ import { isFailedTurn } from "../shapes/messages.ts";
 import { CHARS_PER_TOKEN, estimateTokens } from "../shapes/size.ts";
 import { messageFingerprint } from "../shapes/fingerprint.ts";
 import { isRecord } from "../shapes/json.ts";
+import { jsonText } from "../shapes/deep-json.ts";
 import { ANTHROPIC_LOOKBACK_BLOCKS, pricesOf, type PriceRules, type Pricing } from "./price-rules.ts";
 
 /** What the provider is sent: the system prompt, the tool declarations (JSON text), the messages (Pi's AgentMessage[] after our render). */
@@ -192,7 +193,7 @@ export class WireCache {
 }
 
 function block(value: unknown, thinking = false): WireBlock {
-  const text = JSON.stringify(value);
+  const text = jsonText(value) ?? "";
   let h1 = 0x811c9dc5;
   let h2 = 0x9747b28c;
   for (let i = 0; i < text.length; i++) {
@@ -583,6 +584,7 @@ class UncachedMeter implements CacheMeter {
 
 /** One message as the simple model serialises it (its own approximation of the Anthropic shape). */
 function simpleMessageText(message: AgentMessage): string {
+  const json = (value: object): string => jsonText(value) ?? "";
   const textBlocks = (content: unknown): { type: "text"; text: string }[] => {
     if (typeof content === "string") return [{ type: "text", text: content }];
     if (!Array.isArray(content)) return [];
@@ -590,7 +592,7 @@ function simpleMessageText(message: AgentMessage): string {
   };
   switch (message.role) {
     case "assistant":
-      return JSON.stringify({
+      return json({
         role: "assistant",
         content: (message.content ?? []).map((b) =>
           b.type === "thinking"
@@ -601,17 +603,17 @@ function simpleMessageText(message: AgentMessage): string {
         ),
       });
     case "toolResult":
-      return JSON.stringify({
+      return json({
         role: "user",
         content: [{ type: "tool_result", tool_use_id: message.toolCallId, content: textBlocks(message.content), is_error: message.isError === true }],
       });
     case "bashExecution":
-      return JSON.stringify({ role: "user", content: [{ type: "text", text: `$ ${message.command}\n${message.output}` }] });
+      return json({ role: "user", content: [{ type: "text", text: `$ ${message.command}\n${message.output}` }] });
     case "branchSummary":
     case "compactionSummary":
-      return JSON.stringify({ role: "user", content: [{ type: "text", text: message.summary }] });
+      return json({ role: "user", content: [{ type: "text", text: message.summary }] });
     default:
-      return JSON.stringify({ role: "user", content: textBlocks(message.content) });
+      return json({ role: "user", content: textBlocks(message.content) });
   }
 }
 

@@ -1,6 +1,7 @@
 // Prompt building and output checking for the summarizer. The model call itself is injected:
 // core never talks to a network.
 import { summarizerInput } from "./summarizer-input.ts";
+import { jsonText } from "../shapes/deep-json.ts";
 
 export interface SummarizerUsage {
   input: number;
@@ -52,7 +53,7 @@ function clip(text: string, max: number): string {
 function describeArgs(args: Record<string, unknown>): string {
   let json: string;
   try {
-    json = JSON.stringify(args) ?? "{}";
+    json = jsonText(args) ?? "{}";
   } catch {
     json = "{}";
   }

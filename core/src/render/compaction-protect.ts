@@ -15,6 +15,7 @@ import { contentText, occurrenceKey, toolCallsOf } from "../shapes/messages.ts";
 import { isRecord } from "../shapes/json.ts";
 import { CHARS_PER_TOKEN } from "../shapes/size.ts";
 import { escapeAttribute, escapePrunerTags, oneLine } from "../shapes/text.ts";
+import { jsonText } from "../shapes/deep-json.ts";
 import { normalizePathForMatch, pathMatcherFor, toolCallPath, type ProtectionConfig } from "../settings/protection.ts";
 import { DEFAULT_CONFIG } from "../settings/config.ts";
 import type { IndexedCall } from "../prune/prune-index.ts";
@@ -72,7 +73,7 @@ function protectionOf(config: ProtectionConfig): (toolName: string, args: unknow
 
 function argumentsKey(args: unknown): string {
   try {
-    return JSON.stringify(args) ?? "";
+    return jsonText(args) ?? "";
   } catch {
     return "";
   }

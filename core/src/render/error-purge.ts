@@ -4,6 +4,7 @@ import type { AgentMessage, AssistantBlock, AssistantMessage, ToolCallBlock } fr
 import { countAfter } from "../shapes/messages.ts";
 import type { PruneConfig } from "../settings/config.ts";
 import { findCallBlock, isFailedTurn } from "../shapes/messages.ts";
+import { argsChars } from "../shapes/size.ts";
 
 export interface ErrorPurgeStats {
   purgedArgs: number;
@@ -63,14 +64,6 @@ function purgedArguments(args: Record<string, unknown>): Record<string, unknown>
   return changed ? root : args;
 }
 
-function argsSize(args: unknown): number {
-  try {
-    return JSON.stringify(args ?? {})?.length ?? 0;
-  } catch {
-    return 0;
-  }
-}
-
 /**
  * A failed call's arguments are purged once `cooldownTurns` assistant turns have followed its turn
  * before `epochEnd` (the newest flush's end; turns after it count at the next flush) and they are
@@ -111,7 +104,7 @@ export function purgeErroredArgs(
     if (turnsAfter[turnAt]! < cooldownTurns) continue;
     const call = findCallBlock(messages[turnAt] as AssistantMessage, m.toolCallId);
     if (!call || !call.arguments || typeof call.arguments !== "object" || Array.isArray(call.arguments)) continue;
-    if (argsSize(call.arguments) < minArgChars) continue;
+    if (argsChars(call.arguments) < minArgChars) continue;
     const purged = purgedArguments(call.arguments);
     if (purged === call.arguments) continue;
     targets ??= new Map();

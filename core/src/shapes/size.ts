@@ -1,6 +1,7 @@
 // One measure of size for every surface: characters of what a message carries to the model,
 // and a token figure derived from it. The token figure is an estimate (chars / 4), always labelled so.
 import type { AgentMessage } from "./messages.ts";
+import { jsonText } from "./deep-json.ts";
 
 export function messageChars(message: AgentMessage): number {
   switch (message.role) {
@@ -51,10 +52,11 @@ export function contentChars(content: unknown): number {
   return n;
 }
 
-function argsChars(args: unknown): number {
+/** A tool call's arguments as JSON characters, at any depth (0 when there are none or they cannot be written). */
+export function argsChars(args: unknown): number {
   if (args === undefined || args === null) return 0;
   try {
-    return JSON.stringify(args)?.length ?? 0;
+    return jsonText(args)?.length ?? 0;
   } catch {
     return 0;
   }

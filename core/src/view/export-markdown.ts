@@ -7,6 +7,7 @@ import type { ModelView } from "./model-view.ts";
 import { modelViewText } from "./model-view.ts";
 import type { CallView, SessionView } from "./session-view.ts";
 import { callStateText } from "./file-calls.ts";
+import { shownValue } from "../shapes/deep-json.ts";
 
 /** A fence for `text`: three backticks, or one more than its longest run of backticks. */
 export function fenceFor(text: string): string {
@@ -54,7 +55,7 @@ function callBlock(call: CallView): string {
     `State: ${callStateText(call)}`,
     `Raw output: ${call.rawChars} characters`,
     "Arguments:",
-    JSON.stringify(call.args, null, 2) ?? "{}",
+    JSON.stringify(shownValue(call.args), null, 2) ?? "{}",
   ];
   return fenced(lines.join("\n"));
 }

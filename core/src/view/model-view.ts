@@ -15,6 +15,7 @@ import { rebuildIndex, type PruneIndex } from "../prune/prune-index.ts";
 import type { AnyEntry } from "../shapes/entries.ts";
 import { renderModelView, type RenderConfig, type RenderMemo, type RenderStats } from "../render/render.ts";
 import { compactionResend, newestCompactionAt, PROTECTED_RESEND, PROTECTED_RESEND_LABEL, resendBudget, type CompactionResend } from "../render/compaction-protect.ts";
+import { shownValue } from "../shapes/deep-json.ts";
 import { estimateTokens, formatNumber, formatSaving, messageChars } from "../shapes/size.ts";
 import { PRUNE_SUMMARY } from "../shapes/entries.ts";
 import { readControls } from "../control/read-controls.ts";
@@ -221,13 +222,9 @@ function str(value: unknown): string {
   return "";
 }
 
-/** JSON of a call's arguments; arguments nested too deep for JSON.stringify are named, not thrown. */
+/** JSON of a call's arguments, cut where they nest deeper than a person reads. */
 function argumentsText(args: unknown): string {
-  try {
-    return JSON.stringify(args) ?? "";
-  } catch {
-    return "[arguments too deeply nested to show]";
-  }
+  return JSON.stringify(shownValue(args)) ?? "";
 }
 
 /** Messages as plain readable text, one section per message. Nothing in it is interpreted. */

@@ -12,6 +12,7 @@ import { REWIND_ENTRY, SHRINK_ENTRY } from "../control/control-entries.ts";
 import type { AgentMessage } from "../shapes/messages.ts";
 import { readFrontierData, readIndexData, readStatsData } from "../shapes/read-payloads.ts";
 import { estimateTokens } from "../shapes/size.ts";
+import { jsonText } from "../shapes/deep-json.ts";
 import { ANTHROPIC_LOOKBACK_BLOCKS, priceRulesFor } from "../cost/price-rules.ts";
 import { settingsEntryData } from "./recorded-settings.ts";
 import { TimelineBuilder, type SummarizerCalls, type TimelineOptions, type TimelinePoint } from "./timeline.ts";
@@ -92,7 +93,7 @@ function firstChangeOf(previous: readonly AgentMessage[], next: readonly AgentMe
   for (let i = 0; i < shared; i++) {
     const a = previous[i]!;
     const b = next[i]!;
-    if (a !== b && JSON.stringify(a) !== JSON.stringify(b)) return i;
+    if (a !== b && jsonText(a) !== jsonText(b)) return i;
   }
   return next.length < previous.length ? next.length : undefined;
 }

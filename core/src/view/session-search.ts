@@ -115,16 +115,19 @@ function textOf(content: unknown): string {
   return Array.isArray(content) ? contentText(content.filter(isRecord) as { type: string; text?: string }[]) : "";
 }
 
-/** Argument values as words: the keys and JSON punctuation are noise to a person searching. */
+/** Argument values as words, in order: the keys and JSON punctuation are noise to a person searching. Walked by a loop: arguments nest as deep as their writer liked. */
 function argumentText(args: unknown): string {
   const out: string[] = [];
-  const walk = (value: unknown) => {
+  const pending: unknown[] = [args];
+  while (pending.length > 0) {
+    const value = pending.pop();
     if (typeof value === "string") out.push(value);
     else if (typeof value === "number" || typeof value === "boolean") out.push(String(value));
-    else if (Array.isArray(value)) value.forEach(walk);
-    else if (isRecord(value)) Object.values(value).forEach(walk);
-  };
-  walk(args);
+    else if (Array.isArray(value) || isRecord(value)) {
+      const items = Object.values(value);
+      for (let i = items.length - 1; i >= 0; i--) pending.push(items[i]);
+    }
+  }
   return out.join("\n");
 }
 

@@ -12,6 +12,7 @@ import type { AgentMessage, AssistantMessage } from "../shapes/messages.ts";
 import { isRecord } from "../shapes/json.ts";
 import { readFrontierData, readStatsData } from "../shapes/read-payloads.ts";
 import { estimateTokens } from "../shapes/size.ts";
+import { jsonText } from "../shapes/deep-json.ts";
 import { cacheMeter, WireCache, type CacheMeter, type RequestBill } from "../cost/cache-rules.ts";
 import { PRICE_MODELS, priceRulesFor, sameRules, type CacheRules, type PriceModelName, type PriceRules } from "../cost/price-rules.ts";
 import { RequestRenderer, type RequestViewOptions } from "./request-views.ts";
@@ -282,7 +283,7 @@ export class TimelineBuilder {
     const sentBill: RequestBill = this.meters.sent.bill({ system: "", tools: "", messages: view.messages });
     const rawBill: RequestBill = this.meters.raw.bill({ system: "", tools: "", messages: view.rawMessages });
     const usage = usageOf(answer);
-    const outputTokens = usage?.output ?? estimateTokens(JSON.stringify(answer.content ?? "").length);
+    const outputTokens = usage?.output ?? estimateTokens(jsonText(answer.content ?? "")?.length ?? 0);
     const price = inputPriceOf(answer, rules);
     const estimatedCost = (sentBill.billed + outputTokens * rules.output) * price;
     const estimatedRawCost = (rawBill.billed + outputTokens * rules.output) * price;

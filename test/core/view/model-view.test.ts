@@ -110,10 +110,10 @@ describe("messagesAsText", () => {
     );
   });
 
-  it("arguments nested too deep to write as JSON are named instead of failing the view", () => {
+  it("arguments nested too deep to write as JSON are shown cut at 100 levels instead of failing the view", () => {
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 20_000; i++) deep = { inner: deep };
     const b = new SessionBuilder().user("go").assistant({ toolCalls: [{ name: "write", args: deep, id: "c1" }] });
-    expect(messagesAsText(piContext(b))).toContain("→ write [arguments too deeply nested to show]  [c1]");
+    expect(messagesAsText(piContext(b))).toContain(`→ write ${'{"inner":'.repeat(100)}"[nested deeper than 100 levels]"${"}".repeat(100)}  [c1]`);
   });
 });
