@@ -5,7 +5,7 @@
 import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, CompactionResend, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
 import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, CompactionResendReader, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, protectedOutputsById, requestHistoryOf, resendBudget, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
-import { OnceReporter } from "./once-reporter.ts";
+import { OnceReporter, showReport, type ReportSurface } from "./once-reporter.ts";
 import { FrontierBreakpoint } from "./cache-breakpoint.ts";
 import { LiveBill } from "./live-bill.ts";
 import { RequestLedger } from "./request-ledger.ts";
@@ -53,9 +53,9 @@ export interface RuntimeHost extends FlushHost {
 
 const NO_PI: PiOperations = { appendEntry: () => {}, sendMessage: () => {} };
 
-/** The runtime the extension runs with: its reports go to the UI of the newest event, its spending to Pi's `cost:external` event. */
+/** The runtime the extension runs with: its reports go to the UI of the newest event (stderr where Pi has none), its spending to Pi's `cost:external` event. */
 export function createPrunerRuntime(pi: PiOperations & Pick<ExtensionAPI, "events">): PrunerRuntime {
-  const runtime: PrunerRuntime = new PrunerRuntime(DEFAULT_CONFIG, new OnceReporter((message, level) => runtime.ui?.notify(message, level)), {
+  const runtime: PrunerRuntime = new PrunerRuntime(DEFAULT_CONFIG, new OnceReporter((message, level) => runtime.ui && showReport(runtime.ui, message, level)), {
     pi,
     onCost: (cost) => pi.events.emit("cost:external", cost),
   });
@@ -80,8 +80,8 @@ export class PrunerRuntime {
   readonly controls = new ControlsReader();
   /** What Pi's newest compaction removed of protected output, worked out again only when the compaction or the protection changes. */
   private readonly resends = new CompactionResendReader();
-  /** The UI of the newest event's context: where reports go. */
-  ui: ExtensionContext["ui"] | undefined;
+  /** The UI of the newest event's context, and whether Pi has one: where reports go. */
+  ui: ReportSurface | undefined;
   config: PruneConfig;
   readonly reporter: OnceReporter;
   private settings: LoadedSettings | undefined;
@@ -121,7 +121,7 @@ export class PrunerRuntime {
 
   /** `session_start`: the UI first (a bad setting is reported while the settings load), then the settings, then the branch. */
   onSessionStart(ctx: ExtensionContext): void {
-    this.ui = ctx.ui;
+    this.ui = reportSurface(ctx);
     this.reporter.reset();
     this.useModel(ctx.model);
     this.loadSettings(ctx);
@@ -131,7 +131,7 @@ export class PrunerRuntime {
 
   /** `session_tree`: another branch; the settings it records are the ones in use. */
   onSessionTree(ctx: ExtensionContext): void {
-    this.ui = ctx.ui;
+    this.ui = reportSurface(ctx);
     this.rebuild(branchOf(ctx), spillOf(ctx));
     this.recordSettings(ctx);
     this.showStatus(ctx);
@@ -143,7 +143,7 @@ export class PrunerRuntime {
    * to the session here (their record, before this request's answer). Returns nothing when nothing changed.
    */
   onContext(event: ContextEvent, ctx: ExtensionContext): ContextEventResult | undefined {
-    this.ui = ctx.ui;
+    this.ui = reportSurface(ctx);
     this.useModel(ctx.model);
     this.followSettings(ctx);
     const contextWindow = this.failOpen("context window", () => contextWindowOf(ctx), this.recordedWindow);
@@ -165,7 +165,7 @@ export class PrunerRuntime {
   /** `message_end`: an assistant message is the answer to the request just sent; what that request decided to write is written now, before Pi persists the answer. */
   onMessageEnd(event: MessageEndEvent, ctx: ExtensionContext): void {
     if (event.message.role !== "assistant") return;
-    this.ui = ctx.ui;
+    this.ui = reportSurface(ctx);
     try {
       this.live.onAnswer(ctx);
     } catch (error) {
@@ -181,7 +181,7 @@ export class PrunerRuntime {
    * nothing when nothing changed.
    */
   onProviderRequest(event: BeforeProviderRequestEvent, ctx: ExtensionContext): unknown {
-    this.ui = ctx.ui;
+    this.ui = reportSurface(ctx);
     if (!this.config.enabled) return undefined;
     const pending = frontierQueue(this.queue.batches, this.config.minBatchChars);
     const sent = this.failOpen("cache breakpoint", () => this.breakpoint.place(event.payload, pending, ctx.model), event.payload);
@@ -194,7 +194,7 @@ export class PrunerRuntime {
    * messages are held until the run starts, ahead of the prompt). Fails open.
    */
   async onBeforeAgentStart(ctx: ExtensionContext): Promise<void> {
-    this.ui = ctx.ui;
+    this.ui = reportSurface(ctx);
     if (!this.config.enabled) return;
     try {
       const host = this.hostOf(ctx);
@@ -210,7 +210,7 @@ export class PrunerRuntime {
 
   /** `turn_end`: self-control's turn metric, then the flush policy; the pruner's entries follow the drafts Pi already holds. */
   async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext): Promise<TurnEndEventResult | undefined> {
-    this.ui = ctx.ui;
+    this.ui = reportSurface(ctx);
     const turn = event as unknown as TurnEnd;
     this.failOpen("turn metric", () => this.live.onTurnEnd(ctx, turn), undefined);
     const drafts = withEntryDrafts(event.entries, await this.turnEnd(turn, this.hostOf(ctx)));
@@ -225,7 +225,7 @@ export class PrunerRuntime {
    * render of the context now); nothing when the pruner is off or that fails, so Pi's own runs.
    */
   onBeforeCompact(event: SessionBeforeCompactEvent, ctx: ExtensionContext): Promise<SessionBeforeCompactResult | undefined> {
-    this.ui = ctx.ui;
+    this.ui = reportSurface(ctx);
     return compactPrunedHistory(event, ctx, {
       enabled: this.config.enabled,
       idleTimeoutMs: this.config.summarizerIdleTimeoutMs,
@@ -556,6 +556,11 @@ export class PrunerRuntime {
 }
 
 /** Where the session's oversized outputs go: next to its file, named by its id. */
+/** What a report needs of an event's context, read while the context is current. */
+function reportSurface(ctx: ExtensionContext): ReportSurface {
+  return { ui: ctx.ui, hasUI: ctx.hasUI };
+}
+
 function spillOf(ctx: ExtensionContext): SpillStorage {
   return fileSpillStorage(ctx.sessionManager.getSessionFile(), ctx.sessionManager.getSessionId());
 }
