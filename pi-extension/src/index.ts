@@ -1,12 +1,16 @@
 // pi-pruner for Pi: registers the pruner's event handlers, tools and commands. Each handler is one
 // call into the runtime (runtime.ts), which holds the session's state; nothing else lives here.
+// Everything is registered through `registerAsSolePruner` (sole-pruner.ts): where another pruner
+// is loaded, pi-pruner stays out of the way instead of stopping Pi.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { createPrunerRuntime } from "./runtime.ts";
 import { registerQueryTool } from "./query-tool.ts";
 import { registerSelfControl } from "./self-control/register.ts";
 import { registerCommands } from "./commands.ts";
+import { registerAsSolePruner } from "./sole-pruner.ts";
 
-export default function piPruner(pi: ExtensionAPI): void {
+export default function piPruner(host: ExtensionAPI): void {
+  const pi = registerAsSolePruner(host);
   const runtime = createPrunerRuntime(pi);
 
   pi.on("session_start", (_event, ctx) => runtime.onSessionStart(ctx));
