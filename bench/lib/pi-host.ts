@@ -168,6 +168,8 @@ export class ReplayHost {
       },
       events: { emit() {}, on() {} },
       getSettings: () => ({ contextPrune: host.options.contextPrune }),
+      // What Pi lists: here only the extension's own tools (pi-pruner looks for another pruner's at session_start).
+      getAllTools: () => host.tools.map((tool) => ({ name: tool.name, sourceInfo: { path: "<replay>", source: "replay" } })),
     };
     return new Proxy(known, {
       get(target, prop: string) {
