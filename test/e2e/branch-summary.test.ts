@@ -1,0 +1,151 @@
+// Pi's branch summary inside the real `pi` binary, with short refs numbered per branch. Branch A
+// prunes three reads (`t3`–`t5`, after the shared `t1`, `t2`); the person goes back with a summary
+// of A (`/branch-from`, which calls Pi's navigateTree as `/tree` does); branch B prunes its own `t3`.
+// The scripted server's log is the proof: what Pi's branch summarizer was sent, and what the model
+// on B got back from `context_tree_query` for the ref the summary of A gave it.
+import { afterEach, describe, expect, it } from "vitest";
+import type { ModelRequest, Reply } from "../helpers/model-server.ts";
+import { startPiRpc, type PiRpc } from "../helpers/pi-rpc.ts";
+import type { JsonRecord } from "../helpers/jsonl-records.ts";
+import { EXTENSION, agentRequests, isSummarizerRequest, scriptedPi, toolMessages } from "../helpers/pruner-e2e.ts";
+import { NO_NUDGES } from "../helpers/request-equality.ts";
+import { QUERY_TOOL } from "../../core/src/shapes/entries.ts";
+
+const NAVIGATE = "test/fixtures/pi/tree-navigate.ts";
+const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
+const FILES = Object.fromEntries(["base1", "base2", "a1", "a2", "a3", "b1"].map((name) => [`src/${name}.ts`, lines(name, 60)]));
+const read = (...names: string[]): Reply => ({ toolCalls: names.map((name) => ({ name: "read", arguments: { path: `src/${name}.ts` } })) });
+const PROMPT_A = "read the a files";
+
+/** Pi's branch summarizer: its system prompt is Pi's summarization one, its prompt asks for a branch summary. */
+const isBranchSummaryRequest = (req: ModelRequest): boolean => req.allText.includes("Create a structured summary of this conversation branch");
+
+/** The pruner's summarizer, naming each call's path next to its ref (as a real one does). */
+function summaryNamingPaths(req: ModelRequest): Reply {
+  const calls = [...req.lastUserText.matchAll(/^### (t\d+) — read\nArguments: \{"path":"([^"]+)"\}/gm)];
+  return { text: calls.map((m) => `- \`${m[1]}\` read ${m[2]}: the file's constants`).join("\n") };
+}
+
+/** Refs as the text names them next to a read path: `` `REF` read PATH `` (a pruner summary line). */
+const refsByPath = (text: string): Map<string, string> => new Map([...text.matchAll(/`([^`\s]+)` read (\S+):/g)].map((m) => [m[2]!, m[1]!]));
+
+/** A branch summarizer that keeps exact names, as Pi's prompt asks: each read with the ref it was sent under. */
+function branchSummaryKeepingRefs(req: ModelRequest): Reply {
+  const done = [...refsByPath(req.lastUserText)].map(([path, ref]) => `- [x] Read ${path} (\`${ref}\`)`);
+  return { text: `## Goal\nRead the a files.\n\n## Progress\n### Done\n${done.join("\n")}` };
+}
+
+/** The ref the branch summary in a request gives for `path`. */
+function summaryRefOf(req: ModelRequest, path: string): string {
+  const found = new RegExp(`Read ${path.replace(/[.]/g, "\\.")} \\(\`([^\`]+)\`\\)`).exec(req.allText);
+  expect(found, `the request carries the branch summary's line for ${path}`).not.toBeNull();
+  return found![1]!;
+}
+
+const pi = scriptedPi();
+afterEach(pi.stop);
+
+/** The id of the user message whose text is `text`. */
+function userEntryId(entries: JsonRecord[], text: string): string {
+  const entry = entries.find((e) => e.type === "message" && e.message?.role === "user" && JSON.stringify(e.message.content).includes(text));
+  expect(entry, `a user message "${text}"`).toBeDefined();
+  return String(entry!.id);
+}
+
+/** The shared start, then branch A: two reads pruned (`t1`, `t2`), then three (`t3`–`t5`). */
+async function branchA(rpc: PiRpc): Promise<void> {
+  await rpc.prompt("read the base files");
+  await rpc.prompt("/pruner now");
+  await rpc.prompt(PROMPT_A);
+  await rpc.prompt("/pruner now");
+}
+
+/** Back to before branch A with a summary of it, then branch B: one read pruned (B's own `t3`). */
+async function branchB(rpc: PiRpc): Promise<void> {
+  const target = userEntryId(await rpc.getEntries(), PROMPT_A);
+  await rpc.prompt(`/branch-from ${target}`, { timeoutMs: 30_000 });
+  await rpc.waitFor((r) => r.type === "extension_ui_request" && String(r.message).startsWith("branch-from:"));
+  expect(rpc.notifications().map((n) => n.message)).toContain("branch-from: done");
+  await rpc.prompt("read the b file");
+  await rpc.prompt("/pruner now");
+}
+
+/** The agent's answers: task one, task A, task B, then a question answered with `context_tree_query`. */
+function agentScript(ask: (req: ModelRequest) => string[]): (req: ModelRequest) => Reply | undefined {
+  const replies: Array<Reply | ((req: ModelRequest) => Reply)> = [
+    read("base1", "base2"),
+    { text: "Read the base." },
+    read("a1", "a2", "a3"),
+    { text: "Read the a files." },
+    read("b1"),
+    { text: "Read b." },
+    (req) => ({ toolCalls: [{ name: QUERY_TOOL, arguments: { toolCallIds: ask(req) } }] }),
+    { text: "Done." },
+  ];
+  return (req) => {
+    const next = replies.shift();
+    return typeof next === "function" ? next(req) : next;
+  };
+}
+
+async function setup(agent: (req: ModelRequest) => Reply | undefined, branchSummary: Reply[] | ((req: ModelRequest) => Reply)) {
+  const started = await pi.start(
+    agent,
+    {
+      files: FILES,
+      settings: { compaction: { enabled: false }, contextPrune: { pruneOn: "on-demand", cacheAware: false, selfControl: NO_NUDGES } },
+      model: { contextWindow: 400_000 },
+    },
+    summaryNamingPaths,
+  );
+  // Consulted before every route: Pi's branch summarizer has the system prompt of its compaction.
+  const { server } = started;
+  server.respond = (req) => (isBranchSummaryRequest(req) ? (typeof branchSummary === "function" ? branchSummary(req) : branchSummary.shift()) : undefined);
+  return started;
+}
+
+/** The text of the query tool's answer, as the request after it carries it. */
+function queryAnswer(requests: ModelRequest[]): string {
+  const last = requests.at(-1)!;
+  const results = toolMessages(last.body);
+  return results.at(-1)!.text;
+}
+
+describe("a branch summary keeps its refs apart", () => {
+  it("Pi's branch summarizer is sent A's refs named by branch, and the model on B asking the summary's ref for a1 gets a1's output, not B's t3", async () => {
+    const { server, ws } = await setup(
+      agentScript((req) => [summaryRefOf(req, "src/a1.ts")]),
+      branchSummaryKeepingRefs,
+    );
+    const rpc = await startPiRpc({ workspace: ws, extension: [EXTENSION, NAVIGATE], timeoutMs: 90_000 });
+    try {
+      await branchA(rpc);
+      const leafA = String((await rpc.getEntries()).at(-1)!.id);
+      await branchB(rpc);
+
+      const summaryRequests = server.requests.filter(isBranchSummaryRequest);
+      expect(summaryRequests).toHaveLength(1);
+      const sent = summaryRequests[0]!.lastUserText;
+      // A's reads reached the branch summarizer with refs that name A, none bare.
+      const sentRefs = refsByPath(sent);
+      expect([...sentRefs.keys()]).toEqual(["src/a1.ts", "src/a2.ts", "src/a3.ts"]);
+      for (const ref of sentRefs.values()) expect(ref).toMatch(/^[0-9a-f]+\/t[345]$/);
+      expect(sent).not.toMatch(/(?<![\w/])t[345](?![\w/])/);
+
+      await rpc.prompt("what did src/a1.ts hold?");
+      const agent = agentRequests(server.requests).filter((r) => !isSummarizerRequest(r) && !isBranchSummaryRequest(r));
+      const asking = agent.at(-2)!;
+      // B's request: its own t3 (b1's stub) and the summary's refs to A, each with one meaning.
+      expect(asking.allText).toMatch(/pruned: see ref `t3`/);
+      const asked = summaryRefOf(asking, "src/a1.ts");
+      expect(asked).toBe(`${leafA}/t3`);
+
+      const answer = queryAnswer(agent);
+      expect(answer).toContain("a1 line 1: const value0");
+      expect(answer).not.toContain("b1 line 1");
+      expect(answer).not.toContain("Unknown");
+    } finally {
+      await rpc.close();
+    }
+  });
+});
