@@ -3,13 +3,13 @@
 // branch left; their pruner summaries hold short refs (`t3`) numbered on that branch, which the
 // summary keeps (Pi's prompt asks for exact names) and carries into a branch where `t3` is another
 // output. Here the branch's context goes through the pruner's render as for Pi's compaction
-// (compaction.ts), the part Pi summarizes is taken from it, its refs become `<leafId>/t3`, and
+// (compaction.ts), the part of it that the branch left adds is sent, its refs become `<leafId>/t3`, and
 // Pi's own `generateBranchSummary` writes the summary, so the prompt and custom instructions stay
 // Pi's. Anything unexpected returns nothing, and Pi's own summary runs as if the pruner were not there.
 import type { ExtensionContext, SessionBeforeTreeEvent, SessionBeforeTreeResult, SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, PruneIndex } from "@pi-pruner/core";
 import { branchRef, branchRefsOf, buildPiContext, canNameBranch, renameBranchRefs } from "@pi-pruner/core";
-import { renderedParts, withinLimits, type CompactionHost } from "./compaction.ts";
+import { withinLimits, type CompactionHost } from "./compaction.ts";
 import { piPackage } from "./pi-package.ts";
 
 /** What the branch summary is given of the runtime. */
@@ -51,7 +51,7 @@ export async function summarizePrunedBranch(event: SessionBeforeTreeEvent, ctx: 
       return undefined;
     }
     if (!sent) return undefined;
-    const { generateBranchSummary } = await piPackage();
+    const { generateBranchSummary, prepareBranchEntries } = await piPackage();
     const entries = asEntries(sent, branch);
     const result = await withinLimits(event.signal, host, (signal, touch) =>
       generateBranchSummary(entries, {
@@ -72,9 +72,12 @@ export async function summarizePrunedBranch(event: SessionBeforeTreeEvent, ctx: 
     );
     if (result.aborted || event.signal.aborted) return undefined;
     if (result.error || result.summary === undefined) throw new Error(result.error ?? "no summary");
+    // A compressed chain sends no tool calls: the files come from the entries, as Pi's own summary takes them.
+    const budget = (model.contextWindow || DEFAULT_CONTEXT_WINDOW) - (host.reserveTokens ?? DEFAULT_RESERVE_TOKENS);
+    const files = withFileLists({ ...result, summary: result.summary }, prepareBranchEntries(preparation.entriesToSummarize, budget).fileOps);
     const data: PrunedBranchSummaryData = { version: 1, refsOf: leafId };
-    const details = { readFiles: result.readFiles ?? [], modifiedFiles: result.modifiedFiles ?? [], [PRUNED_SUMMARY_KEY]: data };
-    return { summary: { summary: result.summary, details, usage: result.usage } };
+    const details = { readFiles: files.readFiles, modifiedFiles: files.modifiedFiles, [PRUNED_SUMMARY_KEY]: data };
+    return { summary: { summary: files.summary, details, usage: result.usage } };
   } catch (error) {
     if (event.signal.aborted) return undefined;
     const why = (error as Error).message;
@@ -84,23 +87,67 @@ export async function summarizePrunedBranch(event: SessionBeforeTreeEvent, ctx: 
 }
 
 /**
- * The messages of the branch left that the model saw (the render of the branch's context, the part
- * from the abandoned entries), with the branch's refs named by it. Undefined when that is what Pi
- * would send anyway; "mismatch" when the abandoned messages are not the context's tail.
+ * The messages of the branch left that the model saw, with the branch's refs named by it: the
+ * render of the branch's context less the render of the part before the abandoned entries (a
+ * compressed chain begun before the point returned to is part of what was left, and is sent whole).
+ * Undefined when that is what Pi would send anyway; "mismatch" when the abandoned messages are not
+ * the context's tail.
  */
 function abandonedAsSent(branch: AnyEntry[], abandoned: readonly AnyEntry[], host: BranchSummaryHost, leafId: string): readonly AgentMessage[] | "mismatch" | undefined {
   const ids = new Set(abandoned.map((e) => e.id));
   const context = buildPiContext(branch);
+  const start = context.findIndex((c) => ids.has(c.entryId));
+  if (start < 0) return undefined;
+  if (context.slice(start).some((c) => !ids.has(c.entryId))) return "mismatch";
   const messages = context.map((c) => c.message);
-  const history = context.filter((c) => ids.has(c.entryId)).map((c) => c.message);
-  if (history.length === 0) return undefined;
-  const preparation = { messagesToSummarize: history, turnPrefixMessages: [] } as unknown as Parameters<typeof renderedParts>[2];
-  const parts = renderedParts(messages, host.render(messages, branch), preparation);
-  if (parts === "mismatch") return "mismatch";
-  const rendered = parts?.history ?? history;
+  const rendered = host.render(messages, branch);
+  const before = host.render(messages.slice(0, start), branch);
+  let shared = 0;
+  while (shared < before.length && shared < rendered.length && sameMessage(before[shared]!, rendered[shared]!)) shared++;
+  const tail = rendered.slice(shared);
+  if (tail.length === 0) return "mismatch";
   const rename = canNameBranch(leafId) ? (ref: string) => branchRef(leafId, ref) : () => UNNAMED_REF;
-  const named = renameBranchRefs(rendered, branchRefsOf(host.index), rename);
-  return parts === undefined && named === rendered ? undefined : named;
+  const named = renameBranchRefs(tail, branchRefsOf(host.index), rename);
+  const unchanged = named === tail && tail.length === messages.length - start && tail.every((m, i) => m === messages[start + i]);
+  return unchanged ? undefined : named;
+}
+
+/** The render passes a message it leaves alone through as it is; one it rewrites is a new object each time. */
+function sameMessage(a: AgentMessage, b: AgentMessage): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Pi's defaults for a model without a context window and for `branchSummary.reserveTokens`. */
+const DEFAULT_CONTEXT_WINDOW = 128_000;
+const DEFAULT_RESERVE_TOKENS = 16_384;
+
+interface FileLists {
+  summary: string;
+  readFiles: string[];
+  modifiedFiles: string[];
+}
+
+/**
+ * The summary with the files of `fileOps` added to its lists, as Pi counts them (a file modified is
+ * not listed as read). The lists Pi appended are replaced only when they are found as Pi writes
+ * them; otherwise the summary stays as Pi wrote it.
+ */
+function withFileLists(result: { summary: string; readFiles?: string[]; modifiedFiles?: string[] }, fileOps: { read: Set<string>; edited: Set<string>; written: Set<string> }): FileLists {
+  const shown = { summary: result.summary, readFiles: result.readFiles ?? [], modifiedFiles: result.modifiedFiles ?? [] };
+  const modified = new Set([...shown.modifiedFiles, ...fileOps.edited, ...fileOps.written]);
+  const modifiedFiles = [...modified].sort();
+  const readFiles = [...new Set([...shown.readFiles, ...fileOps.read])].filter((f) => !modified.has(f)).sort();
+  const written = fileListsText(shown.readFiles, shown.modifiedFiles);
+  if (!shown.summary.endsWith(written)) return shown;
+  return { summary: shown.summary.slice(0, shown.summary.length - written.length) + fileListsText(readFiles, modifiedFiles), readFiles, modifiedFiles };
+}
+
+/** The file lists as Pi appends them to a summary (its formatFileOperations, which Pi does not export). */
+function fileListsText(readFiles: readonly string[], modifiedFiles: readonly string[]): string {
+  const sections: string[] = [];
+  if (readFiles.length > 0) sections.push(`<read-files>\n${readFiles.join("\n")}\n</read-files>`);
+  if (modifiedFiles.length > 0) sections.push(`<modified-files>\n${modifiedFiles.join("\n")}\n</modified-files>`);
+  return sections.length ? `\n\n${sections.join("\n\n")}` : "";
 }
 
 /**
