@@ -90,7 +90,7 @@ function agentScript(...asks: Array<(req: ModelRequest) => string[]>): (req: Mod
   };
 }
 
-async function setup(agent: (req: ModelRequest) => Reply | undefined, branchSummary: Reply[] | ((req: ModelRequest) => Reply)) {
+async function setup(agent: (req: ModelRequest) => Reply | undefined, branchSummary: (req: ModelRequest) => Reply) {
   const started = await pi.start(
     agent,
     {
@@ -102,7 +102,7 @@ async function setup(agent: (req: ModelRequest) => Reply | undefined, branchSumm
   );
   // Consulted before every route: Pi's branch summarizer has the system prompt of its compaction.
   const { server } = started;
-  server.respond = (req) => (isBranchSummaryRequest(req) ? (typeof branchSummary === "function" ? branchSummary(req) : branchSummary.shift()) : undefined);
+  server.respond = (req) => (isBranchSummaryRequest(req) ? branchSummary(req) : undefined);
   return started;
 }
 
