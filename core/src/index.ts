@@ -49,6 +49,7 @@ export { afterRequest, afterTask, type FlushDecision, type FlushMoment, type Req
 export { applySummaries, type Batch, captureBatch, type FlushResult, type JobAnswers, planFlush, spillOversized, summarizeJobs, type SummaryJob } from "./prune/flush.ts";
 export { type SessionCall, sessionCallsOf, supersededBy } from "./prune/stale-outputs.ts";
 export { requestHistoryOf, unflushedBatches } from "./prune/pending-batches.ts";
+export { branchRef, branchRefsOf, canNameBranch, mentionsRef, parseBranchRef, renameBranchRefs } from "./prune/branch-refs.ts";
 export { copyIndex, emptyIndex, type IndexedCall, type PruneIndex, rebuildIndex, resolveRequest } from "./prune/prune-index.ts";
 export { describeTarget, stripFooter, type Summarizer, type SummarizerAnswer, type SummarizerUsage } from "./prune/summarizer-prompts.ts";
 

@@ -11,8 +11,8 @@ import { piPackage } from "./pi-package.ts";
 
 type Preparation = SessionBeforeCompactEvent["preparation"];
 
-/** What the compaction is given of the runtime. */
-interface CompactionHost {
+/** What the compaction (and the branch summary, branch-summary.ts) is given of the runtime. */
+export interface CompactionHost {
   enabled: boolean;
   /** The summarizer's limits (silence, and the whole call); past either, Pi's own compaction runs. */
   idleTimeoutMs: number;
@@ -157,7 +157,7 @@ export function renderedParts(context: readonly AgentMessage[], rendered: readon
 }
 
 /** Runs `work` with a signal that aborts when Pi cancels, after `idleTimeoutMs` of silence, or after `timeoutMs`. */
-async function withinLimits<T>(cancel: AbortSignal, limits: Pick<CompactionHost, "idleTimeoutMs" | "timeoutMs">, work: (signal: AbortSignal, touch: () => void) => Promise<T>): Promise<T> {
+export async function withinLimits<T>(cancel: AbortSignal, limits: Pick<CompactionHost, "idleTimeoutMs" | "timeoutMs">, work: (signal: AbortSignal, touch: () => void) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   let reason = "";
   const abort = (why: string) => {

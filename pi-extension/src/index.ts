@@ -21,6 +21,7 @@ export default function piPruner(host: ExtensionAPI): void {
   pi.on("message_end", (event, ctx) => runtime.onMessageEnd(event, ctx));
   pi.on("before_provider_request", (event, ctx) => runtime.onProviderRequest(event, ctx));
   pi.on("session_before_compact", (event, ctx) => runtime.onBeforeCompact(event, ctx));
+  pi.on("session_before_tree", (event, ctx) => runtime.onBeforeTree(event, ctx));
 
   registerQueryTool(pi, runtime.queryTool);
   const selfControlSubcommands = registerSelfControl(pi, runtime.selfControl);

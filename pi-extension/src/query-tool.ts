@@ -1,7 +1,7 @@
 // `context_tree_query`: the model pages pruned output back in by short ref or raw tool-call id.
 import { Type } from "typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { resolveRequest, shownValue, type IndexedCall, type PruneIndex } from "@pi-pruner/core";
+import { branchRef, canNameBranch, describeTarget, mentionsRef, parseBranchRef, resolveRequest, shownValue, type IndexedCall, type PruneIndex } from "@pi-pruner/core";
 import { QUERY_TOOL, type SpillStorage } from "@pi-pruner/core";
 import { piPackage } from "./pi-package.ts";
 
@@ -11,6 +11,64 @@ export interface QueryHost {
   spill(): Pick<SpillStorage, "read">;
   /** Protected outputs of a tool call id, which no index holds (the re-sent block after Pi's compaction names those it left out). */
   protectedOutputs(ctx: ExtensionContext, toolCallId: string): IndexedCall[];
+  /** The refs of other branches: see OtherBranches. */
+  otherBranches(ctx: ExtensionContext): OtherBranches;
+}
+
+/** Other branches of the session, as refs named by their branch (`<leafId>/t3`) and branch summaries reach them. */
+export interface OtherBranches {
+  /** The prune index of the branch that ends at entry `branchId`; undefined when the session has no such entry. */
+  index(branchId: string): PruneIndex | undefined;
+  /** The branch summaries in the context of the current branch: the branch each summarizes, and its text. */
+  summaries: readonly { fromId: string; summary: string }[];
+}
+
+const NO_OTHER_BRANCHES: OtherBranches = { index: () => undefined, summaries: [] };
+
+/** What one asked id resolves to: the calls, how each is named in the answer, and what the model must know of it first. */
+interface Lookup {
+  calls: IndexedCall[];
+  refOf: (call: IndexedCall) => string;
+  unknown?: string;
+  note?: string;
+}
+
+const describeCall = (call: IndexedCall): string => `${call.record.toolName} ${describeTarget(call.record.args ?? {})}`.trim();
+
+/**
+ * An asked id on this branch or, named by its branch, on another. A bare ref that a branch summary
+ * in this context also names, meaning another output on the branch it summarizes, is answered with
+ * a note that says so and how to ask for that one; when this branch has no such ref, the answer is
+ * the summarized branch's output, named by its branch.
+ */
+function lookUp(id: string, index: PruneIndex, unindexed: (id: string) => IndexedCall[], branches: OtherBranches): Lookup {
+  const here = (call: IndexedCall) => call.shortRef;
+  const named = parseBranchRef(id);
+  if (named) {
+    const other = branches.index(named.branchId);
+    const calls = other ? resolveRequest(other, named.ref) : [];
+    const unknown = other ? undefined : `## ${id}\nUnknown: no branch of this session ends at entry ${named.branchId}.`;
+    return { calls, refOf: (call) => branchRef(named.branchId, call.shortRef), unknown };
+  }
+  const indexed = resolveRequest(index, id);
+  const calls = indexed.length ? indexed : unindexed(id);
+  const elsewhere: { branchId: string; call: IndexedCall }[] = [];
+  for (const { fromId, summary } of branches.summaries) {
+    if (!canNameBranch(fromId) || !mentionsRef(summary, id) || elsewhere.some((e) => e.branchId === fromId)) continue;
+    const call = branches.index(fromId)?.byShortRef.get(id);
+    if (call && !calls.some((c) => c.key === call.key)) elsewhere.push({ branchId: fromId, call });
+  }
+  if (!elsewhere.length) return { calls, refOf: here };
+  const others = elsewhere.map((e) => `\`${branchRef(e.branchId, e.call.shortRef)}\` (${describeCall(e.call)})`).join(", ");
+  if (calls.length) {
+    return { calls, refOf: here, note: `## ${id}\nNote: a branch summary in this context names \`${id}\` of another branch, where it is another output: ${others}; ask for that ref to read it. The output below is this branch's \`${id}\`.` };
+  }
+  const [first] = elsewhere;
+  return {
+    calls: [first!.call],
+    refOf: (call) => branchRef(first!.branchId, call.shortRef),
+    note: `## ${id}\nNote: \`${id}\` is not a ref of this branch; the branch summary in this context names it for another branch, where it is ${others}. The output below is that branch's.`,
+  };
 }
 
 /** A call's original output, at most `maxBytes` bytes of it: a spill is read back only that far. */
@@ -41,35 +99,41 @@ function withRestNote(head: string, totalBytes: number | undefined): string {
  * about that much, not the outputs themselves. An id the index does not know is looked up with
  * `unindexed` (protected outputs on the branch).
  */
-export async function formatQueryResult(ids: readonly string[], index: PruneIndex, spill: Pick<SpillStorage, "read">, unindexed: (id: string) => IndexedCall[] = () => []): Promise<string> {
+export async function formatQueryResult(
+  ids: readonly string[],
+  index: PruneIndex,
+  spill: Pick<SpillStorage, "read">,
+  unindexed: (id: string) => IndexedCall[] = () => [],
+  branches: OtherBranches = NO_OTHER_BRANCHES,
+): Promise<string> {
   // Pi's own truncation, loaded when the tool first runs.
   const { truncateHead, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } = await piPackage();
   const wanted = [...new Set(ids.map((raw) => String(raw).trim().replace(/^`|`$/g, "")))];
-  // Unknown ids are listed first, so a long output cannot truncate them away.
+  // Unknown ids and notes are listed first, so a long output cannot truncate them away.
   const unknown: string[] = [];
-  const found: { id: string; calls: IndexedCall[] }[] = [];
+  const found: { id: string; calls: IndexedCall[]; refOf: (call: IndexedCall) => string }[] = [];
   const seen = new Set<string>();
   for (const id of wanted) {
-    const indexed = resolveRequest(index, id);
-    const calls = indexed.length ? indexed : unindexed(id);
-    if (!calls.length) unknown.push(`## ${id}\nUnknown: no pruned output has this ref or tool-call id.`);
+    const { calls, refOf, unknown: why, note } = lookUp(id, index, unindexed, branches);
+    if (note) unknown.push(note);
+    if (!calls.length) unknown.push(why ?? `## ${id}\nUnknown: no pruned output has this ref or tool-call id.`);
     const fresh = calls.filter((c) => !seen.has(c.key));
     for (const c of fresh) seen.add(c.key);
-    if (fresh.length) found.push({ id, calls: fresh });
+    if (fresh.length) found.push({ id, calls: fresh, refOf });
   }
   const parts: string[] = [];
   let used = Buffer.byteLength(unknown.join("\n\n"), "utf8");
   const notRead: string[] = [];
-  for (const { calls } of found) {
+  for (const { calls, refOf } of found) {
     for (const [i, call] of calls.entries()) {
       if (DEFAULT_MAX_BYTES - used < 2 * NOTE_ROOM) {
-        notRead.push(call.shortRef);
+        notRead.push(refOf(call));
         continue;
       }
       const r = call.record;
       const label = calls.length > 1 ? ` (occurrence ${i + 1} of ${calls.length})` : "";
       const header = [
-        `## ${call.shortRef} — ${r.toolName}${label}`,
+        `## ${refOf(call)} — ${r.toolName}${label}`,
         `Tool call id: ${r.toolCallId}`,
         `Arguments: ${safeJson(r.args ?? {})}`,
         `Status: ${r.isError ? "error" : "ok"}`,
@@ -103,7 +167,7 @@ export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
     name: QUERY_TOOL,
     label: "Context tree query",
     description:
-      "The full original output of pruned tool calls, by the refs in pruner summaries, stubs and <compressed-chain tools=\"…\"> blocks (e.g. t3) or by raw tool-call ids; also, by their tool call ids, the protected outputs that the block re-sent after a compaction names as left out.",
+      "The full original output of pruned tool calls, by the refs in pruner summaries, stubs and <compressed-chain tools=\"…\"> blocks (e.g. t3), by the refs of another branch as a branch summary names them (e.g. 1a2b3c4d/t3), or by raw tool-call ids; also, by their tool call ids, the protected outputs that the block re-sent after a compaction names as left out.",
     promptSnippet: "Recover the full output of pruned tool calls by ref (t1, t2, …)",
     promptGuidelines: [
       `When a pruner summary, stub or compressed chain is not enough, call ${QUERY_TOOL} with its refs (e.g. ["t3"]) instead of re-running the tool.`,
@@ -127,7 +191,7 @@ export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
       return args as { toolCallIds: string[] };
     },
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      const text = await formatQueryResult(params.toolCallIds, host.index(), host.spill(), (id) => host.protectedOutputs(ctx, id));
+      const text = await formatQueryResult(params.toolCallIds, host.index(), host.spill(), (id) => host.protectedOutputs(ctx, id), host.otherBranches(ctx));
       return { content: [{ type: "text", text }], details: { ids: params.toolCallIds } };
     },
   });

@@ -2,9 +2,9 @@
 // point per event (index.ts only registers them), the hosts the commands and tools are given, and
 // the turn's end that captures and decides when to flush. Pure decisions live in core; the queue
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
-import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
+import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult, SessionBeforeTreeEvent, SessionBeforeTreeResult, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, CompactionResend, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
-import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, CompactionResendReader, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, protectedOutputsById, requestHistoryOf, resendBudget, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
+import { DEFAULT_CONFIG, EMPTY_CONTROLS, buildPiContext, PRICE_MODELS, priceRulesFor, CompactionResendReader, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, protectedOutputsById, requestHistoryOf, resendBudget, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
 import { OnceReporter, showReport, type ReportSurface } from "./once-reporter.ts";
 import { FrontierBreakpoint } from "./cache-breakpoint.ts";
 import { LiveBill } from "./live-bill.ts";
@@ -17,11 +17,12 @@ import { recordSettings } from "./settings-record.ts";
 import { STATUS_KEY, statsReport, statusReport, statusText } from "./status.ts";
 import { treeNodes, treeReport } from "./tree.ts";
 import type { CommandHost } from "./commands.ts";
-import type { QueryHost } from "./query-tool.ts";
+import type { OtherBranches, QueryHost } from "./query-tool.ts";
 import { createSelfControlHost, type SelfControlHost } from "./self-control/host.ts";
 import { createSelfControlLive, type SelfControlLive } from "./self-control/live.ts";
 import { PendingQueue } from "./pending-queue.ts";
 import { compactPrunedHistory } from "./compaction.ts";
+import { summarizePrunedBranch } from "./branch-summary.ts";
 import { FlushSequence, newestTimestamp, type CommandResult, type CompressScope, type FlushHost, type SummarizerCost } from "./flush-sequence.ts";
 ;
 
@@ -35,6 +36,8 @@ export interface RuntimeOptions {
   onCost?: (cost: SummarizerCost) => void;
   /** Pi's own writes; without them (unit tests, benchmarks) what the events would append goes nowhere. */
   pi?: PiOperations;
+  /** Pi's `branchSummary.reserveTokens` setting, read when a branch summary is written. */
+  branchSummaryReserve?: () => number | undefined;
 }
 
 /** What `turn_end` hands over, narrowed to what the policy reads. */
@@ -54,10 +57,17 @@ export interface RuntimeHost extends FlushHost {
 const NO_PI: PiOperations = { appendEntry: () => {}, sendMessage: () => {} };
 
 /** The runtime the extension runs with: its reports go to the UI of the newest event (stderr where Pi has none), its spending to Pi's `cost:external` event. */
-export function createPrunerRuntime(pi: PiOperations & Pick<ExtensionAPI, "events">): PrunerRuntime {
+export function createPrunerRuntime(pi: PiOperations & Pick<ExtensionAPI, "events" | "getSettings">): PrunerRuntime {
   const runtime: PrunerRuntime = new PrunerRuntime(DEFAULT_CONFIG, new OnceReporter((message, level) => runtime.ui && showReport(runtime.ui, message, level)), {
     pi,
     onCost: (cost) => pi.events.emit("cost:external", cost),
+    branchSummaryReserve: () => {
+      try {
+        return reserveTokensOf(pi.getSettings().branchSummary);
+      } catch {
+        return undefined;
+      }
+    },
   });
   return runtime;
 }
@@ -99,6 +109,7 @@ export class PrunerRuntime {
   /** The model `prices` were last worked out for. */
   private pricedModel: ModelInfo | string | undefined;
   private readonly pi: PiOperations;
+  private readonly branchSummaryReserve: () => number | undefined;
   private readonly live: SelfControlLive;
   private readonly queue: PendingQueue;
   /** The cache breakpoint at the frontier, and what the last request marked. */
@@ -110,6 +121,7 @@ export class PrunerRuntime {
     this.config = config;
     this.reporter = reporter;
     this.pi = options.pi ?? NO_PI;
+    this.branchSummaryReserve = options.branchSummaryReserve ?? (() => undefined);
     this.bill = new LiveBill(reporter);
     this.requests = new RequestLedger(this.bill);
     this.queue = new PendingQueue(reporter);
@@ -235,6 +247,23 @@ export class PrunerRuntime {
     });
   }
 
+  /**
+   * `session_before_tree`: Pi's branch summary is sent the branch left as the model last saw it,
+   * its refs named by that branch; nothing when the pruner is off or that fails, so Pi's own runs.
+   */
+  onBeforeTree(event: SessionBeforeTreeEvent, ctx: ExtensionContext): Promise<SessionBeforeTreeResult | undefined> {
+    this.ui = reportSurface(ctx);
+    return summarizePrunedBranch(event, ctx, {
+      enabled: this.config.enabled,
+      idleTimeoutMs: this.config.summarizerIdleTimeoutMs,
+      timeoutMs: this.config.summarizerTimeoutMs,
+      render: (messages, branch) => renderModelView(messages, this.index, this.config, this.controls.read(branch)).messages,
+      report: (key, message) => this.reporter.report(key, message, "error"),
+      index: this.index,
+      reserveTokens: this.branchSummaryReserve(),
+    });
+  }
+
   /** What `/pruner` is given. */
   readonly commands: CommandHost = {
     config: () => this.config,
@@ -257,6 +286,7 @@ export class PrunerRuntime {
     index: () => this.index,
     spill: () => this.spill,
     protectedOutputs: (ctx, id) => protectedOutputsById(branchOf(ctx), id, this.config),
+    otherBranches: (ctx) => otherBranchesOf(ctx),
   };
 
   /** What the self-control tools, subcommands and hooks are given. */
@@ -553,6 +583,33 @@ export class PrunerRuntime {
       return fallback;
     }
   }
+}
+
+/**
+ * The session's other branches for one query: each branch's index rebuilt once, on the first ask
+ * (refs are numbered per branch, so no index outlives the query), and the branch summaries the
+ * current branch's context holds.
+ */
+function otherBranchesOf(ctx: ExtensionContext): OtherBranches {
+  const indexes = new Map<string, PruneIndex | undefined>();
+  const index = (branchId: string): PruneIndex | undefined => {
+    if (!indexes.has(branchId)) {
+      const known = ctx.sessionManager.getEntry(branchId) !== undefined;
+      indexes.set(branchId, known ? rebuildIndex(ctx.sessionManager.getBranch(branchId) as unknown as AnyEntry[]).index : undefined);
+    }
+    return indexes.get(branchId);
+  };
+  const summaries: { fromId: string; summary: string }[] = [];
+  for (const { message } of buildPiContext(branchOf(ctx))) {
+    if (message.role === "branchSummary" && typeof message.fromId === "string" && typeof message.summary === "string") summaries.push({ fromId: message.fromId, summary: message.summary });
+  }
+  return { index, summaries };
+}
+
+/** A `reserveTokens` setting Pi would honour (a project file may hold anything there), else Pi's default. */
+function reserveTokensOf(settings: { reserveTokens?: unknown } | undefined): number | undefined {
+  const value = settings?.reserveTokens;
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
 /** Where the session's oversized outputs go: next to its file, named by its id. */

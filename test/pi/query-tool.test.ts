@@ -94,3 +94,25 @@ describe("context_tree_query on hostile requests", () => {
     expect(answer).toMatch(/The spilled output could not be read: .* is outside this session's blobs folder/);
   });
 });
+
+describe("context_tree_query across branches", () => {
+  const record = (toolCallId: string, path: string, resultText: string): ToolCallRecord => ({ toolCallId, toolName: "read", args: { path }, resultText, isError: false, turnIndex: 0, timestamp: 1, resultTimestamp: 1 });
+  const here = indexOf([record("call_h1", "src/h1.ts", "here one"), record("call_h2", "src/h2.ts", "here two")]);
+  const left = indexOf([record("call_a1", "src/a1.ts", "left one"), record("call_a2", "src/a2.ts", "left two"), record("call_a3", "src/a3.ts", "left three")]);
+  const spill = memorySpillStorage();
+  const branches = (summaries: { fromId: string; summary: string }[]) => ({ index: (id: string) => (id === "aaaa1111" ? left : undefined), summaries });
+
+  it("a ref only a branch summary names is answered with that branch's output, said to be so", async () => {
+    const answer = await formatQueryResult(["t3"], here, spill, () => [], branches([{ fromId: "aaaa1111", summary: "Read src/a3.ts (`t3`)" }]));
+    expect(answer).toContain("Note: `t3` is not a ref of this branch; the branch summary in this context names it for another branch, where it is `aaaa1111/t3` (read src/a3.ts).");
+    expect(answer).toContain("## aaaa1111/t3 — read");
+    expect(answer).toContain("left three");
+  });
+
+  it("a branch ref of an entry the session lacks is unknown, and a summary's branch that cannot be named is not followed", async () => {
+    const unknown = await formatQueryResult(["bbbb2222/t1"], here, spill, () => [], branches([]));
+    expect(unknown).toBe("## bbbb2222/t1\nUnknown: no branch of this session ends at entry bbbb2222.");
+    const strange = await formatQueryResult(["t3"], here, spill, () => [], { index: () => left, summaries: [{ fromId: "../x", summary: "`t3`" }] });
+    expect(strange).toBe("## t3\nUnknown: no pruned output has this ref or tool-call id.");
+  });
+});
