@@ -56,6 +56,7 @@ export { describeTarget, stripFooter, type Summarizer, type SummarizerAnswer, ty
 // The render: what the model is sent
 export { createRenderMemo, type RenderConfig, renderModelView, type RenderStep, renderWhole } from "./render/render.ts";
 export { type CompactionResend, compactionResend, CompactionResendReader, newestCompactionAt, protectedOutputsById, resendBudget } from "./render/compaction-protect.ts";
+export { isUserShellId, userShellOutputsById } from "./render/user-shell.ts";
 export { summarizedStub } from "./render/stubs.ts";
 
 // Views for people: the session view, model views, requests, timeline, search

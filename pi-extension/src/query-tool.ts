@@ -9,8 +9,11 @@ export interface QueryHost {
   index(): PruneIndex;
   /** The session's spill storage: spilled output is read back only through it. */
   spill(): Pick<SpillStorage, "read">;
-  /** Protected outputs of a tool call id, which no index holds (the re-sent block after Pi's compaction names those it left out). */
-  protectedOutputs(ctx: ExtensionContext, toolCallId: string): IndexedCall[];
+  /**
+   * Outputs no index holds, by id: the protected outputs of a tool call id (the re-sent block after
+   * Pi's compaction names those it left out) and a stubbed shell command's output (`shell@<timestamp>`).
+   */
+  unindexedOutputs(ctx: ExtensionContext, id: string): IndexedCall[];
   /** The refs of other branches: see OtherBranches. */
   otherBranches(ctx: ExtensionContext): OtherBranches;
 }
@@ -97,7 +100,7 @@ function withRestNote(head: string, totalBytes: number | undefined): string {
  * output read once, and reading stops when the answer holds as much as Pi will pass on (it
  * truncates a tool result at `maxBytes`): whatever the model asks for, this reads and holds
  * about that much, not the outputs themselves. An id the index does not know is looked up with
- * `unindexed` (protected outputs on the branch).
+ * `unindexed` (protected outputs and the person's shell output on the branch).
  */
 export async function formatQueryResult(
   ids: readonly string[],
@@ -167,7 +170,7 @@ export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
     name: QUERY_TOOL,
     label: "Context tree query",
     description:
-      "The full original output of pruned tool calls, by the refs in pruner summaries, stubs and <compressed-chain tools=\"…\"> blocks (e.g. t3), by the refs of another branch as a branch summary names them (e.g. 1a2b3c4d/t3), or by raw tool-call ids; also, by their tool call ids, the protected outputs that the block re-sent after a compaction names as left out.",
+      "The full original output of pruned tool calls, by the refs in pruner summaries, stubs and <compressed-chain tools=\"…\"> blocks (e.g. t3), by the refs of another branch as a branch summary names them (e.g. 1a2b3c4d/t3), or by raw tool-call ids; also, by their tool call ids, the protected outputs that the block re-sent after a compaction names as left out, and by the id its stub names (e.g. shell@1765432100000), the pruned output of a shell command the user ran.",
     promptSnippet: "Recover the full output of pruned tool calls by ref (t1, t2, …)",
     promptGuidelines: [
       `When a pruner summary, stub or compressed chain is not enough, call ${QUERY_TOOL} with its refs (e.g. ["t3"]) instead of re-running the tool.`,
@@ -191,7 +194,7 @@ export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
       return args as { toolCallIds: string[] };
     },
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      const text = await formatQueryResult(params.toolCallIds, host.index(), host.spill(), (id) => host.protectedOutputs(ctx, id), host.otherBranches(ctx));
+      const text = await formatQueryResult(params.toolCallIds, host.index(), host.spill(), (id) => host.unindexedOutputs(ctx, id), host.otherBranches(ctx));
       return { content: [{ type: "text", text }], details: { ids: params.toolCallIds } };
     },
   });

@@ -23,7 +23,8 @@ const callArb = fc.record({
 /** The steps every session of these tests can take; a turn of tool calls comes `toolsWeight` times as often as a weight of 1. */
 export function sessionSteps(toolsWeight: number) {
   return [
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant("user" as const) }) },
+    // A prompt, after a shell command the person ran (`!cmd`, or `!!cmd` kept from the model) in some.
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant("user" as const), shell: fc.constantFrom("none", "none", "sent", "small", "excluded") }) },
     { weight: toolsWeight, arbitrary: fc.record({ kind: fc.constant("tools" as const), calls: fc.array(callArb, { minLength: 1, maxLength: 3 }) }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant("reply" as const) }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant("flush" as const), compress: fc.boolean() }) },
@@ -37,6 +38,7 @@ export function configArb(stripOneIn: number) {
     cacheAware: fc.boolean(),
     cooldownTurns: fc.integer({ min: 0, max: 3 }),
     recoveryGraceTurns: fc.integer({ min: 0, max: 3 }),
+    shellAfterPrompts: fc.integer({ min: 0, max: 3 }),
     thinkingStrip: fc.integer({ min: 0, max: stripOneIn - 1 }).map((n) => n === 0),
   });
 }
@@ -50,12 +52,19 @@ export function drawnConfig(c: Drawn<ReturnType<typeof configArb>>): PruneConfig
     cacheAware: c.cacheAware,
     recoveryGraceTurns: c.recoveryGraceTurns,
     purgeErrors: { enabled: true, cooldownTurns: c.cooldownTurns, minArgChars: 100 },
+    userShell: { enabled: true, minChars: 500, afterPrompts: c.shellAfterPrompts },
     thinkingStrip: { enabled: c.thinkingStrip, keepLastTurns: 1 },
     chainCompression: { ...DEFAULT_CONFIG.chainCompression, rollingWindow: 1 },
   };
 }
 
 type Call = Drawn<typeof callArb>;
+
+/** Appends a prompt, after the shell command the step drew (a large output, a small one, a large `!!` one). */
+export function appendPrompt(b: SessionBuilder, shell: "none" | "sent" | "small" | "excluded", n: number): void {
+  if (shell !== "none") b.shell(`cat log${n}`, `log ${n}\n${"z".repeat(shell === "small" ? 20 : 900)}`, shell === "excluded" ? { excludeFromContext: true } : {});
+  b.user(`prompt ${n}`);
+}
 
 /**
  * Appends an answer with `calls` and their outputs (big or small, some errors); returns the batch

@@ -202,6 +202,11 @@ export class SessionBuilder {
     return this.append("model_change", { provider, modelId });
   }
 
+  /** A user shell command as Pi records it (`!cmd`; `!!cmd` with `excludeFromContext: true`). */
+  shell(command: string, output: string, extra: Record<string, unknown> = {}): this {
+    return this.message((timestamp) => ({ role: "bashExecution", command, output, exitCode: 0, cancelled: false, truncated: false, timestamp, ...extra }) as AgentMessage);
+  }
+
   /** Any entry (unknown types, odd shapes); id, parentId and timestamp are filled in unless given. */
   raw(fields: { type: string } & Record<string, unknown>): this {
     return this.append(fields.type, fields);

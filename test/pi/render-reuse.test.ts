@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { SessionBuilder } from "../helpers/session-builder.ts";
-import { appendToolTurn, configArb, drawnConfig, flushInto, sessionSteps, withProtection } from "../helpers/render-steps.ts";
+import { appendPrompt, appendToolTurn, configArb, drawnConfig, flushInto, sessionSteps, withProtection } from "../helpers/render-steps.ts";
 import { DEFAULT_CONFIG, type PruneConfig } from "../../core/src/settings/config.ts";
 import type { Batch } from "../../core/src/prune/flush.ts";
 import { emptyIndex } from "../../core/src/prune/prune-index.ts";
@@ -86,7 +86,7 @@ describe("the live render reuses the last request", () => {
         request();
         for (const step of steps) {
           if (step.kind === "user") {
-            b.user(`prompt ${requests}`);
+            appendPrompt(b, step.shell, requests);
             userIds.push(b.lastId);
           } else if (step.kind === "reply") {
             turnStarts.push(b.leafId);

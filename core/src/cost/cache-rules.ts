@@ -28,7 +28,7 @@
 // Tokens are core's estimate (characters / 4) of each block as the Anthropic Messages API carries
 // it; the OpenAI model uses the same blocks, as its wire shape differs only in punctuation.
 import type { AgentMessage, AssistantMessage, ImageContent, TextContent, ToolResultMessage } from "../shapes/messages.ts";
-import { isFailedTurn } from "../shapes/messages.ts";
+import { isFailedTurn, userShellText } from "../shapes/messages.ts";
 import { CHARS_PER_TOKEN, estimateTokens } from "../shapes/size.ts";
 import { messageFingerprint } from "../shapes/fingerprint.ts";
 import { isRecord } from "../shapes/json.ts";
@@ -259,9 +259,10 @@ function toWire(message: AgentMessage): WireMessage | null {
     }
     case "toolResult":
       return { role: "user", userTurn: false, toolResults: true, blocks: [toolResultBlock(message)] };
-    case "bashExecution":
-      if (message.excludeFromContext) return null;
-      return user([block({ type: "text", text: bashExecutionText(message) })]);
+    case "bashExecution": {
+      const text = userShellText(message);
+      return text === undefined ? null : user([block({ type: "text", text })]);
+    }
     case "branchSummary":
       return user([block({ type: "text", text: `${BRANCH_SUMMARY_PREFIX}${message.summary}</summary>` })]);
     case "compactionSummary":
@@ -278,14 +279,6 @@ function toWire(message: AgentMessage): WireMessage | null {
 // The wrappers Pi puts around these messages (coding-agent's messages.ts), so their size is right.
 const BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 const COMPACTION_SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
-
-function bashExecutionText(message: Extract<AgentMessage, { role: "bashExecution" }>): string {
-  let text = `Ran \`${message.command}\`\n`;
-  text += message.output ? `\`\`\`\n${message.output}\n\`\`\`` : "(no output)";
-  if (message.cancelled) text += "\n\n(command cancelled)";
-  else if (message.exitCode !== null && message.exitCode !== undefined && message.exitCode !== 0) text += `\n\nCommand exited with code ${message.exitCode}`;
-  return text;
-}
 
 /**
  * The request as a chain of block boundaries: `keys[i]` identifies the prefix up to and including
@@ -608,7 +601,8 @@ function simpleMessageText(message: AgentMessage): string {
         content: [{ type: "tool_result", tool_use_id: message.toolCallId, content: textBlocks(message.content), is_error: message.isError === true }],
       });
     case "bashExecution":
-      return json({ role: "user", content: [{ type: "text", text: `$ ${message.command}\n${message.output}` }] });
+      // `!!` output is kept in the session and never sent.
+      return message.excludeFromContext ? "" : json({ role: "user", content: [{ type: "text", text: `$ ${message.command}\n${message.output}` }] });
     case "branchSummary":
     case "compactionSummary":
       return json({ role: "user", content: [{ type: "text", text: message.summary }] });

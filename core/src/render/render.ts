@@ -1,9 +1,9 @@
 // The pure transform from the messages Pi would send to the messages the model sees.
 // The same function serves Pi live (the `context` event) and the editor's model view.
 //
-// Order: the agent's own rewinds and shrinks → stub-replace → error purge → chain range prune → orphan sweep → thinking strip
+// Order: the agent's own rewinds and shrinks → stub-replace → the person's old shell output → error purge → chain range prune → orphan sweep → thinking strip
 // → protected outputs a Pi compaction removed, sent again after its summary (compaction-protect.ts).
-// The time-dependent steps (recovery grace, error purge, thinking strip) count turns only up to the
+// The time-dependent steps (recovery grace, shell output, error purge, thinking strip) count turns only up to the
 // newest flush (the index's epoch), so under `cacheAware` history changes only at a flush.
 // Invariants: nothing to change → the input array itself comes back (no copy, no serialisation);
 // every step copies only the messages it changes; stubs and blocks are deterministic so the
@@ -15,6 +15,7 @@ import { PRUNE_SUMMARY, QUERY_TOOL } from "../shapes/entries.ts";
 import type { PruneIndex } from "../prune/prune-index.ts";
 import { DEFAULT_CONFIG, type PruneConfig } from "../settings/config.ts";
 import { stubResults, type StubStats } from "./stubs.ts";
+import { promptsToShellStub, stubUserShell, type UserShellStats } from "./user-shell.ts";
 import { purgeErroredArgs, type ErrorPurgeStats } from "./error-purge.ts";
 import { pruneChainRanges, type ChainRenderStats } from "./chain-blocks.ts";
 import { sweepOrphans, type OrphanSweepStats } from "./orphan-sweep.ts";
@@ -26,9 +27,9 @@ import { insertCompactionResend, type CompactionResend, type CompactionResendSta
 
 /** The settings the render reads. The nested blocks default to DEFAULT_CONFIG's when absent. */
 export type RenderConfig = Pick<PruneConfig, "enabled" | "protectedTools" | "protectedPaths" | "recoveryGraceTurns"> &
-  Partial<Pick<PruneConfig, "chainCompression" | "purgeErrors" | "thinkingStrip" | "cacheAware" | "selfControl" | "protectedResendShare">>;
+  Partial<Pick<PruneConfig, "chainCompression" | "purgeErrors" | "userShell" | "thinkingStrip" | "cacheAware" | "selfControl" | "protectedResendShare">>;
 
-export interface RenderStats extends SelfControlStats, StubStats, ErrorPurgeStats, ChainRenderStats, OrphanSweepStats, ThinkingStripStats, CompactionResendStats {}
+export interface RenderStats extends SelfControlStats, StubStats, UserShellStats, ErrorPurgeStats, ChainRenderStats, OrphanSweepStats, ThinkingStripStats, CompactionResendStats {}
 
 function emptyRenderStats(): RenderStats {
   return {
@@ -38,6 +39,7 @@ function emptyRenderStats(): RenderStats {
     stubbed: 0,
     keptProtected: 0,
     keptInGrace: 0,
+    shellOutputsStubbed: 0,
     purgedArgs: 0,
     chainsCompressed: 0,
     summariesSuppressed: 0,
@@ -78,7 +80,7 @@ function activeControls(config: RenderConfig, controls: ControlState | undefined
 }
 
 /** The render's steps, in order: what `renderWhole` can report after each. */
-export const RENDER_STEPS = ["self-control", "stubs", "error-purge", "chains", "orphan-sweep", "thinking-strip", "compaction-protect"] as const;
+export const RENDER_STEPS = ["self-control", "stubs", "user-shell", "error-purge", "chains", "orphan-sweep", "thinking-strip", "compaction-protect"] as const;
 export type RenderStep = (typeof RENDER_STEPS)[number];
 
 /**
@@ -106,12 +108,15 @@ export function renderWhole(
     ...config,
     chainCompression: config.chainCompression ?? DEFAULT_CONFIG.chainCompression,
     purgeErrors: config.purgeErrors ?? DEFAULT_CONFIG.purgeErrors,
+    userShell: config.userShell ?? DEFAULT_CONFIG.userShell,
     thinkingStrip: config.thinkingStrip ?? DEFAULT_CONFIG.thinkingStrip,
   };
   const inEpoch = (view: readonly AgentMessage[]) => (config.cacheAware ?? DEFAULT_CONFIG.cacheAware ? epochEnd(view, index.epoch) : view.length);
   const end = inEpoch(messages);
   let current = stubResults(messages, index, config, stats, end, shrunk);
   observe?.("stubs", current);
+  current = stubUserShell(current, full, stats, end, shrunk);
+  observe?.("user-shell", current);
   current = purgeErroredArgs(current, messages, full, stats, end);
   observe?.("error-purge", current);
   current = pruneChainRanges(current, messages, index, full, stats);
@@ -189,7 +194,7 @@ interface RememberedRender {
 }
 
 function settingParts(config: RenderConfig): unknown[] {
-  return [config.protectedTools, config.protectedPaths, config.recoveryGraceTurns, config.chainCompression, config.purgeErrors, config.thinkingStrip, config.cacheAware];
+  return [config.protectedTools, config.protectedPaths, config.recoveryGraceTurns, config.chainCompression, config.purgeErrors, config.userShell, config.thinkingStrip, config.cacheAware];
 }
 
 function indexSignature(index: PruneIndex): string {
@@ -263,6 +268,7 @@ const RENDER_COUNTS = [
   "stubbed",
   "keptProtected",
   "keptInGrace",
+  "shellOutputsStubbed",
   "purgedArgs",
   "chainsCompressed",
   "summariesSuppressed",
@@ -292,8 +298,8 @@ function sourcesOf(input: readonly AgentMessage[], output: readonly AgentMessage
 }
 
 /**
- * How many more user turns and assistant turns may be appended before a grace window or a purge
- * cooldown among `messages` could run out (counted over the whole array, at least what the steps
+ * How many more user turns and assistant turns may be appended before a grace window, a shell
+ * output's prompts or a purge cooldown among `messages` could run out (counted over the whole array, at least what the steps
  * count): past that, the earlier part may render differently.
  */
 function flipDistances(messages: readonly AgentMessage[], config: RenderConfig): { users: number; assistants: number } {
@@ -321,6 +327,7 @@ function flipDistances(messages: readonly AgentMessage[], config: RenderConfig):
       }
     }
   }
+  users = Math.min(users, promptsToShellStub(messages, { userShell: config.userShell ?? DEFAULT_CONFIG.userShell }));
   return { users, assistants };
 }
 

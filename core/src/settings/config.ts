@@ -26,6 +26,15 @@ interface PurgeErrorsConfig {
   minArgChars: number;
 }
 
+/** The output of the person's own shell commands (`!cmd`), which Pi sends as a user message. */
+interface UserShellConfig {
+  enabled: boolean;
+  /** Output of fewer characters stays as Pi sends it. */
+  minChars: number;
+  /** User prompts that must follow the command (up to the newest flush under `cacheAware`) before its output becomes a stub. */
+  afterPrompts: number;
+}
+
 interface ThinkingStripConfig {
   enabled: boolean;
   keepLastTurns: number;
@@ -108,11 +117,12 @@ export interface PruneConfig {
   backgroundSummaries: boolean;
   chainCompression: ChainCompressionConfig;
   purgeErrors: PurgeErrorsConfig;
+  userShell: UserShellConfig;
   thinkingStrip: ThinkingStripConfig;
   selfControl: SelfControlConfig;
 }
 
-type NestedKey = "chainCompression" | "purgeErrors" | "thinkingStrip" | "selfControl";
+type NestedKey = "chainCompression" | "purgeErrors" | "userShell" | "thinkingStrip" | "selfControl";
 type LeafKey = Exclude<keyof PruneConfig, NestedKey>;
 
 /** What one settings file contributes: only the keys it sets validly. */
@@ -159,6 +169,7 @@ export const DEFAULT_CONFIG: PruneConfig = deepFreeze({
   backgroundSummaries: false,
   chainCompression: { enabled: true, rollingWindow: 3, fuseRangeSummary: true, stripFinalAssistantThinking: true },
   purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
+  userShell: { enabled: true, minChars: 2000, afterPrompts: 3 },
   thinkingStrip: { enabled: false, keepLastTurns: 16 },
   selfControl: {
     enabled: true,
@@ -331,6 +342,11 @@ const NESTED_RULES: { [N in NestedKey]: FieldRules<PruneConfig[N]> } = {
     cooldownTurns: nonNegativeInteger,
     minArgChars: nonNegativeNumber,
   },
+  userShell: {
+    enabled: booleanRule,
+    minChars: nonNegativeInteger,
+    afterPrompts: nonNegativeInteger,
+  },
   thinkingStrip: {
     enabled: booleanRule,
     keepLastTurns: integerAtLeast(1),
@@ -468,16 +484,18 @@ export function mergeConfigLayers(base: PruneConfig, ...layers: PruneConfigLayer
     protectedPaths: base.protectedPaths.slice(),
     chainCompression: { ...base.chainCompression },
     purgeErrors: { ...base.purgeErrors },
+    userShell: { ...base.userShell },
     thinkingStrip: { ...base.thinkingStrip },
     selfControl: { ...base.selfControl, bloatThresholdBytesByTool: { ...base.selfControl.bloatThresholdBytesByTool } },
   };
   for (const layer of layers) {
-    const { chainCompression, purgeErrors, thinkingStrip, selfControl, protectedTools, protectedPaths, ...leaves } = layer;
+    const { chainCompression, purgeErrors, userShell, thinkingStrip, selfControl, protectedTools, protectedPaths, ...leaves } = layer;
     Object.assign(merged, leaves);
     if (protectedTools) merged.protectedTools = protectedTools.slice();
     if (protectedPaths) merged.protectedPaths = protectedPaths.slice();
     if (chainCompression) Object.assign(merged.chainCompression, chainCompression);
     if (purgeErrors) Object.assign(merged.purgeErrors, purgeErrors);
+    if (userShell) Object.assign(merged.userShell, userShell);
     if (thinkingStrip) Object.assign(merged.thinkingStrip, thinkingStrip);
     if (selfControl) Object.assign(merged.selfControl, selfControl);
   }

@@ -12,6 +12,9 @@ interface FingerprintFields {
   timestamp?: unknown;
   toolCallId?: unknown;
   content?: unknown;
+  /** A user shell command's output, which a stub replaces (it has no content). */
+  output?: unknown;
+  excludeFromContext?: unknown;
 }
 
 /**
@@ -27,6 +30,12 @@ function contentShape(content: unknown): number {
   return -2 - content.length * 1_000_003 - text - thinking;
 }
 
+/** A user shell command's shape: its output's length, and whether it is sent at all. */
+function shellShape(m: FingerprintFields): number {
+  const length = typeof m.output === "string" ? m.output.length : -1;
+  return m.excludeFromContext === true ? -3 - length : length;
+}
+
 // Two 32-bit hashes (FNV-1a and a Murmur-style mix) of the same values: 53 bits together.
 const mixA = (a: number, n: number): number => Math.imul(a ^ n, 0x01000193);
 const mixB = (b: number, n: number): number => Math.imul(b ^ n, 0x5bd1e995) ^ (b >>> 15);
@@ -39,7 +48,8 @@ function textHash(text: string): number {
 }
 
 /**
- * A message as one number: its role, timestamp, tool-call id and content shape, hashed to 53 bits.
+ * A message as one number: its role, timestamp, tool-call id and content shape (a user shell
+ * command's: its output's length), hashed to 53 bits.
  * The same for a message and any copy of it; two messages that differ in any of these differ here
  * but by a hash collision. It reads none of the content's text (a message is compared with the one
  * at its position last time; the cache meter adds the ends of the texts), so it costs little more
@@ -54,7 +64,7 @@ export function messageFingerprint(message: AgentMessage): number {
   const low = exact ? timestamp % 0x100000000 : textHash(`${typeof timestamp}:${String(timestamp)}`);
   const high = exact ? Math.floor(timestamp / 0x100000000) : -1;
   const id = typeof m.toolCallId === "string" ? textHash(m.toolCallId) : -1;
-  const shape = contentShape(m.content);
+  const shape = m.role === "bashExecution" ? shellShape(m) : contentShape(m.content);
   let a = 0x811c9dc5;
   let b = 0x9747b28c;
   a = mixA(mixA(mixA(mixA(mixA(a, role), low), high), id), shape);

@@ -82,6 +82,7 @@ export interface BashExecutionMessage {
   exitCode?: number;
   cancelled?: boolean;
   truncated?: boolean;
+  fullOutputPath?: string;
   excludeFromContext?: boolean;
   timestamp: number;
 }
@@ -156,6 +157,22 @@ export function countAfter(messages: readonly AgentMessage[], role: AgentMessage
     if (messages[i]!.role === role) count++;
   }
   return after;
+}
+
+/**
+ * A user shell command (`!cmd`) as Pi sends it to the model: a user message with this text
+ * (coding-agent's bashExecutionToText), or nothing at all for `!!cmd` (`excludeFromContext`).
+ * Session files are input: a field of the wrong type counts as absent.
+ */
+export function userShellText(message: BashExecutionMessage): string | undefined {
+  if (message.excludeFromContext) return undefined;
+  const output = typeof message.output === "string" ? message.output : "";
+  let text = `Ran \`${typeof message.command === "string" ? message.command : ""}\`\n`;
+  text += output ? `\`\`\`\n${output}\n\`\`\`` : "(no output)";
+  if (message.cancelled) text += "\n\n(command cancelled)";
+  else if (message.exitCode !== null && message.exitCode !== undefined && message.exitCode !== 0) text += `\n\nCommand exited with code ${message.exitCode}`;
+  if (message.truncated && typeof message.fullOutputPath === "string" && message.fullOutputPath) text += `\n\n[Output truncated. Full output: ${message.fullOutputPath}]`;
+  return text;
 }
 
 /** Identity of one tool result: provider ids repeat across responses, so the result's timestamp joins the id. */

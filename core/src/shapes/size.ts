@@ -1,6 +1,6 @@
 // One measure of size for every surface: characters of what a message carries to the model,
 // and a token figure derived from it. The token figure is an estimate (chars / 4), always labelled so.
-import type { AgentMessage } from "./messages.ts";
+import { userShellText, type AgentMessage } from "./messages.ts";
 import { jsonText } from "./deep-json.ts";
 
 export function messageChars(message: AgentMessage): number {
@@ -23,7 +23,8 @@ export function messageChars(message: AgentMessage): number {
       return n;
     }
     case "bashExecution":
-      return (message.command?.length ?? 0) + (message.output?.length ?? 0);
+      // What Pi sends of it: its command and output in Pi's wording, or nothing for `!!`.
+      return userShellText(message)?.length ?? 0;
     case "branchSummary":
     case "compactionSummary":
       return message.summary?.length ?? 0;

@@ -186,7 +186,8 @@ function roleLabel(message: AgentMessage): string {
     case "custom":
       return `custom (sent as user) · ${message.customType === PROTECTED_RESEND ? PROTECTED_RESEND_LABEL : str(message.customType)}`;
     case "bashExecution":
-      return "user shell command";
+      // Pi keeps `!!` output in the session and never sends it.
+      return message.excludeFromContext ? "user shell command · not sent (!!)" : "user shell command (sent as user)";
     default:
       return str(message.role);
   }

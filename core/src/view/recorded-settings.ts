@@ -17,6 +17,7 @@ export function recordedConfig(config: RenderConfig): Record<string, unknown> {
   const chains = config.chainCompression ?? DEFAULT_CONFIG.chainCompression;
   const purge = config.purgeErrors ?? DEFAULT_CONFIG.purgeErrors;
   const strip = config.thinkingStrip ?? DEFAULT_CONFIG.thinkingStrip;
+  const shell = config.userShell ?? DEFAULT_CONFIG.userShell;
   return {
     enabled: config.enabled,
     protectedTools: config.protectedTools.slice(),
@@ -26,6 +27,7 @@ export function recordedConfig(config: RenderConfig): Record<string, unknown> {
     cacheAware: config.cacheAware ?? DEFAULT_CONFIG.cacheAware,
     chainCompression: { enabled: chains.enabled, stripFinalAssistantThinking: chains.stripFinalAssistantThinking },
     purgeErrors: { enabled: purge.enabled, cooldownTurns: purge.cooldownTurns, minArgChars: purge.minArgChars },
+    userShell: { enabled: shell.enabled, minChars: shell.minChars, afterPrompts: shell.afterPrompts },
     thinkingStrip: { enabled: strip.enabled, keepLastTurns: strip.keepLastTurns },
     selfControl: { enabled: (config.selfControl ?? DEFAULT_CONFIG.selfControl).enabled },
     [RESENDS_PROTECTED]: true,
@@ -58,18 +60,23 @@ export const WRITER_DEFAULTS: Readonly<Record<string, Readonly<Record<string, un
     cacheAware: true,
     chainCompression: { enabled: true, stripFinalAssistantThinking: true },
     purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
+    userShell: { enabled: true, minChars: 2000, afterPrompts: 3 },
     thinkingStrip: { enabled: false, keepLastTurns: 16 },
     selfControl: { enabled: true },
   },
 };
 
+/** What a writer that never stubbed the person's shell output (pi-condense, a record older than the setting) rendered. */
+const SHELL_OUTPUT_KEPT = { userShell: { enabled: false } } as const;
+
 /**
  * The render defaults of pi-condense 2.x, for a session it wrote (it records no settings): its
  * DEFAULT_CONFIG protects the same skills and has the same recovery grace, chain and error-purge
- * defaults as pi-pruner 0.1.0's row (no thinking strip either), so that row stands for it. Rewinds
- * and shrinks on such a session are pi-mulligan's, applied where they took effect (markersWereInert).
+ * defaults as pi-pruner 0.1.0's row (no thinking strip either), so that row stands for it, less
+ * the stubs of the person's shell output (pi-condense sends it raw). Rewinds and shrinks on such a
+ * session are pi-mulligan's, applied where they took effect (markersWereInert).
  */
-const CONDENSE_DEFAULTS = WRITER_DEFAULTS["0.1.0"]!;
+const CONDENSE_DEFAULTS = { ...WRITER_DEFAULTS["0.1.0"]!, ...SHELL_OUTPUT_KEPT };
 
 /**
  * The defaults a session is rendered with when it records no settings and another writer made it:
@@ -116,7 +123,9 @@ export function writerDefaultsOf(version: string | undefined): PruneConfig | und
  */
 export function configOfRecord(data: SettingsData): { config: PruneConfig; problems: string[] } {
   const base = writerDefaultsOf(data.version) ?? DEFAULT_CONFIG;
-  const layer = validateConfig(data.config ?? {}, "recorded");
+  // A record written before the shell-output setting existed: its requests carried that output raw.
+  const recorded = data.config && !("userShell" in data.config) ? { ...data.config, ...SHELL_OUTPUT_KEPT } : (data.config ?? {});
+  const layer = validateConfig(recorded, "recorded");
   return { config: mergeConfigLayers(base, layer.config), problems: layer.warnings.map((w) => w.message) };
 }
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
 import { piContext } from "../../helpers/prune-session.ts";
-import { appendToolTurn, configArb, drawnConfig, flushInto, sessionSteps, withProtection } from "../../helpers/render-steps.ts";
+import { appendPrompt, appendToolTurn, configArb, drawnConfig, flushInto, sessionSteps, withProtection } from "../../helpers/render-steps.ts";
 import type { PruneConfig } from "../../../core/src/settings/config.ts";
 import type { Batch } from "../../../core/src/prune/flush.ts";
 import { emptyIndex } from "../../../core/src/prune/prune-index.ts";
@@ -47,7 +47,7 @@ describe("rendering fresh copies, request after request", () => {
         b.user("start");
         request();
         for (const step of steps) {
-          if (step.kind === "user") b.user(`prompt ${requests}`);
+          if (step.kind === "user") appendPrompt(b, step.shell, requests);
           else if (step.kind === "reply") b.assistant({ thinking: `why ${requests}`, text: `done ${requests}` });
           else if (step.kind === "tools") {
             const batch = appendToolTurn(b, step.calls, requests, config, piContext);

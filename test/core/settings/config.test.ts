@@ -39,6 +39,7 @@ describe("DEFAULT_CONFIG", () => {
       backgroundSummaries: false,
       chainCompression: { enabled: true, rollingWindow: 3, fuseRangeSummary: true, stripFinalAssistantThinking: true },
       purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
+      userShell: { enabled: true, minChars: 2000, afterPrompts: 3 },
       thinkingStrip: { enabled: false, keepLastTurns: 16 },
       selfControl: {
         enabled: true,

@@ -8,7 +8,7 @@ import { PRUNE_SETTINGS } from "../../../core/src/shapes/entries.ts";
 import { parseSessionText } from "../../../core/src/session/session-reader.ts";
 import { buildSessionView } from "../../../core/src/view/session-view.ts";
 import { prunedSessionBuilder } from "../../helpers/fixtures.ts";
-import { RESENDS_PROTECTED, configOfRecord, recordedConfig, settingsToRecord, WRITER_DEFAULTS, writerDefaultsOf } from "../../../core/src/view/recorded-settings.ts";
+import { RESENDS_PROTECTED, configOfRecord, foreignWriterDefaults, recordedConfig, settingsToRecord, WRITER_DEFAULTS, writerDefaultsOf } from "../../../core/src/view/recorded-settings.ts";
 
 const appendEntry = (b: SessionBuilder, entry: ReturnType<typeof settingsToRecord>) => {
   if (entry?.kind === "custom") b.custom(entry.customType, entry.data);
@@ -25,12 +25,13 @@ describe("recordedConfig", () => {
       cacheAware: true,
       chainCompression: { enabled: true, stripFinalAssistantThinking: true },
       purgeErrors: { enabled: true, cooldownTurns: 2, minArgChars: 500 },
+      userShell: { enabled: true, minChars: 2000, afterPrompts: 3 },
       thinkingStrip: { enabled: false, keepLastTurns: 16 },
       selfControl: { enabled: true },
       // Not a setting: this writer sends protected output again after Pi's compaction.
       [RESENDS_PROTECTED]: true,
     });
-    expect(JSON.stringify(recordedConfig(DEFAULT_CONFIG)).length).toBeLessThan(450);
+    expect(JSON.stringify(recordedConfig(DEFAULT_CONFIG)).length).toBeLessThan(500);
   });
 });
 
@@ -63,6 +64,13 @@ describe("configOfRecord", () => {
     expect(config.protectedTools).toEqual(["bash"]);
     expect(problems).toEqual([expect.stringContaining("contextPrune.enabled")]);
     expect(configOfRecord({}).config).toEqual(DEFAULT_CONFIG);
+  });
+
+  it("a record written before the shell-output setting, and a pi-condense session, are shown with the person's shell output raw, as they sent it", () => {
+    const { userShell: _new, ...older } = recordedConfig(DEFAULT_CONFIG);
+    expect(configOfRecord({ version: "0.1.0", config: older }).config.userShell.enabled).toBe(false);
+    expect(configOfRecord({ version: "0.1.0", config: recordedConfig(DEFAULT_CONFIG) }).config.userShell.enabled).toBe(true);
+    expect(foreignWriterDefaults({ writers: [{ name: "pi-condense" }] } as unknown as Parameters<typeof foreignWriterDefaults>[0])?.config.userShell.enabled).toBe(false);
   });
 
   it("the defaults listed for the package's current version are today's defaults (a changed default needs a new version)", () => {
