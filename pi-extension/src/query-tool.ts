@@ -11,19 +11,28 @@ export interface QueryHost {
   spill(): Pick<SpillStorage, "read">;
   /** Protected outputs of a tool call id, which no index holds (the re-sent block after Pi's compaction names those it left out). */
   protectedOutputs(ctx: ExtensionContext, toolCallId: string): IndexedCall[];
+  /** The branch's own copy of a spilled output (a fork or clone has its parent's results, not its spill files). */
+  spillCopy(ctx: ExtensionContext, record: IndexedCall["record"]): string | undefined;
 }
 
+/** The session file's copy of a spilled output, when it holds one: asked when the spill file cannot be read. */
+type SpillCopy = (record: IndexedCall["record"]) => string | undefined;
+
 /** A call's original output, at most `maxBytes` bytes of it: a spill is read back only that far. */
-async function originalOutput(call: IndexedCall, spill: Pick<SpillStorage, "read">, maxBytes: number): Promise<string> {
+async function originalOutput(call: IndexedCall, spill: Pick<SpillStorage, "read">, maxBytes: number, spillCopy: SpillCopy): Promise<string> {
   const path = call.record.spillPath;
-  if (!path) {
-    const text = call.record.resultText ?? "";
-    const bytes = Buffer.from(text, "utf8");
-    return bytes.length <= maxBytes ? text : withRestNote(bytes.subarray(0, maxBytes).toString("utf8").replace(/\uFFFD+$/, ""), bytes.length);
-  }
+  if (!path) return boundedText(call.record.resultText ?? "", maxBytes);
   const read = await spill.read(path, { maxBytes });
   if (read.ok) return read.truncated ? withRestNote(read.text, read.bytes) : read.text;
+  const copy = spillCopy(call.record);
+  if (copy !== undefined) return boundedText(copy, maxBytes);
   return `[The spilled output could not be read: ${read.reason}. Its first part:]\n${call.record.resultPreview ?? ""}`;
+}
+
+/** A text held in memory, cut to `maxBytes` bytes with the note that says it goes on. */
+function boundedText(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, "utf8");
+  return bytes.length <= maxBytes ? text : withRestNote(bytes.subarray(0, maxBytes).toString("utf8").replace(/\uFFFD+$/, ""), bytes.length);
 }
 
 /** Bytes kept free in the answer for the note after a cut output. */
@@ -39,9 +48,15 @@ function withRestNote(head: string, totalBytes: number | undefined): string {
  * output read once, and reading stops when the answer holds as much as Pi will pass on (it
  * truncates a tool result at `maxBytes`): whatever the model asks for, this reads and holds
  * about that much, not the outputs themselves. An id the index does not know is looked up with
- * `unindexed` (protected outputs on the branch).
+ * `unindexed` (protected outputs on the branch); a spill whose file cannot be read, with `spillCopy`.
  */
-export async function formatQueryResult(ids: readonly string[], index: PruneIndex, spill: Pick<SpillStorage, "read">, unindexed: (id: string) => IndexedCall[] = () => []): Promise<string> {
+export async function formatQueryResult(
+  ids: readonly string[],
+  index: PruneIndex,
+  spill: Pick<SpillStorage, "read">,
+  unindexed: (id: string) => IndexedCall[] = () => [],
+  spillCopy: SpillCopy = () => undefined,
+): Promise<string> {
   // Pi's own truncation, loaded when the tool first runs.
   const { truncateHead, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } = await piPackage();
   const wanted = [...new Set(ids.map((raw) => String(raw).trim().replace(/^`|`$/g, "")))];
@@ -78,7 +93,7 @@ export async function formatQueryResult(ids: readonly string[], index: PruneInde
       const head = `${header.join("\n")}\nOutput:\n`;
       // Room is kept for the note that says the output goes on, so Pi's truncation does not cut it off.
       const room = Math.max(0, DEFAULT_MAX_BYTES - used - Buffer.byteLength(head, "utf8") - NOTE_ROOM);
-      const part = head + (await originalOutput(call, spill, room));
+      const part = head + (await originalOutput(call, spill, room, spillCopy));
       parts.push(part);
       used += Buffer.byteLength(part, "utf8") + 2;
     }
@@ -127,7 +142,13 @@ export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
       return args as { toolCallIds: string[] };
     },
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      const text = await formatQueryResult(params.toolCallIds, host.index(), host.spill(), (id) => host.protectedOutputs(ctx, id));
+      const text = await formatQueryResult(
+        params.toolCallIds,
+        host.index(),
+        host.spill(),
+        (id) => host.protectedOutputs(ctx, id),
+        (record) => host.spillCopy(ctx, record),
+      );
       return { content: [{ type: "text", text }], details: { ids: params.toolCallIds } };
     },
   });

@@ -4,7 +4,7 @@
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
 import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, CompactionResend, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
-import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, CompactionResendReader, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, protectedOutputsById, requestHistoryOf, resendBudget, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
+import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, CompactionResendReader, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, protectedOutputsById, requestHistoryOf, resendBudget, spillCopyOnBranch, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
 import { FrontierBreakpoint } from "./cache-breakpoint.ts";
 import { LiveBill } from "./live-bill.ts";
@@ -257,6 +257,7 @@ export class PrunerRuntime {
     index: () => this.index,
     spill: () => this.spill,
     protectedOutputs: (ctx, id) => protectedOutputsById(branchOf(ctx), id, this.config),
+    spillCopy: (ctx, record) => spillCopyOnBranch(branchOf(ctx), record),
   };
 
   /** What the self-control tools, subcommands and hooks are given. */
