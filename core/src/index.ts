@@ -75,7 +75,7 @@ export { type SearchPart, type SearchPartKind, sessionSearchParts } from "./view
 export { estimateReclaim, type ReclaimEstimate } from "./view/reclaim-estimate.ts";
 export { buildSessionView, type CallView, type ChainView, type CompactionView, type ReclaimTotals, type SessionView, type SummaryView } from "./view/session-view.ts";
 export { renderedCounts, renderFidelity, writerHeaderLines } from "./view/session-writer.ts";
-export { spillRecovery } from "./view/spill-recovery.ts";
+export { spillCopyOnBranch, spillRecovery } from "./view/spill-recovery.ts";
 export { branchPointsOf, type Timeline, TimelineBuilder, type TimelineMark, type TimelinePoint } from "./view/timeline.ts";
 export { appendToSessionView } from "./view/view-append.ts";
 export { type DiagnosticView } from "./view/writer-diagnostics.ts";

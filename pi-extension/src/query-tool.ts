@@ -14,6 +14,8 @@ export interface QueryHost {
    * Pi's compaction names those it left out) and a stubbed shell command's output (`shell@<timestamp>`).
    */
   unindexedOutputs(ctx: ExtensionContext, id: string): IndexedCall[];
+  /** The branch's own copy of a spilled output (a fork or clone has its parent's results, not its spill files). */
+  spillCopy(ctx: ExtensionContext, record: IndexedCall["record"]): string | undefined;
   /** The refs of other branches: see OtherBranches. */
   otherBranches(ctx: ExtensionContext): OtherBranches;
 }
@@ -74,17 +76,24 @@ function lookUp(id: string, index: PruneIndex, unindexed: (id: string) => Indexe
   };
 }
 
+/** The session file's copy of a spilled output, when it holds one: asked when the spill file cannot be read. */
+type SpillCopy = (record: IndexedCall["record"]) => string | undefined;
+
 /** A call's original output, at most `maxBytes` bytes of it: a spill is read back only that far. */
-async function originalOutput(call: IndexedCall, spill: Pick<SpillStorage, "read">, maxBytes: number): Promise<string> {
+async function originalOutput(call: IndexedCall, spill: Pick<SpillStorage, "read">, maxBytes: number, spillCopy: SpillCopy): Promise<string> {
   const path = call.record.spillPath;
-  if (!path) {
-    const text = call.record.resultText ?? "";
-    const bytes = Buffer.from(text, "utf8");
-    return bytes.length <= maxBytes ? text : withRestNote(bytes.subarray(0, maxBytes).toString("utf8").replace(/\uFFFD+$/, ""), bytes.length);
-  }
+  if (!path) return boundedText(call.record.resultText ?? "", maxBytes);
   const read = await spill.read(path, { maxBytes });
   if (read.ok) return read.truncated ? withRestNote(read.text, read.bytes) : read.text;
+  const copy = spillCopy(call.record);
+  if (copy !== undefined) return boundedText(copy, maxBytes);
   return `[The spilled output could not be read: ${read.reason}. Its first part:]\n${call.record.resultPreview ?? ""}`;
+}
+
+/** A text held in memory, cut to `maxBytes` bytes with the note that says it goes on. */
+function boundedText(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, "utf8");
+  return bytes.length <= maxBytes ? text : withRestNote(bytes.subarray(0, maxBytes).toString("utf8").replace(/\uFFFD+$/, ""), bytes.length);
 }
 
 /** Bytes kept free in the answer for the note after a cut output. */
@@ -100,7 +109,8 @@ function withRestNote(head: string, totalBytes: number | undefined): string {
  * output read once, and reading stops when the answer holds as much as Pi will pass on (it
  * truncates a tool result at `maxBytes`): whatever the model asks for, this reads and holds
  * about that much, not the outputs themselves. An id the index does not know is looked up with
- * `unindexed` (protected outputs and the person's shell output on the branch).
+ * `unindexed` (protected outputs and the person's shell output on the branch); a spill whose file
+ * cannot be read, with `spillCopy`.
  */
 export async function formatQueryResult(
   ids: readonly string[],
@@ -108,6 +118,7 @@ export async function formatQueryResult(
   spill: Pick<SpillStorage, "read">,
   unindexed: (id: string) => IndexedCall[] = () => [],
   branches: OtherBranches = NO_OTHER_BRANCHES,
+  spillCopy: SpillCopy = () => undefined,
 ): Promise<string> {
   // Pi's own truncation, loaded when the tool first runs.
   const { truncateHead, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } = await piPackage();
@@ -145,7 +156,7 @@ export async function formatQueryResult(
       const head = `${header.join("\n")}\nOutput:\n`;
       // Room is kept for the note that says the output goes on, so Pi's truncation does not cut it off.
       const room = Math.max(0, DEFAULT_MAX_BYTES - used - Buffer.byteLength(head, "utf8") - NOTE_ROOM);
-      const part = head + (await originalOutput(call, spill, room));
+      const part = head + (await originalOutput(call, spill, room, spillCopy));
       parts.push(part);
       used += Buffer.byteLength(part, "utf8") + 2;
     }

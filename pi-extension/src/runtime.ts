@@ -4,7 +4,7 @@
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
 import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult, SessionBeforeTreeEvent, SessionBeforeTreeResult, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, CompactionResend, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
-import { DEFAULT_CONFIG, EMPTY_CONTROLS, buildPiContext, PRICE_MODELS, priceRulesFor, CompactionResendReader, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, protectedOutputsById, isUserShellId, userShellOutputsById, requestHistoryOf, resendBudget, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
+import { DEFAULT_CONFIG, EMPTY_CONTROLS, buildPiContext, PRICE_MODELS, priceRulesFor, CompactionResendReader, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, protectedOutputsById, isUserShellId, userShellOutputsById, requestHistoryOf, resendBudget, spillCopyOnBranch, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
 import { OnceReporter, showReport, type ReportSurface } from "./once-reporter.ts";
 import { FrontierBreakpoint } from "./cache-breakpoint.ts";
 import { LiveBill } from "./live-bill.ts";
@@ -287,6 +287,7 @@ export class PrunerRuntime {
     spill: () => this.spill,
     unindexedOutputs: (ctx, id) => (isUserShellId(id) ? userShellOutputsById(branchOf(ctx), id) : protectedOutputsById(branchOf(ctx), id, this.config)),
     otherBranches: (ctx) => otherBranchesOf(ctx),
+    spillCopy: (ctx, record) => spillCopyOnBranch(branchOf(ctx), record),
   };
 
   /** What the self-control tools, subcommands and hooks are given. */

@@ -74,8 +74,10 @@ function summaryText(bullets: string, refs: string[]): string {
 /**
  * The session, its file written where `oldSessionDir` says pi-condense ran it: the spill's
  * recorded path names that folder's blobs, not the folder the file is read from later.
+ * `spillBytes` is the size the spill's record gives (default the log's own): another makes the
+ * session file's copy of the log not the spilled output, so nothing but the spill file holds it.
  */
-export function condenseSession(options: { cwd?: string; oldSessionDir?: string; sessionId?: string } = {}): CondenseSession {
+export function condenseSession(options: { cwd?: string; oldSessionDir?: string; sessionId?: string; spillBytes?: number } = {}): CondenseSession {
   const oldSessionDir = options.oldSessionDir ?? "/home/alice/.pi/agent/sessions/--home-alice-parser--";
   const sessionId = options.sessionId ?? CONDENSE_SESSION_ID;
   const b = new SessionBuilder({ sessionId, cwd: options.cwd ?? "/home/alice/parser", startTime: Date.UTC(2025, 2, 3, 9, 0, 0) });
@@ -138,7 +140,7 @@ export function condenseSession(options: { cwd?: string; oldSessionDir?: string;
   const recordedPath = `${oldSessionDir}/${sessionId}-blobs/${spillName}`;
   const testRecord = record("call_npm_test", "bash", { command: "npm test" }, "", testRun, 1);
   b.custom("context-prune-index", {
-    toolCalls: [{ ...testRecord, spillPath: recordedPath, spillBytes: CONDENSE_TEXT.testLog.length, resultPreview: CONDENSE_TEXT.testLog.slice(0, 200), contentHash: "5f0c" }],
+    toolCalls: [{ ...testRecord, spillPath: recordedPath, spillBytes: options.spillBytes ?? CONDENSE_TEXT.testLog.length, resultPreview: CONDENSE_TEXT.testLog.slice(0, 200), contentHash: "5f0c" }],
   });
   const readReadme = use("read", { path: "README.md" }, CONDENSE_TEXT.readme, "call_read_readme");
   b.assistant("The rule table is empty: every rule fails to match. See the test log.");

@@ -93,6 +93,23 @@ describe("context_tree_query on hostile requests", () => {
     expect(answer).not.toContain("SECRET-KEY-MATERIAL");
     expect(answer).toMatch(/The spilled output could not be read: .* is outside this session's blobs folder/);
   });
+
+  it("a spill whose file is not in the blobs folder (a fork's) is given from the session's copy, cut to what the answer holds; one whose file is there, from its file", async () => {
+    const asked: string[] = [];
+    const line = `copied ${"x".repeat(100)}\n`;
+    const copy = line.repeat(1_500); // 162,000 bytes on 1,500 lines
+    const elsewhere = indexOf([spilledRecord("call_fork", join(dir, "..", "parent-blobs", "call_fork-1000.txt"))]);
+    const answer = await formatQueryResult(["t1"], elsewhere, disk, undefined, undefined, (record) => (asked.push(record.toolCallId), copy));
+    expect(asked).toEqual(["call_fork"]);
+    expect(answer).not.toContain("could not be read");
+    expect(answer).toContain(`Output:\n${line}${line}`);
+    expect(answer).toMatch(/\n\[Output truncated: the first \d+ of 162000 bytes shown; the rest does not fit in one answer\.\]$/);
+    expect(Buffer.byteLength(answer, "utf8")).toBeLessThan(DEFAULT_MAX_BYTES + 1_000);
+    // A spill file that is there is read, and the copy not asked for.
+    const read = await formatQueryResult(["t2"], index, disk, undefined, undefined, (record) => (asked.push(record.toolCallId), "NOT THIS"));
+    expect(asked).toEqual(["call_fork"]);
+    expect(read).toContain("the other output");
+  });
 });
 
 describe("context_tree_query across branches", () => {

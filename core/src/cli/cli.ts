@@ -205,8 +205,8 @@ function requestChoice(value: string | undefined): number | "last" | undefined {
 async function inspect(args: string[], io: CliIO): Promise<number> {
   const { file, data, leaf, json, config } = await openSession("inspect", args, io);
   const view = buildSessionView(data, { leafId: leaf, config });
-  // Whether each spill can still be read back needs the disk (looked up in the blobs folder only).
-  const spills = await spillRecovery(view.calls, file, view.session.id);
+  // Whether each spill can still be given back needs the disk: its file in the blobs folder, else the session file's own copy.
+  const spills = await spillRecovery(view.calls, file, view.session.id, data);
   if (json) io.out(JSON.stringify(inspectJson(view, spills), null, 2) + "\n");
   else io.out(inspectText(view, file, spills, branchesOf(data)));
   return 0;

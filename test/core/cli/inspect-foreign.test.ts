@@ -21,9 +21,9 @@ async function run(args: string[]): Promise<{ code: number; out: string; err: st
 }
 
 /** The pi-condense session moved away from where it was written, its spill beside it under the same name. */
-function writeCondense(withSpill: boolean): { file: string; story: ReturnType<typeof condenseSession> } {
+function writeCondense(withSpill: boolean, spillBytes?: number): { file: string; story: ReturnType<typeof condenseSession> } {
   const dir = mkdtempSync(join(tmpdir(), "pp-condense-"));
-  const story = condenseSession({ oldSessionDir: "/home/alice/.pi/agent/sessions/--gone--" });
+  const story = condenseSession({ oldSessionDir: "/home/alice/.pi/agent/sessions/--gone--", spillBytes });
   const file = story.builder.writeTo(join(dir, `2025-03-03_${CONDENSE_SESSION_ID}.jsonl`));
   if (withSpill) {
     const blobs = blobsDirFor(file, CONDENSE_SESSION_ID);
@@ -61,8 +61,15 @@ describe("inspect of a session pi-condense wrote", () => {
     expect(r.out).not.toMatch(/^ {2}t7 /m);
   });
 
-  it("a spill missing from the blobs folder cannot be recovered, and says why (--json too)", async () => {
-    const { file, story } = writeCondense(false);
+  it("a spill missing from the blobs folder is recovered from the session file's copy of the log", async () => {
+    const { file } = writeCondense(false);
+    expect((await run(["inspect", file])).out).not.toContain("cannot be recovered");
+    const json = JSON.parse((await run(["inspect", file, "--json"])).out);
+    expect(json.calls.find((c: { toolCallId: string }) => c.toolCallId === "call_npm_test")).toMatchObject({ state: "compressed", unrecoverable: null });
+  });
+
+  it("a spill missing from the blobs folder, the session file holding no copy of its size, cannot be recovered, and says why (--json too)", async () => {
+    const { file, story } = writeCondense(false, Buffer.byteLength(condenseSession().spill.text, "utf8") + 1);
     const text = await run(["inspect", file]);
     expect(text.out).toContain(`          cannot be recovered: its spill file cannot be read back: ${story.spill.recordedPath} is outside this session's blobs folder`);
     const json = JSON.parse((await run(["inspect", file, "--json"])).out);

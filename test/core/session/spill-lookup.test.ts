@@ -13,11 +13,11 @@ import { DEFAULT_CONFIG } from "../../../core/src/settings/config.ts";
 import { CONDENSE_SESSION_ID, condenseSession } from "../../helpers/condense-sessions.ts";
 
 /** The old place the session was written at (still there, with other content), and the new one it was moved to. */
-function movedSession() {
+function movedSession(options: { spillBytes?: number } = {}) {
   const root = mkdtempSync(join(tmpdir(), "pp-moved-"));
   const oldDir = join(root, "old-agent", "sessions", "--proj--");
   const newDir = join(root, "new-agent", "sessions", "--proj--");
-  const story = condenseSession({ oldSessionDir: oldDir });
+  const story = condenseSession({ oldSessionDir: oldDir, ...options });
   mkdirSync(join(oldDir, `${CONDENSE_SESSION_ID}-blobs`), { recursive: true });
   // Something else now lives at the old path: it must never be what is read.
   writeFileSync(story.spill.recordedPath, "NOT THIS SESSION'S OUTPUT");
@@ -72,15 +72,25 @@ describe("a spill path recorded outside this session's blobs folder", () => {
 });
 
 describe("whether a session's spilled calls can still be recovered", () => {
-  it("a spill found by name can; one missing from the blobs folder cannot, and says why", async () => {
+  it("a spill found by name can; one missing from the blobs folder can from the session file's copy of the same size", async () => {
     const { story, sessionFile, blobs } = movedSession();
-    const view = buildSessionView(parseSessionText(story.builder.toJsonl()), { config: DEFAULT_CONFIG });
+    const data = parseSessionText(story.builder.toJsonl());
+    const view = buildSessionView(data, { config: DEFAULT_CONFIG });
+    mkdirSync(blobs, { recursive: true });
+    expect(await spillRecovery(view.calls, sessionFile, CONDENSE_SESSION_ID, data)).toEqual(new Map());
+    writeFileSync(join(blobs, story.spill.fileName), story.spill.text);
+    expect(await spillRecovery(view.calls, sessionFile, CONDENSE_SESSION_ID, data)).toEqual(new Map());
+  });
+
+  it("one missing from the blobs folder, whose copy in the session file is not the spilled size, cannot, and says why", async () => {
+    const { story, sessionFile, blobs } = movedSession({ spillBytes: Buffer.byteLength(condenseSession().spill.text, "utf8") + 1 });
+    const data = parseSessionText(story.builder.toJsonl());
+    const view = buildSessionView(data, { config: DEFAULT_CONFIG });
     const spilled = view.calls.find((c) => c.toolCallId === "call_npm_test")!;
     mkdirSync(blobs, { recursive: true });
-    expect(await spillRecovery(view.calls, sessionFile, CONDENSE_SESSION_ID)).toEqual(
-      new Map([[spilled.occurrenceKey, `its spill file cannot be read back: ${story.spill.recordedPath} is outside this session's blobs folder (${blobs}), which holds no file ${story.spill.fileName} either; refused`]]),
-    );
-    writeFileSync(join(blobs, story.spill.fileName), story.spill.text);
-    expect(await spillRecovery(view.calls, sessionFile, CONDENSE_SESSION_ID)).toEqual(new Map());
+    const lost = new Map([[spilled.occurrenceKey, `its spill file cannot be read back: ${story.spill.recordedPath} is outside this session's blobs folder (${blobs}), which holds no file ${story.spill.fileName} either; refused`]]);
+    expect(await spillRecovery(view.calls, sessionFile, CONDENSE_SESSION_ID, data)).toEqual(lost);
+    // Without the session's entries, only the blobs folder is looked at.
+    expect(await spillRecovery(view.calls, sessionFile, CONDENSE_SESSION_ID, undefined)).toEqual(lost);
   });
 });

@@ -7,45 +7,20 @@
 // is never what a read returns, and nothing waits.
 import { afterAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { blobsDirFor, fileSpillStorage, isSafeSessionId, locateSpillFile, readSpillFile, spillFileName } from "../../../core/src/session/blobs.ts";
 import { main, type CliIO } from "../../../core/src/cli/cli.ts";
 import { SessionBuilder } from "../../helpers/session-builder.ts";
+import { SECRET, fileTree as tree, untrustedScene as scene } from "../../helpers/untrusted-scene.ts";
 
-const SECRET = "SECRET-KEY-MATERIAL";
 const OUTPUT = "the tool's whole output\n".repeat(20);
 
 /** Cases per family; the last test asserts these, so a family that stops producing cases fails. */
 const cases: Record<string, number> = {};
 const count = (family: string, n = 1) => (cases[family] = (cases[family] ?? 0) + n);
 afterAll(() => console.log(`untrusted-path cases: ${JSON.stringify(cases)}`));
-
-/** A root holding a session folder and, beside it, things an attacker would aim at. */
-function scene() {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), "pp-untrusted-")));
-  const sessionDir = join(root, "agent", "sessions", "--proj--");
-  const outside = join(root, "outside");
-  mkdirSync(sessionDir, { recursive: true });
-  mkdirSync(outside);
-  writeFileSync(join(outside, "secret.txt"), SECRET);
-  writeFileSync(join(outside, "requirements.txt"), "flask\n");
-  return { root, sessionDir, outside };
-}
-
-function tree(root: string): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      out.push(`${relative(root, p)}${e.isSymbolicLink() ? "@" : ""}`);
-      if (e.isDirectory()) walk(p);
-    }
-  };
-  walk(root);
-  return out.sort();
-}
 
 /** Outside the session folder: the same paths, the same bytes in the two files there. */
 function expectNothingOutsideChanged(s: ReturnType<typeof scene>, before: string[], label: string) {

@@ -32,7 +32,8 @@ describe("sessions other extensions wrote", () => {
     sessionDir = path.join(agentDir, "sessions", sessionDirName(workspaceDir()));
     // Written elsewhere and moved here: the spill's recorded path names the old folder, the file lies in this one's blobs.
     condense = condenseSession({ cwd: workspaceDir(), oldSessionDir: "/home/alice/.pi/agent/sessions/--old-place--" });
-    const lost = condenseSession({ cwd: workspaceDir(), sessionId: "condense-lost-spill" });
+    // Its spill file is in no blobs folder, and its record gives a size the session's copy of the log does not have.
+    const lost = condenseSession({ cwd: workspaceDir(), sessionId: "condense-lost-spill", spillBytes: Buffer.byteLength(condense.spill.text, "utf8") + 1 });
     const mulligan = mulliganSessions(workspaceDir()).pi16;
     files = {
       condense: writeSession(sessionDir, { file: "2025-03-03T09-00-00-000Z_condense-2-9-1.jsonl", text: condense.builder.toJsonl(), extraFiles: { [`condense-2-9-1-blobs/${condense.spill.fileName}`]: condense.spill.text } }, new Date(Date.UTC(2025, 2, 3, 10))),
@@ -167,7 +168,7 @@ describe("sessions other extensions wrote", () => {
     assert.match(tooltipText(suite.item), /The writer's flush record: budget flush \(the context reached autoBudgetThreshold\): 2 batches summarized/);
   });
 
-  it("a spill whose file is in no blobs folder says it cannot be recovered, and why", async () => {
+  it("a spill whose file is in no blobs folder, and of which the session file holds no copy, says it cannot be recovered, and why", async () => {
     const [b1] = await chainItems(files.lost);
     const spilled = find(await open(b1!.node), "bash npm test");
     assert.match(spilled.description, /^call_npm_test · compressed · [\d,]+ chars · not sent · cannot be recovered$/);

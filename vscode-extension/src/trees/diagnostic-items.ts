@@ -3,7 +3,7 @@
 // a chain removed by Pi's compaction or not applied, a block built without a summarizer, a result
 // sent raw or not at all, an output that cannot be recovered, the writer's diagnostics.
 import * as vscode from "vscode";
-import type { CallView, ChainView, SessionView } from "@pi-pruner/core";
+import type { CallView, ChainView, SessionData, SessionView } from "@pi-pruner/core";
 import { spillRecovery } from "@pi-pruner/core";
 import { OPEN_DOCUMENT_COMMAND } from "../command-ids.ts";
 import { writerName } from "../session-names.ts";
@@ -68,7 +68,7 @@ export function chainNotes(chain: ChainView): { description: string[]; icon?: vs
 
 /**
  * What a call item adds: how it was sent where that differs from its state, whether its output can
- * come back (`spillReason`: its spill file could not be found, from the disk check), the writer's
+ * come back (`spillReason`: neither its spill file nor a copy in the session file was found, from the disk check), the writer's
  * diagnostics about it.
  */
 export function callNotes(call: CallView, view: SessionView, spillReason: string | undefined): { description: string[]; warn: boolean; tooltip: string } {
@@ -90,15 +90,16 @@ export function callNotes(call: CallView, view: SessionView, spillReason: string
   return { description, warn: lost !== undefined || (call.diagnostics ?? []).some((id) => findDiagnostic(view, id)?.severity === "warning"), tooltip: lines.length ? `${lines.join("\n")}\n\n` : "" };
 }
 
-// Whether a spilled call's file is still there needs the disk: checked once per view, when its
-// calls are first listed, and read back as their items are drawn.
+// Whether a spilled call's output can still be given back needs the disk (its file, else the
+// session file's copy of it): checked once per view, when its calls are first listed, and read
+// back as their items are drawn.
 const spillReasons = new WeakMap<SessionView, Map<string, string>>();
 const spillChecks = new WeakMap<SessionView, Promise<void>>();
 
-export function checkSpills(view: SessionView, file: string, sessionId: string | undefined): Promise<void> {
+export function checkSpills(view: SessionView, file: string, sessionId: string | undefined, data: SessionData | undefined): Promise<void> {
   let check = spillChecks.get(view);
   if (!check) {
-    check = spillRecovery(view.calls, file, sessionId).then(
+    check = spillRecovery(view.calls, file, sessionId, data).then(
       (reasons) => void spillReasons.set(view, reasons),
       () => undefined,
     );
@@ -107,7 +108,7 @@ export function checkSpills(view: SessionView, file: string, sessionId: string |
   return check;
 }
 
-/** Why a call's spill cannot be read back, once checkSpills has looked. */
+/** Why a call's spilled output cannot be given back, once checkSpills has looked. */
 export function spillReason(view: SessionView, occurrenceKey: string): string | undefined {
   return spillReasons.get(view)?.get(occurrenceKey);
 }

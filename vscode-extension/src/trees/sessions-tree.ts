@@ -103,7 +103,7 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
         children = [];
     }
     // The calls about to be drawn: whether their spill files are still there is looked up once per view.
-    if (node.kind !== "session") await checkSpills(view, node.path, state.head.id ?? state.data?.header?.id);
+    if (node.kind !== "session") await checkSpills(view, node.path, state.head.id ?? state.data?.header?.id, state.data);
     return children.map((child) => this.remember(child, node));
   }
 
