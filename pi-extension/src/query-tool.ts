@@ -205,7 +205,14 @@ export function registerQueryTool(pi: ExtensionAPI, host: QueryHost): void {
       return args as { toolCallIds: string[] };
     },
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      const text = await formatQueryResult(params.toolCallIds, host.index(), host.spill(), (id) => host.unindexedOutputs(ctx, id), host.otherBranches(ctx));
+      const text = await formatQueryResult(
+        params.toolCallIds,
+        host.index(),
+        host.spill(),
+        (id) => host.unindexedOutputs(ctx, id),
+        host.otherBranches(ctx),
+        (record) => host.spillCopy(ctx, record),
+      );
       return { content: [{ type: "text", text }], details: { ids: params.toolCallIds } };
     },
   });
