@@ -17,6 +17,7 @@ export default function piPruner(pi: ExtensionAPI): void {
   pi.on("message_end", (event, ctx) => runtime.onMessageEnd(event, ctx));
   pi.on("before_provider_request", (event, ctx) => runtime.onProviderRequest(event, ctx));
   pi.on("session_before_compact", (event, ctx) => runtime.onBeforeCompact(event, ctx));
+  pi.on("session_shutdown", (_event, ctx) => runtime.onSessionShutdown(ctx));
 
   registerQueryTool(pi, runtime.queryTool);
   const selfControlSubcommands = registerSelfControl(pi, runtime.selfControl);

@@ -197,14 +197,32 @@ export class PrunerRuntime {
     this.ui = ctx.ui;
     if (!this.config.enabled) return;
     try {
-      const host = this.hostOf(ctx);
       // What the final reply's flush asked is waited for: a person's typing usually covers it, and
       // its summaries, stubs and chains then change history at once, before the prompt's first request.
-      await this.queue.landAll();
-      const entries = await this.flushes.applyLanded(() => host.summarizer(), () => host.contextMessages(), () => newestTimestamp(host.contextMessages(), true));
+      const { entries } = await this.settleAsked(this.hostOf(ctx));
       if (entries.length) this.persistFor(ctx, { entries, outcome: undefined });
     } catch (error) {
       this.reporter.report(`prompt start:${(error as Error).message}`, `pi-pruner: ${(error as Error).message}`, "error");
+    }
+  }
+
+  /**
+   * `session_shutdown`: summaries asked in the background and not applied yet (a final reply's
+   * flush asks as the process ends: `pi -p`, an RPC client closing its input) are waited for, at
+   * most the summarizer's own ceiling, and applied, so the next process does not ask for the same
+   * batches again. The wait is told (on stderr where Pi has no UI). Fails open.
+   */
+  async onSessionShutdown(ctx: ExtensionContext): Promise<void> {
+    this.ui = ctx.ui;
+    if (!this.config.enabled || !this.queue.hasUnapplied()) return;
+    try {
+      const seconds = Math.ceil(this.config.summarizerTimeoutMs / 1000);
+      if (this.queue.hasOutstanding()) tellAtExit(ctx, `pi-pruner: waiting for the summarizer's answer before the session closes (at most ${seconds} s)`);
+      const { entries, answered } = await this.settleAsked(this.hostOf(ctx), this.config.summarizerTimeoutMs);
+      if (!answered) tellAtExit(ctx, `pi-pruner: the summarizer did not answer within ${seconds} s; those outputs stay raw and are summarized in a later session`);
+      persistEntries(this.pi, entries);
+    } catch (error) {
+      this.reporter.report(`shutdown:${(error as Error).message}`, `pi-pruner: ${(error as Error).message}`, "error");
     }
   }
 
@@ -442,11 +460,12 @@ export class PrunerRuntime {
    * has not seen yet waits for a later flush. Without it, a final reply flushes. A budget trigger
    * flushes early either way. A flush on a final reply (or a cache-aware one) then compresses
    * the closed chains beyond the window; `pruneOn: "on-demand"` leaves all this to commands.
-   * The cache-aware policy's own flushes (paying back, final reply) settle at once what needs no
-   * summarizer and ask for the summaries in the background, so the next request does not wait;
-   * summaries that came back are applied at the next turn's end (or the next prompt's start),
-   * whatever the policy decides then. A budget or window-cap flush waits for them and for its own.
-   * Returns the entries to persist.
+   * A final reply's flush, and with backgroundSummaries a cache-aware one that pays back, settle
+   * at once what needs no summarizer and ask for the summaries in the background, so the next
+   * request does not wait; summaries that came back are applied at the next tool-using turn's end,
+   * the next prompt's start or the session's shutdown, whatever the policy decides then: never
+   * after a final reply, where a message would follow the answer. A budget or window-cap flush
+   * waits for them and for its own. Returns the entries to persist.
    */
   async turnEnd(turn: TurnEnd, host: RuntimeHost): Promise<PersistEntry[]> {
     try {
@@ -487,20 +506,24 @@ export class PrunerRuntime {
         if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined, controls, turnBlocks([turn.message]) + 1).decision.flush) reason = "final-reply";
       }
       const epoch = () => newestTimestamp([turn.message, ...turn.toolResults], false);
-      // Summaries that came back since the last flush point are applied here whatever the policy says.
-      if (!reason) return [...entries, ...(await this.flushes.applyLanded(() => host.summarizer(), () => host.contextMessages(), epoch))];
+      // Summaries that came back since the last flush point are applied here whatever the policy
+      // says, but not after a final reply: a summary message there would follow the answer, and
+      // Pi's print mode prints only a last message that is the answer. They are applied at the
+      // next prompt's start or, when the session ends first, at its shutdown.
+      if (!reason) return finalReply ? entries : [...entries, ...(await this.flushes.applyLanded(() => host.summarizer(), () => host.contextMessages(), epoch))];
       // Pi has already appended a final reply to the branch, so the newest chain reads as closed;
       // mid-task the open chain is not closed and is left alone. A budget flush compresses nothing.
       // A flush that pays back mid-task changes only the stubs of results near the end of history:
       // it opens no epoch and compresses nothing, so what it rewrites is what the decision priced.
       const stubsOnly = reason === "pays-back" && !finalReply;
       const compress: CompressScope = reason === "budget" || reason === "budget-delta" || stubsOnly ? "none" : "window";
-      // A final reply's flush does not hold the agent up: its summaries are asked in the background and
-      // applied before the next prompt's first request. Mid-task, a flush that pays back waits for
-      // them unless backgroundSummaries (landing a request later costs that request the outputs
-      // raw); one that keeps the window from overflowing always waits.
-      const background = this.config.cacheAware && (reason === "final-reply" || (reason === "pays-back" && this.config.backgroundSummaries));
-      const done = await this.flushes.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, keep, epoch, keepEpoch: stubsOnly, background });
+      // A final reply's flush does not hold the agent up, and writes no message after the answer: its
+      // summaries are asked in the background and applied, with those that came back meanwhile,
+      // before the next prompt's first request or at the session's shutdown. Mid-task, a flush that
+      // pays back waits for them unless backgroundSummaries (landing a request later costs that
+      // request the outputs raw); one that keeps the window from overflowing always waits.
+      const background = reason === "final-reply" || (this.config.cacheAware && reason === "pays-back" && this.config.backgroundSummaries);
+      const done = await this.flushes.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, keep, epoch, keepEpoch: stubsOnly, background, holdLanded: finalReply });
       entries.push(...done.entries);
       return entries;
     } catch (error) {
@@ -534,6 +557,17 @@ export class PrunerRuntime {
     return choice;
   }
 
+  /**
+   * The flush point after a final reply (the next prompt's start, the session's shutdown): what
+   * background requests asked is waited for, at most `withinMs`, and applied with the chains that
+   * waited for it. Returns the entries to persist, and whether every request answered in time.
+   */
+  async settleAsked(host: FlushHost, withinMs?: number): Promise<{ entries: PersistEntry[]; answered: boolean }> {
+    const answered = await this.queue.landAll(withinMs);
+    const entries = await this.flushes.applyLanded(() => host.summarizer(), () => host.contextMessages(), () => newestTimestamp(host.contextMessages(), true));
+    return { entries, answered };
+  }
+
   /** A finished tool-using turn: capture the batch and spill oversized results at once. */
   captureTurn(message: AssistantMessage, results: readonly ToolResultMessage[], turnIndex: number): PersistEntry[] {
     return this.config.enabled ? this.queue.capture(message, results, turnIndex, this.index, this.config, this.spill) : [];
@@ -553,6 +587,12 @@ export class PrunerRuntime {
       return fallback;
     }
   }
+}
+
+/** A line at the session's end: on Pi's UI, and on stderr where there is none (print and json mode). */
+function tellAtExit(ctx: ExtensionContext, message: string): void {
+  ctx.ui.notify(message, "info");
+  if (!ctx.hasUI) process.stderr.write(`${message}\n`);
 }
 
 /** Where the session's oversized outputs go: next to its file, named by its id. */
