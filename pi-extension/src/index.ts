@@ -11,6 +11,7 @@ export default function piPruner(pi: ExtensionAPI): void {
 
   pi.on("session_start", (_event, ctx) => runtime.onSessionStart(ctx));
   pi.on("session_tree", (_event, ctx) => runtime.onSessionTree(ctx));
+  pi.on("input", (event, ctx) => runtime.onInput(event, ctx));
   pi.on("before_agent_start", (_event, ctx) => runtime.onBeforeAgentStart(ctx));
   pi.on("turn_end", (event, ctx) => runtime.onTurnEnd(event, ctx));
   pi.on("context", (event, ctx) => runtime.onContext(event, ctx));

@@ -2,7 +2,7 @@
 // point per event (index.ts only registers them), the hosts the commands and tools are given, and
 // the turn's end that captures and decides when to flush. Pure decisions live in core; the queue
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
-import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
+import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, InputEvent, MessageEndEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, CompactionResend, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
 import { DEFAULT_CONFIG, EMPTY_CONTROLS, PRICE_MODELS, priceRulesFor, CompactionResendReader, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, protectedOutputsById, requestHistoryOf, resendBudget, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
 import { OnceReporter } from "./once-reporter.ts";
@@ -189,21 +189,24 @@ export class PrunerRuntime {
   }
 
   /**
-   * `before_agent_start`: the agent was idle since its final reply; summaries that came back
-   * meanwhile are applied before the prompt's first request (Pi counts as busy here: the summary
-   * messages are held until the run starts, ahead of the prompt). Fails open.
+   * `input`: a prompt arriving while the agent is idle since its final reply. What that reply's
+   * flush asked is waited for (a person's typing usually covers it) and applied now, ahead of the
+   * prompt: Pi is idle, so each entry is appended at once and in order, a batch's index entry,
+   * summary and frontier together. Its summaries, stubs and chains then change history at once,
+   * before the prompt's first request. Fails open.
+   */
+  async onInput(event: InputEvent, ctx: ExtensionContext): Promise<undefined> {
+    if (event.streamingBehavior === undefined && ctx.isIdle()) await this.applyAsked(ctx);
+    return undefined;
+  }
+
+  /**
+   * `before_agent_start`: what is still asked when a run starts without a prompt through `input`
+   * (a message an extension sends to start one) is applied before its first request (Pi counts as
+   * busy here: the summary messages are held until the run starts, ahead of its first message).
    */
   async onBeforeAgentStart(ctx: ExtensionContext): Promise<void> {
-    this.ui = ctx.ui;
-    if (!this.config.enabled) return;
-    try {
-      // What the final reply's flush asked is waited for: a person's typing usually covers it, and
-      // its summaries, stubs and chains then change history at once, before the prompt's first request.
-      const { entries } = await this.settleAsked(this.hostOf(ctx));
-      if (entries.length) this.persistFor(ctx, { entries, outcome: undefined });
-    } catch (error) {
-      this.reporter.report(`prompt start:${(error as Error).message}`, `pi-pruner: ${(error as Error).message}`, "error");
-    }
+    await this.applyAsked(ctx);
   }
 
   /**
@@ -555,6 +558,18 @@ export class PrunerRuntime {
     });
     this.lastDecision = { ...choice.decision, moment };
     return choice;
+  }
+
+  /** At the next prompt's start: what the final reply's flush asked, waited for and applied. Fails open. */
+  private async applyAsked(ctx: ExtensionContext): Promise<void> {
+    this.ui = ctx.ui;
+    if (!this.config.enabled || !this.queue.hasUnapplied()) return;
+    try {
+      const { entries } = await this.settleAsked(this.hostOf(ctx));
+      if (entries.length) this.persistFor(ctx, { entries, outcome: undefined });
+    } catch (error) {
+      this.reporter.report(`prompt start:${(error as Error).message}`, `pi-pruner: ${(error as Error).message}`, "error");
+    }
   }
 
   /**
