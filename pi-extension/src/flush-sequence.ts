@@ -67,10 +67,11 @@ export class FlushSequence {
   /**
    * What is waiting (but `keep`) is flushed first, so the chains about to be compressed have their
    * batch summaries, then closed chains are compressed. With `background`, summaries that
-   * background requests have brought since the last flush point are applied and the new summary
-   * jobs are asked in the background without waiting; chains wait while summaries asked up to
-   * their final reply are out, and are compressed at the flush point that applies the last of
-   * them. Without it, everything in flight is waited for first. The context is asked for
+   * background requests have brought since the last flush point are applied (unless
+   * `holdLanded`: they wait for the next flush point) and the new summary jobs are asked in the
+   * background without waiting; chains wait while summaries asked up to their final reply are not
+   * applied, and are compressed at the flush point that applies the last of them. Without it,
+   * everything in flight is waited for first. The context is asked for
    * only after the flush. A flush already under way (another caller's) is not joined: its
    * entries are that caller's to persist. When something was flushed or compressed (but only
    * stubs near the end, with `keepEpoch`), `epoch()` (the newest message's timestamp) becomes
@@ -79,16 +80,16 @@ export class FlushSequence {
   async flushAndCompress(
     summarize: Summarizer,
     contextMessages: () => readonly AgentMessage[],
-    options: { compress: CompressScope; keep?: readonly Batch[]; epoch?: () => number | undefined; keepEpoch?: boolean; background?: boolean },
+    options: { compress: CompressScope; keep?: readonly Batch[]; epoch?: () => number | undefined; keepEpoch?: boolean; background?: boolean; holdLanded?: boolean },
   ): Promise<FlushAndCompressResult> {
     const result: FlushAndCompressResult = { entries: [] };
     const { index, config } = this.session;
     const started = { keepsEpoch: options.keepEpoch === true };
-    // Whether summaries asked before this flush are still out: chains closed earlier wait for them, not for this flush's.
+    // Whether summaries asked before this flush are still not applied: chains closed earlier wait for them, not for this flush's.
     let askedBefore = false;
     if (options.background) {
-      const landed = this.queue.applyLanded(index, config);
-      askedBefore = this.queue.hasOutstanding();
+      const landed = options.holdLanded ? undefined : this.queue.applyLanded(index, config);
+      askedBefore = this.queue.hasUnapplied();
       result.flushed = joinResults(landed, this.queue.start(summarize, index, config, options.keep, started));
     } else if (this.queue.batches.length > 0) {
       result.flushed = await this.queue.flush(summarize, index, config, options.keep, started);
@@ -96,7 +97,7 @@ export class FlushSequence {
     if (result.flushed) result.entries.push(...result.flushed.entries);
     this.emitCost(result.flushed);
     let scope = options.compress;
-    if (scope !== "none" && this.queue.hasOutstanding()) {
+    if (scope !== "none" && this.queue.hasUnapplied()) {
       this.compressLater = widerScope(this.compressLater, scope);
       scope = "none";
     } else if (this.compressLater !== "none" && !askedBefore) {

@@ -15,6 +15,7 @@ export default function piPruner(host: ExtensionAPI): void {
 
   pi.on("session_start", (_event, ctx) => runtime.onSessionStart(ctx));
   pi.on("session_tree", (_event, ctx) => runtime.onSessionTree(ctx));
+  pi.on("input", (event, ctx) => runtime.onInput(event, ctx));
   pi.on("before_agent_start", (_event, ctx) => runtime.onBeforeAgentStart(ctx));
   pi.on("turn_end", (event, ctx) => runtime.onTurnEnd(event, ctx));
   pi.on("context", (event, ctx) => runtime.onContext(event, ctx));
@@ -22,6 +23,7 @@ export default function piPruner(host: ExtensionAPI): void {
   pi.on("before_provider_request", (event, ctx) => runtime.onProviderRequest(event, ctx));
   pi.on("session_before_compact", (event, ctx) => runtime.onBeforeCompact(event, ctx));
   pi.on("session_before_tree", (event, ctx) => runtime.onBeforeTree(event, ctx));
+  pi.on("session_shutdown", (_event, ctx) => runtime.onSessionShutdown(ctx));
 
   registerQueryTool(pi, runtime.queryTool);
   const selfControlSubcommands = registerSelfControl(pi, runtime.selfControl);

@@ -182,9 +182,25 @@ export class PendingQueue {
     return this.flights.some((f) => f.answers === undefined);
   }
 
-  /** Settles when every background request started so far has answered. */
-  async landAll(): Promise<void> {
-    await Promise.all(this.flights.map((f) => f.landed));
+  /** Whether a background request has been started and its answer not applied yet (answered or not). */
+  hasUnapplied(): boolean {
+    return this.flights.length > 0;
+  }
+
+  /**
+   * Settles when every background request started so far has answered, or after `withinMs`:
+   * true when they all answered.
+   */
+  async landAll(withinMs?: number): Promise<boolean> {
+    const all = Promise.all(this.flights.map((f) => f.landed)).then(() => true);
+    if (withinMs === undefined) return all;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), withinMs)));
+    try {
+      return await Promise.race([all, bound]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**

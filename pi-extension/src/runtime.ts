@@ -2,7 +2,7 @@
 // point per event (index.ts only registers them), the hosts the commands and tools are given, and
 // the turn's end that captures and decides when to flush. Pure decisions live in core; the queue
 // and the flush-then-compress sequence in their own files; this one keeps state and orchestrates.
-import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, MessageEndEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult, SessionBeforeTreeEvent, SessionBeforeTreeResult, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
+import type { BeforeProviderRequestEvent, ContextEvent, ContextEventResult, ExtensionAPI, ExtensionContext, InputEvent, MessageEndEvent, SessionBeforeCompactEvent, SessionBeforeCompactResult, SessionBeforeTreeEvent, SessionBeforeTreeResult, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage, AnyEntry, AssistantMessage, Batch, CacheRules, CompactionResend, ConfigWarning, ControlState, FlushDecision, FlushMoment, ModelInfo, PersistEntry, PriceRules, PruneConfig, PruneIndex, SpillStorage, ToolResultMessage } from "@pi-pruner/core";
 import { DEFAULT_CONFIG, EMPTY_CONTROLS, buildPiContext, PRICE_MODELS, priceRulesFor, CompactionResendReader, ControlsReader, chooseFlush, createRenderMemo, frontierQueue, emptyIndex, estimateTokens, fileSpillStorage, rebuildIndex, renderModelView, protectedOutputsById, isUserShellId, userShellOutputsById, requestHistoryOf, resendBudget, spillCopyOnBranch, summarizedStub, supersededBy, turnBlocks } from "@pi-pruner/core";
 import { OnceReporter, showReport, type ReportSurface } from "./once-reporter.ts";
@@ -201,22 +201,44 @@ export class PrunerRuntime {
   }
 
   /**
-   * `before_agent_start`: the agent was idle since its final reply; summaries that came back
-   * meanwhile are applied before the prompt's first request (Pi counts as busy here: the summary
-   * messages are held until the run starts, ahead of the prompt). Fails open.
+   * `input`: a prompt arriving while the agent is idle since its final reply. What that reply's
+   * flush asked is waited for (a person's typing usually covers it) and applied now, ahead of the
+   * prompt: Pi is idle, so each entry is appended at once and in order, a batch's index entry,
+   * summary and frontier together. Its summaries, stubs and chains then change history at once,
+   * before the prompt's first request. Fails open.
+   */
+  async onInput(event: InputEvent, ctx: ExtensionContext): Promise<undefined> {
+    if (event.streamingBehavior === undefined && ctx.isIdle()) await this.applyAsked(ctx);
+    return undefined;
+  }
+
+  /**
+   * `before_agent_start`: what is still asked when a run starts without a prompt through `input`
+   * (a message an extension sends to start one) is applied before its first request (Pi counts as
+   * busy here: the summary messages are held until the run starts, ahead of its first message).
    */
   async onBeforeAgentStart(ctx: ExtensionContext): Promise<void> {
+    await this.applyAsked(ctx);
+  }
+
+  /**
+   * `session_shutdown`: summaries asked in the background and not applied yet (a final reply's
+   * flush asks as the process ends: `pi -p`, an RPC client closing its input) are waited for, at
+   * most the summarizer's own ceiling, and applied, so the next process does not ask for the same
+   * batches again. The wait is told (on stderr where Pi has no UI). Fails open.
+   */
+  async onSessionShutdown(ctx: ExtensionContext): Promise<void> {
     this.ui = reportSurface(ctx);
-    if (!this.config.enabled) return;
+    if (!this.config.enabled || !this.queue.hasUnapplied()) return;
     try {
-      const host = this.hostOf(ctx);
-      // What the final reply's flush asked is waited for: a person's typing usually covers it, and
-      // its summaries, stubs and chains then change history at once, before the prompt's first request.
-      await this.queue.landAll();
-      const entries = await this.flushes.applyLanded(() => host.summarizer(), () => host.contextMessages(), () => newestTimestamp(host.contextMessages(), true));
-      if (entries.length) this.persistFor(ctx, { entries, outcome: undefined });
+      const seconds = Math.ceil(this.config.summarizerTimeoutMs / 1000);
+      // Said only when the wait is one a person notices: most answers are in by then.
+      const told = this.queue.hasOutstanding() ? setTimeout(() => tellAtExit(ctx, `pi-pruner: waiting for the summarizer's answer before the session closes (at most ${seconds} s)`), TELL_WAIT_AFTER_MS) : undefined;
+      const { entries, answered } = await this.settleAsked(this.hostOf(ctx), this.config.summarizerTimeoutMs).finally(() => clearTimeout(told));
+      if (!answered) tellAtExit(ctx, `pi-pruner: the summarizer did not answer within ${seconds} s; those outputs stay raw and are summarized in a later session`);
+      persistEntries(this.pi, entries);
     } catch (error) {
-      this.reporter.report(`prompt start:${(error as Error).message}`, `pi-pruner: ${(error as Error).message}`, "error");
+      this.reporter.report(`shutdown:${(error as Error).message}`, `pi-pruner: ${(error as Error).message}`, "error");
     }
   }
 
@@ -473,11 +495,12 @@ export class PrunerRuntime {
    * has not seen yet waits for a later flush. Without it, a final reply flushes. A budget trigger
    * flushes early either way. A flush on a final reply (or a cache-aware one) then compresses
    * the closed chains beyond the window; `pruneOn: "on-demand"` leaves all this to commands.
-   * The cache-aware policy's own flushes (paying back, final reply) settle at once what needs no
-   * summarizer and ask for the summaries in the background, so the next request does not wait;
-   * summaries that came back are applied at the next turn's end (or the next prompt's start),
-   * whatever the policy decides then. A budget or window-cap flush waits for them and for its own.
-   * Returns the entries to persist.
+   * A final reply's flush, and with backgroundSummaries a cache-aware one that pays back, settle
+   * at once what needs no summarizer and ask for the summaries in the background, so the next
+   * request does not wait; summaries that came back are applied at the next tool-using turn's end,
+   * the next prompt's start or the session's shutdown, whatever the policy decides then: never
+   * after a final reply, where a message would follow the answer. A budget or window-cap flush
+   * waits for them and for its own. Returns the entries to persist.
    */
   async turnEnd(turn: TurnEnd, host: RuntimeHost): Promise<PersistEntry[]> {
     try {
@@ -518,20 +541,24 @@ export class PrunerRuntime {
         if (!this.config.cacheAware || this.decide("final-reply", host.contextUsage(), undefined, controls, turnBlocks([turn.message]) + 1).decision.flush) reason = "final-reply";
       }
       const epoch = () => newestTimestamp([turn.message, ...turn.toolResults], false);
-      // Summaries that came back since the last flush point are applied here whatever the policy says.
-      if (!reason) return [...entries, ...(await this.flushes.applyLanded(() => host.summarizer(), () => host.contextMessages(), epoch))];
+      // Summaries that came back since the last flush point are applied here whatever the policy
+      // says, but not after a final reply: a summary message there would follow the answer, and
+      // Pi's print mode prints only a last message that is the answer. They are applied at the
+      // next prompt's start or, when the session ends first, at its shutdown.
+      if (!reason) return finalReply ? entries : [...entries, ...(await this.flushes.applyLanded(() => host.summarizer(), () => host.contextMessages(), epoch))];
       // Pi has already appended a final reply to the branch, so the newest chain reads as closed;
       // mid-task the open chain is not closed and is left alone. A budget flush compresses nothing.
       // A flush that pays back mid-task changes only the stubs of results near the end of history:
       // it opens no epoch and compresses nothing, so what it rewrites is what the decision priced.
       const stubsOnly = reason === "pays-back" && !finalReply;
       const compress: CompressScope = reason === "budget" || reason === "budget-delta" || stubsOnly ? "none" : "window";
-      // A final reply's flush does not hold the agent up: its summaries are asked in the background and
-      // applied before the next prompt's first request. Mid-task, a flush that pays back waits for
-      // them unless backgroundSummaries (landing a request later costs that request the outputs
-      // raw); one that keeps the window from overflowing always waits.
-      const background = this.config.cacheAware && (reason === "final-reply" || (reason === "pays-back" && this.config.backgroundSummaries));
-      const done = await this.flushes.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, keep, epoch, keepEpoch: stubsOnly, background });
+      // A final reply's flush does not hold the agent up, and writes no message after the answer: its
+      // summaries are asked in the background and applied, with those that came back meanwhile,
+      // before the next prompt's first request or at the session's shutdown. Mid-task, a flush that
+      // pays back waits for them unless backgroundSummaries (landing a request later costs that
+      // request the outputs raw); one that keeps the window from overflowing always waits.
+      const background = reason === "final-reply" || (this.config.cacheAware && reason === "pays-back" && this.config.backgroundSummaries);
+      const done = await this.flushes.flushAndCompress(host.summarizer(), () => host.contextMessages(), { compress, keep, epoch, keepEpoch: stubsOnly, background, holdLanded: finalReply });
       entries.push(...done.entries);
       return entries;
     } catch (error) {
@@ -563,6 +590,29 @@ export class PrunerRuntime {
     });
     this.lastDecision = { ...choice.decision, moment };
     return choice;
+  }
+
+  /** At the next prompt's start: what the final reply's flush asked, waited for and applied. Fails open. */
+  private async applyAsked(ctx: ExtensionContext): Promise<void> {
+    this.ui = reportSurface(ctx);
+    if (!this.config.enabled || !this.queue.hasUnapplied()) return;
+    try {
+      const { entries } = await this.settleAsked(this.hostOf(ctx));
+      if (entries.length) this.persistFor(ctx, { entries, outcome: undefined });
+    } catch (error) {
+      this.reporter.report(`prompt start:${(error as Error).message}`, `pi-pruner: ${(error as Error).message}`, "error");
+    }
+  }
+
+  /**
+   * The flush point after a final reply (the next prompt's start, the session's shutdown): what
+   * background requests asked is waited for, at most `withinMs`, and applied with the chains that
+   * waited for it. Returns the entries to persist, and whether every request answered in time.
+   */
+  async settleAsked(host: FlushHost, withinMs?: number): Promise<{ entries: PersistEntry[]; answered: boolean }> {
+    const answered = await this.queue.landAll(withinMs);
+    const entries = await this.flushes.applyLanded(() => host.summarizer(), () => host.contextMessages(), () => newestTimestamp(host.contextMessages(), true));
+    return { entries, answered };
   }
 
   /** A finished tool-using turn: capture the batch and spill oversized results at once. */
@@ -613,12 +663,20 @@ function reserveTokensOf(settings: { reserveTokens?: unknown } | undefined): num
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
-/** Where the session's oversized outputs go: next to its file, named by its id. */
+/** How long the session's end waits for the summarizer before it says that it does. */
+const TELL_WAIT_AFTER_MS = 1_000;
+
+/** A line at the session's end: on Pi's UI, and on stderr where there is none (print and json mode). */
+function tellAtExit(ctx: ExtensionContext, message: string): void {
+  showReport(reportSurface(ctx), message, "warning");
+}
+
 /** What a report needs of an event's context, read while the context is current. */
 function reportSurface(ctx: ExtensionContext): ReportSurface {
   return { ui: ctx.ui, hasUI: ctx.hasUI };
 }
 
+/** Where the session's oversized outputs go: next to its file, named by its id. */
 function spillOf(ctx: ExtensionContext): SpillStorage {
   return fileSpillStorage(ctx.sessionManager.getSessionFile(), ctx.sessionManager.getSessionId());
 }

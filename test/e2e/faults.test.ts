@@ -5,8 +5,9 @@
 // or writes a summary that invents refs.
 //
 // For each failure: the agent's turn completes; the raw outputs stay in the next request; nothing
-// of the batch is persisted (no index entry without its summary, no frontier); exactly one warning;
-// and the next flush (at the next final reply) retries and summarizes normally.
+// of the batch is persisted (no index entry without its summary, no frontier); exactly one warning
+// (when the failure is applied, at the next prompt's start); and the next flush (at the next final
+// reply, applied at the prompt after it) retries and summarizes normally.
 import { afterEach, describe, expect, it } from "vitest";
 import { createServer as createTcpServer, connect, type Server as TcpServer, type Socket } from "node:net";
 import { writeFileSync } from "node:fs";
@@ -102,29 +103,39 @@ async function expectFailureThenRetry(scenario: Scenario, expectedWarning: RegEx
   const { server, ws, endFault } = await setup(scenario);
   const rpc = await startPiRpc({ workspace: ws, extension: EXTENSION, timeoutMs: 60_000 });
   try {
-    // 1. The turn whose final reply triggers the failing flush completes.
+    // 1. The turn whose final reply triggers the failing flush completes; the flush asks in the
+    // background and writes nothing after the answer.
     const first = await rpc.prompt("read a and b");
     expect(first.events.some((e) => e.type === "agent_end")).toBe(true);
-    const summarizerCalls = server.requests.filter(isSummarizerRequest).length;
-    if (!scenario.refused) expect(summarizerCalls).toBe(1);
     let entries = await rpc.getEntries();
-    // 2. Nothing of the batch is persisted: no index, summary, alias or frontier (stats may count the cost).
     expect(customTypes(entries).filter((t) => t !== "context-prune-stats")).toEqual([]);
-    // 3. Exactly one warning, naming the failure.
+
+    // 2. The next prompt's start applies the failure: exactly one warning, naming it, before that
+    // prompt's request (held until the fault is over, so the retry at its final reply succeeds).
+    const next = server.hold((req) => !isSummarizerRequest(req) && req.lastUserText === "go on");
+    const going = rpc.prompt("go on");
+    await next.arrived;
+    if (!scenario.refused) expect(server.requests.filter(isSummarizerRequest)).toHaveLength(1);
     const warnings = warningsOf(rpc);
     expect(warnings, JSON.stringify(warnings)).toHaveLength(1);
     expect(warnings[0]!.message).toMatch(/summarizer failed/);
     expect(warnings[0]!.message).toMatch(expectedWarning);
-
-    // 4. The next request still carries the raw outputs.
+    // Nothing of the batch is persisted: no index, summary, alias or frontier (stats may count the cost).
+    entries = await rpc.getEntries();
+    expect(customTypes(entries).filter((t) => t !== "context-prune-stats")).toEqual([]);
     await endFault();
-    await rpc.prompt("go on");
+    next.release();
+    await going;
+
+    // 3. That request still carried the raw outputs.
     const afterFault = agentRequests(server.requests).at(-1)!;
     const raw = toolMessages(afterFault.body);
     expect(raw[0]!.text).toContain("a line 60");
     expect(raw[1]!.text).toContain("b line 60");
 
-    // 5. That turn's final reply flushed again: the same batch, same refs, summarized once.
+    // 4. That turn's final reply flushed again, and the prompt after applies it: the same batch,
+    // same refs, summarized once; the model now sees stubs; still only the one warning.
+    await rpc.prompt("and now");
     entries = await rpc.getEntries();
     expect(customTypes(entries).filter((t) => t !== "context-prune-stats")).toEqual(["context-prune-index", "context-prune-summary", "context-prune-frontier"]);
     expect(persistedProblems(entries)).toEqual([]);
@@ -133,9 +144,6 @@ async function expectFailureThenRetry(scenario: Scenario, expectedWarning: RegEx
     expect(frontier).toMatchObject({ outcome: "summarized", lastAttemptedToolCallId: readIds.at(-1), attemptedBatchCount: 1, attemptedToolCallCount: 2 });
     const retried = server.requests.filter(isSummarizerRequest).at(-1)!;
     expect(refsAsked(retried).map((r) => r.ref)).toEqual(["t1", "t2"]);
-
-    // 6. And the model now sees stubs; still only the one warning.
-    await rpc.prompt("and now");
     const stubs = toolMessages(agentRequests(server.requests).at(-1)!.body);
     expect(stubs[0]!.text).toContain("`t1`");
     expect(stubs[1]!.text).toContain("`t2`");
@@ -174,6 +182,8 @@ describe("summarizer faults at the agent's final reply (real Pi)", () => {
     const rpc = await startPiRpc({ workspace: ws, extension: EXTENSION, timeoutMs: 60_000 });
     try {
       await rpc.prompt("read a and b");
+      // The final reply's flush is applied at the next prompt's start, before its request.
+      await rpc.prompt("go on");
       const entries = await rpc.getEntries();
       expect(customTypes(entries).filter((t) => t !== "context-prune-stats")).toEqual(["context-prune-index", "context-prune-summary", "context-prune-frontier"]);
       expect(persistedProblems(entries)).toEqual([]);
@@ -184,7 +194,6 @@ describe("summarizer faults at the agent's final reply (real Pi)", () => {
       expect(summary.content).toContain("call 7");
       expect(summary.content).toMatch(/`t2` read src\/b\.ts/);
       expect(warningsOf(rpc)).toEqual([]);
-      await rpc.prompt("go on");
       const request = agentRequests(server.requests).at(-1)!;
       expect(request.allText).not.toMatch(/`t7`|`t12`/);
       expect(toolMessages(request.body).map((t) => t.text)).toEqual([expect.stringContaining("`t1`"), expect.stringContaining("`t2`")]);

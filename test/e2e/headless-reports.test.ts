@@ -7,6 +7,7 @@ import { EXTENSION, agentRequests, isSummarizerRequest, scriptedPi } from "../he
 import { NO_NUDGES } from "../helpers/request-equality.ts";
 
 const lines = (label: string, n: number) => Array.from({ length: n }, (_, i) => `${label} line ${i + 1}: const value${i} = compute(${i});`).join("\n");
+const WAIT_NOTICE = "pi-pruner: waiting for the summarizer's answer before the session closes";
 const nonEmptyLines = (text: string) => text.split("\n").filter((line) => line.trim() !== "");
 
 const pi = scriptedPi();
@@ -28,7 +29,9 @@ describe("the pruner's reports where Pi has no UI", () => {
     expect(server.requests.filter(isSummarizerRequest)).toHaveLength(1);
     expect(agentRequests(server.requests)).toHaveLength(2);
     expect(run.stdout).toBe("Both read.\n");
-    const errorLines = nonEmptyLines(run.stderr);
+    // The failure is said once. The only other line there may be is the notice that the session's
+    // end waits for the summarizer, which a slow machine can make long enough to be told.
+    const errorLines = nonEmptyLines(run.stderr).filter((line) => !line.startsWith(WAIT_NOTICE));
     expect(errorLines, run.stderr).toHaveLength(1);
     expect(errorLines[0]).toMatch(/^pi-pruner: summarizer failed \(.*500.*\); raw outputs stay in context/);
   });

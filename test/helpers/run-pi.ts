@@ -29,6 +29,8 @@ export interface RunPiOptions extends PiLaunchOptions {
   stdin?: string;
   /** Sample the Pi process's peak RSS from /proc (Linux). */
   measure?: boolean;
+  /** Told each piece of Pi's stderr as it arrives (print/json), while Pi runs. */
+  onStderr?: (text: string) => void;
 }
 
 export interface RunPiResult {
@@ -100,7 +102,10 @@ export async function runPi(opts: RunPiOptions): Promise<RunPiResult> {
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+    opts.onStderr?.(d);
+  });
 
   let peak: number | undefined;
   const sampler = opts.measure && child.pid !== undefined

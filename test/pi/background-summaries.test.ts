@@ -187,6 +187,34 @@ describe("summaries in the background", () => {
     expectRebuildRendersTheSame(s);
   });
 
+  it("a final reply writes no summary after the answer, even one that came back: the next flush point applies it", async () => {
+    const s = session();
+    const first = await s.untilFirstFlush();
+    first.answer();
+    await settle();
+    // A message after the answer would stand in its place as the last one Pi prints.
+    expect(summaries(await s.finalReply())).toEqual([]);
+    const { entries, answered } = await s.answering(s.rt.settleAsked(s.host));
+    expect(answered).toBe(true);
+    expect(summaries(entries).length).toBeGreaterThanOrEqual(first.files.length);
+    persist(s.b, entries);
+    expect(s.stubbed()).toEqual(expect.arrayContaining(first.files));
+    expectRebuildRendersTheSame(s);
+  });
+
+  it("at the session's end, a request that does not answer within the bound leaves its batches pending and writes nothing of them", async () => {
+    const s = session();
+    await s.untilFirstFlush();
+    await s.finalReply();
+    const pending = s.rt.pendingCallCount();
+    // The summarizer never answers here: the bound ends the wait.
+    const { entries, answered } = await s.rt.settleAsked(s.host, 20);
+    expect(answered).toBe(false);
+    expect(summaries(entries)).toEqual([]);
+    expect(s.rt.pendingCallCount()).toBe(pending);
+    expect(s.stubbed()).toEqual([]);
+  });
+
   it("a background request that fails is reported once and its batches wait again: the next flush asks about them again", async () => {
     const s = session();
     const first = await s.untilFirstFlush();

@@ -128,14 +128,18 @@ describe("what a turn's end does", () => {
     expect(s.rt.pendingCallCount()).toBe(1);
   });
 
-  it("the final reply flushes the chain's batches, then compresses the chain it closed", async () => {
+  it("the final reply flushes the chain's batches, then compresses the chain it closed, both written at the next flush point", async () => {
     // The sequence itself, on every final reply (cacheAware off): the cache-aware policy is tested below.
     const s = session({ cacheAware: false, chainCompression: { ...DEFAULT_CONFIG.chainCompression, rollingWindow: 0 } });
     s.b.user("fix the build");
     await s.toolTurn([{ path: "src/a.ts", text: big("A") }]);
     await s.toolTurn([{ path: "src/b.ts", text: big("B") }]);
-    const entries = await s.finalReply();
-    // Both batches are summarized first, in one request; the compression then finds their two summaries and fuses them.
+    // Both batches are asked about in one request; nothing is written after the answer.
+    expect(await s.finalReply()).toEqual([]);
+    expect(s.asked).toEqual(["batch"]);
+    // The next prompt's start (or the session's shutdown) applies them; the compression then finds their two summaries and fuses them.
+    const { entries, answered } = await s.rt.settleAsked(s.host);
+    expect(answered).toBe(true);
     expect(s.asked).toEqual(["batch", "fusion"]);
     const firstChain = types(entries).indexOf(PRUNE_CHAIN);
     expect(firstChain).toBeGreaterThan(types(entries).lastIndexOf(PRUNE_SUMMARY));
@@ -187,7 +191,8 @@ describe("what a turn's end does", () => {
     const s = session({ cacheAware: false }, flaky);
     s.b.user("fix the build");
     await s.toolTurn([{ path: "src/a.ts", text: big("A") }]);
-    const entries = await s.finalReply();
+    expect(await s.finalReply()).toEqual([]);
+    const { entries } = await s.rt.settleAsked(s.host);
     expect(types(entries)).not.toContain(PRUNE_SUMMARY);
     expect(types(entries)).not.toContain(PRUNE_INDEX);
     expect(s.rt.pendingCallCount()).toBe(1);
@@ -366,6 +371,8 @@ describe("what a turn's end does", () => {
       await s.toolTurn([{ path: "src/a.ts", text: big("A", 8_000) }]);
       request();
       persist(s.b, await s.finalReply());
+      // The next prompt's start applies what the final reply's flush asked.
+      persist(s.b, (await s.rt.settleAsked(s.host)).entries);
       for (const word of ["next", "and next", "once more"]) {
         s.b.user(word);
         request();
