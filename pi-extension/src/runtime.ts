@@ -21,7 +21,7 @@ import type { OtherBranches, QueryHost } from "./query-tool.ts";
 import { createSelfControlHost, type SelfControlHost } from "./self-control/host.ts";
 import { createSelfControlLive, type SelfControlLive } from "./self-control/live.ts";
 import { PendingQueue } from "./pending-queue.ts";
-import { compactPrunedHistory } from "./compaction.ts";
+import { compactPrunedHistory, type CompactionHost } from "./compaction.ts";
 import { summarizePrunedBranch } from "./branch-summary.ts";
 import { FlushSequence, newestTimestamp, type CommandResult, type CompressScope, type FlushHost, type SummarizerCost } from "./flush-sequence.ts";
 ;
@@ -260,13 +260,18 @@ export class PrunerRuntime {
    */
   onBeforeCompact(event: SessionBeforeCompactEvent, ctx: ExtensionContext): Promise<SessionBeforeCompactResult | undefined> {
     this.ui = reportSurface(ctx);
-    return compactPrunedHistory(event, ctx, {
+    return compactPrunedHistory(event, ctx, this.summaryHost());
+  }
+
+  /** What Pi's own summaries (its compaction, its branch summary) are given: the render as the model saw it, the summarizer's limits. */
+  private summaryHost(): CompactionHost {
+    return {
       enabled: this.config.enabled,
       idleTimeoutMs: this.config.summarizerIdleTimeoutMs,
       timeoutMs: this.config.summarizerTimeoutMs,
       render: (messages, branch) => renderModelView(messages, this.index, this.config, this.controls.read(branch)).messages,
       report: (key, message) => this.reporter.report(key, message, "error"),
-    });
+    };
   }
 
   /**
@@ -276,11 +281,7 @@ export class PrunerRuntime {
   onBeforeTree(event: SessionBeforeTreeEvent, ctx: ExtensionContext): Promise<SessionBeforeTreeResult | undefined> {
     this.ui = reportSurface(ctx);
     return summarizePrunedBranch(event, ctx, {
-      enabled: this.config.enabled,
-      idleTimeoutMs: this.config.summarizerIdleTimeoutMs,
-      timeoutMs: this.config.summarizerTimeoutMs,
-      render: (messages, branch) => renderModelView(messages, this.index, this.config, this.controls.read(branch)).messages,
-      report: (key, message) => this.reporter.report(key, message, "error"),
+      ...this.summaryHost(),
       index: this.index,
       reserveTokens: this.branchSummaryReserve(),
     });
